@@ -1,0 +1,77 @@
+"""`copal` command-line entry point: the group, the `--db` option and error handling.
+
+Errors the user can act on are printed as one line on stderr with a non-zero exit, never a
+traceback (set COPAL_DEBUG=1 to see one). Subcommands live in `copal_tui.commands`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from copal_tui import __version__
+from copal_tui.interchange.loader import ImportFailure
+from store.db import StoreError
+
+EXIT_BAD_INPUT = 2
+
+
+def default_db_path() -> Path:
+    env = os.environ.get("COPAL_DB")
+    if env:
+        return Path(env)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("copal", appauthor=False)) / "copal.db"
+
+
+class CopalGroup(click.Group):
+    """Turns known exceptions into one-line errors."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ImportFailure as exc:
+            _fail(f"import failed, nothing was written: {exc}", EXIT_BAD_INPUT)
+        except StoreError as exc:
+            _fail(str(exc), 1)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - last line of defence: no tracebacks
+            if os.environ.get("COPAL_DEBUG"):
+                raise
+            _fail(f"{type(exc).__name__}: {exc}", 1)
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"copal: error: {message}", err=True)
+    sys.exit(code)
+
+
+@click.group(cls=CopalGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="copal")
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="SQLite database (default: $COPAL_DB, else a per-user data directory).",
+)
+@click.pass_context
+def main(ctx: click.Context, db_path: Path | None) -> None:
+    """copal: evaluate chatbots on composed organisational policies (COPAL)."""
+    ctx.obj = {"db_path": db_path or default_db_path()}
+
+
+def _register() -> None:
+    from copal_tui.commands import store_cmds
+
+    for cmd in store_cmds.COMMANDS:
+        main.add_command(cmd)
+
+
+_register()

@@ -1,0 +1,1 @@
+"""Click subcommands of `copal`, grouped by area; `copal_tui.cli` registers them."""

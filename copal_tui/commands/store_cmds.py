@@ -1,0 +1,122 @@
+"""Store commands: init, migrate, import, export (jsonl), schema, stats, backup."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import click
+
+from copal_tui.commands.context import db_path, open_db
+from store import reads
+from store.db import StoreError, connect
+from store.migrations import migrate as apply_migrations
+from store.migrations import pending
+
+
+@click.command()
+@click.pass_context
+def init(ctx: click.Context) -> None:
+    """Create a database (or bring an existing one up to date)."""
+    path = db_path(ctx)
+    existed = path.exists()
+    db = connect(path, create=True)
+    applied = apply_migrations(db)
+    state = "existing" if existed else "new"
+    click.echo(f"{state} database {path}: {len(applied)} migration(s) applied")
+
+
+@click.command()
+@click.pass_context
+def migrate(ctx: click.Context) -> None:
+    """Apply pending schema migrations."""
+    db = open_db(ctx, current=False)
+    todo = pending(db)
+    applied = apply_migrations(db)
+    click.echo(f"{len(applied)} migration(s) applied" + (f": {', '.join(todo)}" if todo else ""))
+
+
+@click.command("import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.pass_context
+def import_(ctx: click.Context, paths: tuple[Path, ...]) -> None:
+    """Import world YAML files, JSONL interchange files, or folders of both (one transaction)."""
+    from copal_tui.interchange.importer import import_paths
+
+    db = open_db(ctx)
+    counts = import_paths(db, list(paths))
+    total = sum(counts.values())
+    detail = ", ".join(f"{n} {t}" for t, n in counts.items()) or "nothing new"
+    click.echo(f"imported {total} record(s): {detail}")
+
+
+@click.command()
+@click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True)
+@click.option("--out", "out", type=click.Path(path_type=Path), required=True,
+              help="Output file (use - for standard output).")
+@click.pass_context
+def export(ctx: click.Context, fmt: str, out: Path) -> None:
+    """Export the store in the interchange format."""
+    from copal_tui.interchange.exporter import export_jsonl, write_jsonl
+
+    db = open_db(ctx)
+    if str(out) == "-":
+        write_jsonl(db, click.get_text_stream("stdout"))
+        return
+    counts = export_jsonl(db, out)
+    click.echo(f"wrote {sum(counts.values())} record(s) to {out}", err=True)
+
+
+@click.command()
+@click.option("--kind", type=click.Choice(["all", "world", "record"]), default="all")
+def schema(kind: str) -> None:
+    """Print the JSON Schema of world files and interchange records."""
+    from copal_tui.domain.schema import json_schemas
+
+    schemas = json_schemas()
+    doc: object = {"all": schemas, "world": schemas["world_file"],
+                   "record": schemas["interchange_record"]}[kind]
+    click.echo(json.dumps(doc, indent=2, sort_keys=True))
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """Counts of everything in the store."""
+    db = open_db(ctx)
+    counts = reads.stats(db)
+    if as_json:
+        click.echo(json.dumps(counts, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=str(db_path(ctx)))
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    for key, value in counts.items():
+        table.add_row(key, str(value))
+    Console().print(table)
+
+
+@click.command()
+@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+@click.pass_context
+def backup(ctx: click.Context, out: Path) -> None:
+    """Copy the database to OUT through SQLite's online backup API (safe while in use)."""
+    if out.exists():
+        raise StoreError(f"{out} already exists; choose a new file name")
+    db = open_db(ctx, current=False)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    dest = sqlite3.connect(str(out))
+    try:
+        db.conn.backup(dest)
+        check = dest.execute("PRAGMA quick_check").fetchone()[0]
+    finally:
+        dest.close()
+    click.echo(f"backed up {db_path(ctx)} to {out} (quick_check: {check})")
+
+
+COMMANDS = [init, migrate, import_, export, schema, stats, backup]

@@ -1,0 +1,1 @@
+"""World files and the JSONL interchange format: parse, validate, import, export."""

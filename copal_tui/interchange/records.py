@@ -1,0 +1,180 @@
+"""Conversion between stored rows and interchange records (dicts in the public field order).
+
+The exporter writes these dicts; the importer compares an incoming record with the stored one
+through the same function, so "identical" means identical as exported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlite_utils import Database
+
+from store import reads
+from store.db import loads
+
+
+def world_record(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "world",
+        "id": row["id"],
+        "name": row["name"],
+        "industry": row["industry"],
+        "use_case": row["use_case"],
+        "risk_tier": row["risk_tier"],
+        "context": row["context"],
+    }
+
+
+def policy_record(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "policy",
+        "id": row["id"],
+        "world_id": row["world_id"],
+        "kind": row["kind"],
+        "text": row["text"],
+    }
+
+
+def clause_record(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "clause",
+        "id": row["id"],
+        "world_id": row["world_id"],
+        "policy_ids": _list(row["policy_ids"]),
+        "trigger": row["trigger"],
+        "scope": row["scope"],
+        "effect": row["effect"],
+        "source_span": row["source_span"],
+        "confidence": row.get("confidence"),
+        "audit_note": row.get("audit_note"),
+    }
+
+
+def composition_record(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "composition",
+        "id": row["id"],
+        "world_id": row["world_id"],
+        "clause_ids": _list(row["clause_ids"]),
+        "pattern": row["pattern"],
+        "status": row["status"],
+        "reason": row.get("reason"),
+    }
+
+
+def item_record(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "item",
+        "id": row["id"],
+        "world_id": row["world_id"],
+        "composition_id": row["composition_id"],
+        "pattern": row["pattern"],
+        "facet": row["facet"],
+        "query": row["query"],
+        "required": _contract(row["required"]),
+        "forbidden": _contract(row["forbidden"]),
+        "method": row["method"],
+        "parent_item_id": row["parent_item_id"],
+        "selected": bool(row["selected"]),
+        "trap": row.get("trap"),
+    }
+
+
+def response_record(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "response",
+        "id": row["id"],
+        "item_id": row["item_id"],
+        "model": row["model"],
+        "text": row["text"],
+        "variant": row["variant"],
+    }
+
+
+def judgment_record(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "judgment",
+        "id": row["id"],
+        "response_id": row["response_id"],
+        "judge": row["judge"],
+        "mode": row["mode"],
+        "observed": _maybe_list(row["observed"]),
+        "error": row["error"],
+        "facet": row["facet"],
+        "rationale": row["rationale"],
+        "evidence": _maybe(row.get("evidence")),
+    }
+
+
+def label_record(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "label",
+        "response_id": row["response_id"],
+        "annotator": row["annotator"],
+        "observed": _maybe_list(row["observed"]),
+        "error": row["error"],
+        "facet": row["facet"],
+        "note": row["note"],
+        "created_at": row["created_at"],
+    }
+
+
+def adjudication_record(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "adjudication",
+        "response_id": row["response_id"],
+        "adjudicator": row["adjudicator"],
+        "observed": _maybe_list(row["observed"]),
+        "error": row["error"],
+        "facet": row["facet"],
+        "note": row["note"],
+        "created_at": row["created_at"],
+    }
+
+
+def iter_records(db: Database) -> Any:
+    """Every exportable record, referents before referrers, each type in key order."""
+    for row in reads.iter_table(db, "worlds"):
+        yield world_record(row)
+    for row in reads.iter_table(db, "policies"):
+        yield policy_record(row)
+    for row in reads.iter_table(db, "clauses"):
+        yield clause_record(row)
+    for row in reads.iter_table(db, "compositions"):
+        yield composition_record(row)
+    # Parents before projections so a re-import resolves parent_item_id in one pass.
+    for row in reads.iter_table(db, "items", "WHERE parent_item_id IS NULL"):
+        yield item_record(row)
+    for row in reads.iter_table(db, "items", "WHERE parent_item_id IS NOT NULL"):
+        yield item_record(row)
+    # Failed calls have no text or marks; they are pipeline state, not results.
+    for row in reads.iter_table(db, "responses", "WHERE failure IS NULL AND text IS NOT NULL"):
+        yield response_record(row)
+    for row in reads.iter_table(db, "judgments", "WHERE failure IS NULL AND error IS NOT NULL"):
+        yield judgment_record(row)
+    for row in reads.iter_current_labels(db):
+        yield label_record(row)
+    for row in reads.iter_current_adjudications(db):
+        yield adjudication_record(row)
+
+
+def _list(value: Any) -> list[Any]:
+    return list(loads(value) if isinstance(value, str) else value)  # type: ignore[arg-type]
+
+
+def _maybe_list(value: Any) -> list[Any] | None:
+    return None if value is None else _list(value)
+
+
+def _maybe(value: Any) -> Any:
+    return loads(value) if isinstance(value, str) else value
+
+
+def _contract(value: Any) -> list[dict[str, Any]]:
+    items = _list(value)
+    return [
+        {"id": c["id"], "text": c["text"], "kind": c.get("kind", "content"),
+         "clause_id": c.get("clause_id")}
+        for c in items
+    ]

@@ -1,0 +1,282 @@
+"""Schema as append-only migrations (sqlite-utils `Migrations`).
+
+Never edit a migration once it has landed on main: add a new `mNNN_...` function instead. The
+TUI and other interactive commands refuse a database with pending migrations (`require_current`)
+rather than migrating under several annotators at once; `copal migrate` applies them.
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database, Migrations
+
+from store.db import StoreError, write
+
+MIGRATIONS = Migrations("copal")
+
+
+@MIGRATIONS()
+def m001_initial(db: Database) -> None:
+    _exec(
+        db,
+        """
+        CREATE TABLE worlds (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            industry TEXT NOT NULL,
+            use_case TEXT NOT NULL,
+            risk_tier TEXT NOT NULL,
+            context TEXT NOT NULL,
+            source_path TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE policies (
+            pk INTEGER PRIMARY KEY,
+            world_id TEXT NOT NULL REFERENCES worlds(id) ON DELETE CASCADE,
+            id TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('allow', 'deny', 'procedure')),
+            text TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            UNIQUE (world_id, id)
+        );
+        CREATE INDEX idx_policies_kind ON policies(kind);
+
+        CREATE TABLE runs (
+            id TEXT PRIMARY KEY,
+            stage TEXT NOT NULL,
+            status TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            calls INTEGER NOT NULL DEFAULT 0,
+            cache_hits INTEGER NOT NULL DEFAULT 0,
+            failures INTEGER NOT NULL DEFAULT 0,
+            cost REAL NOT NULL DEFAULT 0,
+            manifest TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX idx_runs_stage ON runs(stage);
+        CREATE INDEX idx_runs_status ON runs(status);
+
+        CREATE TABLE clauses (
+            id TEXT PRIMARY KEY,
+            world_id TEXT NOT NULL REFERENCES worlds(id) ON DELETE CASCADE,
+            policy_ids TEXT NOT NULL,
+            trigger TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            effect TEXT,
+            source_span TEXT NOT NULL,
+            confidence REAL,
+            audit_note TEXT,
+            run_id TEXT REFERENCES runs(id) ON DELETE SET NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_clauses_world ON clauses(world_id);
+        CREATE INDEX idx_clauses_effect ON clauses(effect);
+        CREATE INDEX idx_clauses_run ON clauses(run_id);
+
+        CREATE TABLE compositions (
+            id TEXT PRIMARY KEY,
+            world_id TEXT NOT NULL REFERENCES worlds(id) ON DELETE CASCADE,
+            clause_ids TEXT NOT NULL,
+            pattern TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'confirmed'
+                CHECK (status IN ('proposed', 'confirmed', 'rejected', 'failed')),
+            reason TEXT,
+            run_id TEXT REFERENCES runs(id) ON DELETE SET NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_compositions_world ON compositions(world_id);
+        CREATE INDEX idx_compositions_pattern ON compositions(pattern);
+        CREATE INDEX idx_compositions_status ON compositions(status);
+        CREATE INDEX idx_compositions_run ON compositions(run_id);
+
+        CREATE TABLE items (
+            id TEXT PRIMARY KEY,
+            world_id TEXT NOT NULL REFERENCES worlds(id) ON DELETE CASCADE,
+            composition_id TEXT REFERENCES compositions(id) ON DELETE CASCADE,
+            pattern TEXT,
+            facet TEXT,
+            query TEXT NOT NULL,
+            required TEXT NOT NULL,
+            forbidden TEXT NOT NULL,
+            method TEXT NOT NULL,
+            parent_item_id TEXT REFERENCES items(id) ON DELETE CASCADE,
+            selected INTEGER NOT NULL DEFAULT 0,
+            trap TEXT,
+            screening TEXT,
+            run_id TEXT REFERENCES runs(id) ON DELETE SET NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_items_world ON items(world_id);
+        CREATE INDEX idx_items_composition ON items(composition_id);
+        CREATE INDEX idx_items_parent ON items(parent_item_id);
+        CREATE INDEX idx_items_run ON items(run_id);
+        CREATE INDEX idx_items_pattern_facet ON items(pattern, facet);
+        CREATE INDEX idx_items_facet ON items(facet);
+        CREATE INDEX idx_items_method ON items(method);
+        CREATE INDEX idx_items_selected ON items(world_id, selected);
+
+        CREATE TABLE responses (
+            id TEXT PRIMARY KEY,
+            item_id TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            variant TEXT NOT NULL DEFAULT 'base',
+            text TEXT,
+            failure TEXT,
+            run_id TEXT REFERENCES runs(id) ON DELETE SET NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (item_id, model, variant)
+        );
+        CREATE INDEX idx_responses_model ON responses(model);
+        CREATE INDEX idx_responses_run ON responses(run_id);
+
+        CREATE TABLE judgments (
+            id TEXT PRIMARY KEY,
+            response_id TEXT NOT NULL REFERENCES responses(id) ON DELETE CASCADE,
+            judge TEXT NOT NULL,
+            mode TEXT NOT NULL CHECK (mode IN ('contract', 'full_policy')),
+            observed TEXT,
+            error INTEGER CHECK (error IN (0, 1)),
+            direction TEXT,
+            evidence TEXT,
+            facet TEXT,
+            rationale TEXT,
+            failure TEXT,
+            run_id TEXT REFERENCES runs(id) ON DELETE SET NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (response_id, judge, mode)
+        );
+        CREATE INDEX idx_judgments_judge_mode ON judgments(judge, mode);
+        CREATE INDEX idx_judgments_error ON judgments(error);
+        CREATE INDEX idx_judgments_run ON judgments(run_id);
+
+        CREATE TABLE label_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            response_id TEXT NOT NULL REFERENCES responses(id) ON DELETE CASCADE,
+            annotator TEXT NOT NULL,
+            action TEXT NOT NULL CHECK (action IN ('label', 'undo', 'skip', 'flag', 'note')),
+            observed TEXT,
+            error INTEGER CHECK (error IN (0, 1)),
+            direction TEXT,
+            facet TEXT,
+            note TEXT,
+            flag TEXT,
+            content_sha256 TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_label_events_response ON label_events(response_id, annotator, id);
+        CREATE INDEX idx_label_events_annotator ON label_events(annotator, id);
+        CREATE INDEX idx_label_events_action ON label_events(action);
+
+        CREATE TABLE adjudications (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            response_id TEXT NOT NULL REFERENCES responses(id) ON DELETE CASCADE,
+            adjudicator TEXT NOT NULL,
+            observed TEXT,
+            error INTEGER CHECK (error IN (0, 1)),
+            direction TEXT,
+            facet TEXT,
+            note TEXT,
+            content_sha256 TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_adjudications_response ON adjudications(response_id, id);
+        CREATE INDEX idx_adjudications_adjudicator ON adjudications(adjudicator);
+
+        CREATE TABLE llm_calls (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            request_hash TEXT NOT NULL,
+            run_id TEXT REFERENCES runs(id) ON DELETE SET NULL,
+            model TEXT NOT NULL,
+            request TEXT NOT NULL,
+            response TEXT,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            latency_ms REAL,
+            cost REAL,
+            error TEXT,
+            cached INTEGER NOT NULL DEFAULT 0,
+            attempt INTEGER NOT NULL DEFAULT 1,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_llm_calls_hash ON llm_calls(request_hash);
+        CREATE INDEX idx_llm_calls_run ON llm_calls(run_id);
+        CREATE INDEX idx_llm_calls_model ON llm_calls(model);
+
+        -- The response cache: one successful answer per request hash.
+        CREATE TABLE llm_cache (
+            request_hash TEXT PRIMARY KEY,
+            model TEXT NOT NULL,
+            response TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+
+        -- Each annotator's current label on a response: their latest label/undo event.
+        -- An undo as the latest event means no current label.
+        CREATE VIEW current_labels AS
+        SELECT e.* FROM label_events e
+        JOIN (
+            SELECT response_id, annotator, MAX(id) AS id FROM label_events
+            WHERE action IN ('label', 'undo')
+            GROUP BY response_id, annotator
+        ) last ON last.id = e.id
+        WHERE e.action = 'label';
+
+        CREATE VIEW current_adjudications AS
+        SELECT a.* FROM adjudications a
+        JOIN (SELECT response_id, MAX(id) AS id FROM adjudications GROUP BY response_id) last
+          ON last.id = a.id;
+        """,
+    )
+
+
+def _exec(db: Database, script: str) -> None:
+    # executescript() would COMMIT the surrounding transaction; run statement by statement so
+    # the migration and its bookkeeping row stay atomic.
+    for stmt in _split(script):
+        db.execute(stmt)
+
+
+def _split(script: str) -> list[str]:
+    import sqlite3
+
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        if line.strip().startswith("--") and not buf.strip():
+            continue
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out
+
+
+def pending(db: Database) -> list[str]:
+    return [m.name for m in MIGRATIONS.pending(db)]
+
+
+def latest() -> str:
+    return MIGRATIONS._migrations[-1].name
+
+
+def migrate(db: Database) -> list[str]:
+    """Apply pending migrations in one write transaction; returns the names applied."""
+    todo = pending(db)
+    if todo:
+        with write(db):
+            MIGRATIONS.apply(db)
+    return todo
+
+
+def require_current(db: Database) -> None:
+    todo = pending(db)
+    if todo:
+        raise StoreError(
+            f"database has {len(todo)} pending migration(s) ({', '.join(todo)}); "
+            "run `copal migrate` first"
+        )
+
+
+def schema_version(db: Database) -> str | None:
+    applied = MIGRATIONS.applied(db)
+    return applied[-1].name if applied else None

@@ -1,0 +1,131 @@
+"""Typed reads: lookups used by import validation, rows for export, counts for `stats`.
+
+Exports iterate in primary-key order so the same database always gives the same bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from sqlite_utils import Database
+
+from store.db import loads, scalar
+
+
+def _row(db: Database, sql: str, params: tuple = ()) -> dict[str, Any] | None:
+    row = db.execute(sql, params).fetchone()
+    return None if row is None else dict(row)
+
+
+def world(db: Database, world_id: str) -> dict[str, Any] | None:
+    return _row(db, "SELECT * FROM worlds WHERE id = ?", (world_id,))
+
+
+def world_ids(db: Database) -> list[str]:
+    return [r[0] for r in db.execute("SELECT id FROM worlds ORDER BY id")]
+
+
+def policies(db: Database, world_id: str) -> list[dict[str, Any]]:
+    return [
+        dict(r)
+        for r in db.execute(
+            "SELECT id, world_id, kind, text FROM policies WHERE world_id = ? ORDER BY position",
+            (world_id,),
+        )
+    ]
+
+
+def policy(db: Database, world_id: str, policy_id: str) -> dict[str, Any] | None:
+    return _row(
+        db,
+        "SELECT id, world_id, kind, text FROM policies WHERE world_id = ? AND id = ?",
+        (world_id, policy_id),
+    )
+
+
+def _decode(row: dict[str, Any], *json_cols: str) -> dict[str, Any]:
+    for col in json_cols:
+        if col in row:
+            row[col] = loads(row[col])
+    return row
+
+
+def clause(db: Database, clause_id: str) -> dict[str, Any] | None:
+    row = _row(db, "SELECT * FROM clauses WHERE id = ?", (clause_id,))
+    return None if row is None else _decode(row, "policy_ids")
+
+
+def composition(db: Database, composition_id: str) -> dict[str, Any] | None:
+    row = _row(db, "SELECT * FROM compositions WHERE id = ?", (composition_id,))
+    return None if row is None else _decode(row, "clause_ids")
+
+
+def item(db: Database, item_id: str) -> dict[str, Any] | None:
+    row = _row(db, "SELECT * FROM items WHERE id = ?", (item_id,))
+    return None if row is None else _decode(row, "required", "forbidden", "screening")
+
+
+def response(db: Database, response_id: str) -> dict[str, Any] | None:
+    return _row(db, "SELECT * FROM responses WHERE id = ?", (response_id,))
+
+
+def judgment(db: Database, judgment_id: str) -> dict[str, Any] | None:
+    row = _row(db, "SELECT * FROM judgments WHERE id = ?", (judgment_id,))
+    return None if row is None else _decode(row, "observed", "evidence")
+
+
+def response_content(db: Database, response_id: str) -> dict[str, Any] | None:
+    """What a label is given on: the item's query and contract and the response text."""
+    row = _row(
+        db,
+        "SELECT r.id AS response_id, r.text AS response, i.id AS item_id, i.query, "
+        "i.required, i.forbidden FROM responses r JOIN items i ON i.id = r.item_id "
+        "WHERE r.id = ?",
+        (response_id,),
+    )
+    return None if row is None else _decode(row, "required", "forbidden")
+
+
+# ------------------------------------------------------------------ export iteration
+
+
+def iter_table(db: Database, table: str, where: str = "", params: tuple = ()) -> Iterator[dict]:
+    order = {"policies": "world_id, position", "label_events": "id", "adjudications": "id"}
+    sql = f"SELECT * FROM {table} {where} ORDER BY {order.get(table, 'id')}"
+    for r in db.execute(sql, params):
+        yield dict(r)
+
+
+def iter_current_labels(db: Database) -> Iterator[dict[str, Any]]:
+    for r in db.execute("SELECT * FROM current_labels ORDER BY response_id, annotator"):
+        yield _decode(dict(r), "observed")
+
+
+def iter_current_adjudications(db: Database) -> Iterator[dict[str, Any]]:
+    for r in db.execute("SELECT * FROM current_adjudications ORDER BY response_id"):
+        yield _decode(dict(r), "observed")
+
+
+# ------------------------------------------------------------------ counts
+
+
+def stats(db: Database) -> dict[str, int]:
+    def count(sql: str) -> int:
+        return int(scalar(db, sql) or 0)  # type: ignore[call-overload]
+
+    return {
+        "worlds": count("SELECT COUNT(*) FROM worlds"),
+        "policies": count("SELECT COUNT(*) FROM policies"),
+        "clauses": count("SELECT COUNT(*) FROM clauses"),
+        "compositions": count("SELECT COUNT(*) FROM compositions"),
+        "items": count("SELECT COUNT(*) FROM items"),
+        "selected_items": count("SELECT COUNT(*) FROM items WHERE selected = 1"),
+        "responses": count("SELECT COUNT(*) FROM responses"),
+        "judgments": count("SELECT COUNT(*) FROM judgments"),
+        "label_events": count("SELECT COUNT(*) FROM label_events"),
+        "labels": count("SELECT COUNT(*) FROM current_labels"),
+        "adjudications": count("SELECT COUNT(*) FROM current_adjudications"),
+        "runs": count("SELECT COUNT(*) FROM runs"),
+        "llm_calls": count("SELECT COUNT(*) FROM llm_calls"),
+    }

@@ -1,0 +1,132 @@
+"""Typed inserts for every stored artifact. Callers open the transaction with `store.db.write`.
+
+Functions take plain values (already validated by the domain layer) and return nothing; ids are
+chosen by the caller so stages stay idempotent (the same input always maps to the same id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlite_utils import Database
+
+from store.db import dumps, utcnow
+
+
+def insert_world(db: Database, w: dict[str, Any], source_path: str | None = None) -> None:
+    db.execute(
+        "INSERT INTO worlds (id, name, industry, use_case, risk_tier, context, source_path, "
+        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (w["id"], w["name"], w["industry"], w["use_case"], w["risk_tier"], w["context"],
+         source_path, utcnow()),
+    )
+
+
+def insert_policy(db: Database, world_id: str, p: dict[str, Any]) -> None:
+    position = db.execute(
+        "SELECT COALESCE(MAX(position), 0) + 1 FROM policies WHERE world_id = ?", (world_id,)
+    ).fetchone()[0]
+    db.execute(
+        "INSERT INTO policies (world_id, id, kind, text, position) VALUES (?, ?, ?, ?, ?)",
+        (world_id, p["id"], p["kind"], p["text"], position),
+    )
+
+
+def insert_clause(db: Database, c: dict[str, Any], run_id: str | None = None) -> None:
+    db.execute(
+        "INSERT INTO clauses (id, world_id, policy_ids, trigger, scope, effect, source_span, "
+        "confidence, audit_note, run_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        (c["id"], c["world_id"], dumps(list(c["policy_ids"])), c["trigger"], c["scope"],
+         c.get("effect"), c["source_span"], c.get("confidence"), c.get("audit_note"), run_id,
+         utcnow()),
+    )
+
+
+def insert_composition(db: Database, c: dict[str, Any], run_id: str | None = None) -> None:
+    db.execute(
+        "INSERT INTO compositions (id, world_id, clause_ids, pattern, status, reason, run_id, "
+        "created_at) VALUES (?,?,?,?,?,?,?,?)",
+        (c["id"], c["world_id"], dumps(list(c["clause_ids"])), c["pattern"],
+         c.get("status") or "confirmed", c.get("reason"), run_id, utcnow()),
+    )
+
+
+def insert_item(db: Database, it: dict[str, Any], run_id: str | None = None) -> None:
+    db.execute(
+        "INSERT INTO items (id, world_id, composition_id, pattern, facet, query, required, "
+        "forbidden, method, parent_item_id, selected, trap, screening, run_id, created_at) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (it["id"], it["world_id"], it.get("composition_id"), it.get("pattern"), it.get("facet"),
+         it["query"], dumps(list(it["required"])), dumps(list(it["forbidden"])), it["method"],
+         it.get("parent_item_id"), int(bool(it.get("selected"))), it.get("trap"),
+         None if it.get("screening") is None else dumps(it["screening"]), run_id, utcnow()),
+    )
+
+
+def insert_response(db: Database, r: dict[str, Any], run_id: str | None = None) -> None:
+    db.execute(
+        "INSERT INTO responses (id, item_id, model, variant, text, failure, run_id, created_at) "
+        "VALUES (?,?,?,?,?,?,?,?)",
+        (r["id"], r["item_id"], r["model"], r.get("variant") or "base", r.get("text"),
+         r.get("failure"), run_id, utcnow()),
+    )
+
+
+def insert_judgment(db: Database, j: dict[str, Any], run_id: str | None = None) -> None:
+    observed = j.get("observed")
+    db.execute(
+        "INSERT INTO judgments (id, response_id, judge, mode, observed, error, direction, "
+        "evidence, facet, rationale, failure, run_id, created_at) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (j["id"], j["response_id"], j["judge"], j["mode"],
+         None if observed is None else dumps(list(observed)), j.get("error"), j.get("direction"),
+         None if j.get("evidence") is None else dumps(j["evidence"]), j.get("facet"),
+         j.get("rationale"), j.get("failure"), run_id, utcnow()),
+    )
+
+
+def append_label_event(
+    db: Database,
+    *,
+    response_id: str,
+    annotator: str,
+    action: str,
+    observed: Sequence[str] | None = None,
+    error: int | None = None,
+    direction: str | None = None,
+    facet: str | None = None,
+    note: str | None = None,
+    flag: str | None = None,
+    content_sha256: str | None = None,
+    created_at: str | None = None,
+) -> int:
+    cur = db.execute(
+        "INSERT INTO label_events (response_id, annotator, action, observed, error, direction, "
+        "facet, note, flag, content_sha256, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        (response_id, annotator, action, None if observed is None else dumps(list(observed)),
+         error, direction, facet, note, flag, content_sha256, created_at or utcnow()),
+    )
+    return int(cur.lastrowid or 0)
+
+
+def append_adjudication(
+    db: Database,
+    *,
+    response_id: str,
+    adjudicator: str,
+    observed: Sequence[str] | None,
+    error: int | None,
+    direction: str | None = None,
+    facet: str | None = None,
+    note: str | None = None,
+    content_sha256: str | None = None,
+    created_at: str | None = None,
+) -> int:
+    cur = db.execute(
+        "INSERT INTO adjudications (response_id, adjudicator, observed, error, direction, facet, "
+        "note, content_sha256, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+        (response_id, adjudicator, None if observed is None else dumps(list(observed)), error,
+         direction, facet, note, content_sha256, created_at or utcnow()),
+    )
+    return int(cur.lastrowid or 0)
