@@ -68,9 +68,9 @@ def main(ctx: click.Context, db_path: Path | None) -> None:
 
 
 def _register() -> None:
-    from copal_tui.commands import store_cmds
+    from copal_tui.commands import demo_cmd, run_cmds, store_cmds
 
-    for cmd in store_cmds.COMMANDS:
+    for cmd in [*store_cmds.COMMANDS, *run_cmds.COMMANDS, *demo_cmd.COMMANDS]:
         main.add_command(cmd)
 
 

@@ -129,3 +129,16 @@ def stats(db: Database) -> dict[str, int]:
         "runs": count("SELECT COUNT(*) FROM runs"),
         "llm_calls": count("SELECT COUNT(*) FROM llm_calls"),
     }
+
+
+def error_summary(db: Database, judge: str, mode: str, method: str = "copal") -> list[dict]:
+    """Per target model: judged selected items of `method` and how many erred (demo summary)."""
+    rows = db.execute(
+        "SELECT r.model AS model, COUNT(*) AS n, SUM(j.error) AS errors "
+        "FROM judgments j JOIN responses r ON r.id = j.response_id "
+        "JOIN items i ON i.id = r.item_id "
+        "WHERE j.judge = ? AND j.mode = ? AND j.error IS NOT NULL AND i.selected = 1 "
+        "AND i.method = ? GROUP BY r.model ORDER BY r.model",
+        (judge, mode, method),
+    )
+    return [dict(r) for r in rows]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from pathlib import Path
 
 import click
@@ -62,7 +63,7 @@ def export(ctx: click.Context, fmt: str, out: Path) -> None:
 
     db = open_db(ctx)
     if str(out) == "-":
-        write_jsonl(db, click.get_text_stream("stdout"))
+        write_jsonl(db, sys.stdout)
         return
     counts = export_jsonl(db, out)
     click.echo(f"wrote {sum(counts.values())} record(s) to {out}", err=True)

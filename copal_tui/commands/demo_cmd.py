@@ -1,0 +1,108 @@
+"""`copal demo`: the whole method offline, on the sample worlds, in a fresh database.
+
+Imports every sample world (and the hand-worked showcase labels), runs every stage with the
+offline engine (deterministic heuristics, not a language model): the three reference bots as
+targets, `offline/judge` in contract and full-policy mode, projections and ablations. Then opens
+the TUI, or with --no-tui (or before the TUI exists) prints a summary.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from copal_tui.pipeline import STAGES
+
+DEMO_MODELS = ["offline/refuse-all", "offline/comply-all", "offline/keyword-guard"]
+DEMO_JUDGE = "offline/judge"
+
+
+def _default_demo_db() -> Path:
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("copal", appauthor=False)) / "demo.db"
+
+
+@click.command()
+@click.option("--db", "demo_db", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where to build the demo database (default: demo.db in the data directory; "
+                   "an existing file there is replaced).")
+@click.option("--no-tui", is_flag=True, help="Print a summary instead of opening the TUI.")
+@click.option("--budget", default=30, show_default=True, help="Selected items per world.")
+def demo(demo_db: Path | None, no_tui: bool, budget: int) -> None:
+    """Build a demo database offline (no keys, no network) and show it."""
+    from copal_tui.commands.run_cmds import RichProgress
+    from copal_tui.interchange.importer import import_paths
+    from copal_tui.pipeline.base import Options
+    from copal_tui.pipeline.runner import run_stages
+    from copal_tui.resources import sample_worlds_dir
+    from store.db import connect
+    from store.migrations import migrate
+
+    path = demo_db or _default_demo_db()
+    if path.exists():
+        if demo_db is not None:
+            raise click.UsageError(f"{path} exists; the demo builds a fresh database")
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(path) + suffix).unlink(missing_ok=True)
+    started = time.monotonic()
+    db = connect(path, create=True)
+    migrate(db)
+    counts = import_paths(db, [sample_worlds_dir()])
+    db.conn.close()
+    click.echo(f"demo database {path}: imported " +
+               ", ".join(f"{n} {t}" for t, n in counts.items()))
+    click.echo("offline engine: deterministic heuristics, not a language model")
+    opts = Options(models=DEMO_MODELS, judges=[DEMO_JUDGE], modes=["contract", "full_policy"],
+                   budget=budget, variants=2, concurrency=16)
+    show = RichProgress()
+    with show.bar:
+        results = run_stages(path, list(STAGES), opts, on_progress=show)
+    failed = [p for p in results if p.status != "done"]
+    _summary(path, time.monotonic() - started)
+    if failed:
+        raise click.ClickException(
+            "stages did not finish: " + ", ".join(f"{p.stage} ({p.status})" for p in failed))
+    if not no_tui:
+        _open_tui(path)
+
+
+def _summary(path: Path, seconds: float) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from store import reads
+    from store.db import connect
+
+    db = connect(path)
+    console = Console()
+    stats = reads.stats(db)
+    console.print(f"[bold]demo built in {seconds:.1f} s[/bold]: " +
+                  ", ".join(f"{k} {v}" for k, v in stats.items()))
+    for mode in ("contract", "full_policy"):
+        table = Table(title=f"error rate of the reference bots on selected COPAL items "
+                            f"({DEMO_JUDGE}, {mode} judge)")
+        table.add_column("model")
+        table.add_column("n", justify="right")
+        table.add_column("errors", justify="right")
+        table.add_column("error rate", justify="right")
+        for row in reads.error_summary(db, DEMO_JUDGE, mode):
+            rate = row["errors"] / row["n"] if row["n"] else float("nan")
+            table.add_row(row["model"], str(row["n"]), str(row["errors"]), f"{rate:.1%}")
+        console.print(table)
+    db.conn.close()
+
+
+def _open_tui(path: Path) -> None:
+    try:
+        from copal_tui.tui.app import run_app  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        click.echo("(the TUI is not built yet; browse with `copal --db "
+                   f"{path} stats` or export with `copal --db {path} export --out FILE`)")
+        return
+    run_app(path)
+
+
+COMMANDS = [demo]

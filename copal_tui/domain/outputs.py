@@ -1,0 +1,127 @@
+"""Structured outputs the pipeline asks of a model, one pydantic model per task.
+
+Real models and the offline engine both answer with JSON matching these models; the pipeline
+validates with them (one repair round, then the item is recorded as failed with the raw text).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from copal_tui.domain.taxonomy import ContractKind, Effect, Facet, Pattern
+
+
+class _Out(BaseModel):
+    # Models add stray keys; ignore them rather than failing a good answer.
+    model_config = ConfigDict(extra="ignore")
+
+
+class GroundedClause(_Out):
+    trigger: str = Field(min_length=1, description="when the rule applies")
+    scope: str = Field(min_length=1, description="what part of the answer it governs")
+    effect: Effect | Literal["OTHER"]
+    source_span: str = Field(min_length=1, description="verbatim substring of the policy text")
+    confidence: float = Field(ge=0, le=1)
+    audit_note: str | None = Field(default=None, description="why the effect is OTHER")
+
+
+class GroundingOut(_Out):
+    clauses: list[GroundedClause] = Field(min_length=1)
+
+
+class CompositionOut(_Out):
+    accept: bool
+    pattern: Pattern | None = None
+    reason: str
+
+
+class ContractItemOut(_Out):
+    id: str = Field(pattern=r"^[RF][0-9]+$")
+    text: str = Field(min_length=1)
+    kind: ContractKind = ContractKind.CONTENT
+    clause_id: str | None = None
+
+
+class QueryVariant(_Out):
+    query: str = Field(min_length=1)
+    trap: str = ""
+    required: list[ContractItemOut]
+    forbidden: list[ContractItemOut]
+    gate: str | None = None
+    route: str | None = None
+
+
+class GenerationOut(_Out):
+    variants: list[QueryVariant] = Field(min_length=1)
+
+
+class ScreeningOut(_Out):
+    activates_clauses: bool
+    fits_facet: bool
+    natural: bool
+    naturalness: float = Field(ge=0, le=1)
+    confidence: float = Field(ge=0, le=1)
+    blanket_refusal_passes: bool
+    full_compliance_passes: bool
+    reason: str = ""
+
+
+class ProjectionOut(_Out):
+    query: str = Field(min_length=1)
+    required: list[ContractItemOut]
+    forbidden: list[ContractItemOut]
+
+
+class PlannedItem(_Out):
+    query: str = Field(min_length=1)
+    clause_ids: list[str] = Field(default_factory=list)
+    policy_ids: list[str] = Field(default_factory=list)
+    required: list[ContractItemOut]
+    forbidden: list[ContractItemOut]
+
+
+class PlannerOut(_Out):
+    items: list[PlannedItem] = Field(min_length=1)
+
+
+class MappingOut(_Out):
+    pattern: Pattern | None
+    facet: Facet | None
+    reason: str = ""
+
+
+class Mark(_Out):
+    id: str
+    present: bool
+    evidence: str | None = None
+
+
+class ContractJudgeOut(_Out):
+    marks: list[Mark]
+    facet: Facet | None = None
+    rationale: str = ""
+
+
+class FullPolicyJudgeOut(_Out):
+    violated_policy_ids: list[str] = Field(default_factory=list)
+    unmet_policy_ids: list[str] = Field(default_factory=list)
+    facet: Facet | None = None
+    evidence: list[str] = Field(default_factory=list)
+    rationale: str = ""
+
+
+TASK_OUTPUTS: dict[str, type[_Out]] = {
+    "grounding": GroundingOut,
+    "composition": CompositionOut,
+    "generation": GenerationOut,
+    "screening": ScreeningOut,
+    "projection": ProjectionOut,
+    "planner_raw_policy": PlannerOut,
+    "planner_clause_only": PlannerOut,
+    "planner_no_facet": GenerationOut,
+    "mapping": MappingOut,
+    "judge_contract": ContractJudgeOut,
+    "judge_full_policy": FullPolicyJudgeOut,
+}

@@ -1,0 +1,275 @@
+"""What every stage shares: options, the run row and manifest, progress, batched writes, cancel.
+
+A stage runs in one thread with its own event loop and its own SQLite connection (workers never
+share a connection). Results are written in small batches: each batch is one `BEGIN IMMEDIATE`
+transaction, so a killed run loses at most the last batch, whose answers the LLM cache still holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlite_utils import Database
+
+from copal_tui import __version__
+from store import runs
+from store.db import connect, write
+from store.migrations import require_current, schema_version
+
+T = TypeVar("T")
+
+DEFAULT_GENERATOR = "offline/heuristic"
+
+
+@dataclass
+class Options:
+    worlds: list[str] | None = None
+    models: list[str] = field(default_factory=list)
+    judges: list[str] = field(default_factory=list)
+    modes: list[str] = field(default_factory=lambda: ["contract"])
+    generator: str = DEFAULT_GENERATOR
+    budget: int = 30
+    variants: int = 2
+    concurrency: int = 8
+    per_pattern: int = 6
+    models_file: Path | None = None
+    seed: int = 0
+
+
+@dataclass
+class Progress:
+    stage: str
+    run_id: str
+    done: int = 0
+    total: int = 0
+    failures: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    cost: float = 0.0
+    status: str = "running"
+    message: str = ""
+
+
+class Cancelled(Exception):
+    pass
+
+
+class StageRun:
+    """One execution of one stage: owns the connection, the LLM client and the run row."""
+
+    def __init__(
+        self,
+        db_path: Path,
+        stage: str,
+        opts: Options,
+        *,
+        on_progress: Callable[[Progress], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> None:
+        self.db_path, self.stage, self.opts = Path(db_path), stage, opts
+        self.run_id = f"{stage}-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        self.on_progress = on_progress
+        self.cancel = cancel or threading.Event()
+        self.progress = Progress(stage, self.run_id)
+        self.errors: list[dict[str, Any]] = []
+        self.counts: dict[str, int] = {}
+        self._pending: list[Callable[[Database], None]] = []
+        self._last_flush = time.monotonic()
+        self._last_report = 0.0
+        self.db: Database
+        self._llm: Any = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def manifest(self) -> dict[str, Any]:
+        from copal_tui import prompts
+
+        return {
+            "stage": self.stage,
+            "tool_version": __version__,
+            "schema_version": schema_version(self.db),
+            "litellm_version": _dist_version("litellm"),
+            "options": {k: (str(v) if isinstance(v, Path) else v)
+                        for k, v in asdict(self.opts).items()},
+            "prompt_versions": prompts.versions(),
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "counts": dict(self.counts),
+            "errors": self.errors[:50],
+            "error_count": len(self.errors),
+        }
+
+    @property
+    def llm(self) -> Any:
+        if self._llm is None:
+            # Imported here: building the client is what may import litellm, and only a
+            # stage that calls a model pays for it.
+            from copal_tui.llm.client import LLMClient
+
+            self._llm = LLMClient(self.db_path, self.run_id, concurrency=self.opts.concurrency)
+        return self._llm
+
+    def model(self, name: str) -> Any:
+        from copal_tui.llm.models import resolve
+
+        return resolve(name, self.opts.models_file)
+
+    async def __aenter__(self) -> StageRun:
+        self.db = connect(self.db_path)
+        require_current(self.db)
+        _reap_dead_runs(self.db)
+        runs.start(self.db, self.run_id, self.stage, self.manifest())
+        self.report(force=True)
+        return self
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        try:
+            self.flush()
+        finally:
+            if self._llm is not None:
+                await self._llm.aclose()
+            status = ("cancelled" if exc_type is Cancelled or self.cancel.is_set()
+                      else "failed" if exc_type is not None else "done")
+            if exc_type is not None and exc_type is not Cancelled:
+                self.errors.append({"unit": "stage", "reason": f"{exc_type.__name__}: {exc}"})
+            self.sync_counters()
+            self.progress.status = status
+            runs.finish(self.db, self.run_id, status=status, calls=self.progress.calls,
+                        cache_hits=self.progress.cache_hits, failures=self.progress.failures,
+                        cost=self.progress.cost, manifest=self.manifest())
+            self.report(force=True)
+            self.db.conn.close()
+
+    # ------------------------------------------------------------------ work
+
+    def sync_counters(self) -> None:
+        if self._llm is not None:
+            self.progress.calls = self._llm.calls
+            self.progress.cache_hits = self._llm.cache_hits
+            self.progress.cost = self._llm.cost
+
+    def report(self, force: bool = False) -> None:
+        # Coalesce: at most ~10 progress messages a second reach the UI.
+        now = time.monotonic()
+        if self.on_progress and (force or now - self._last_report > 0.1):
+            self.sync_counters()
+            self._last_report = now
+            self.on_progress(Progress(**asdict(self.progress)))
+
+    def fail(self, unit: str, reason: str) -> None:
+        self.progress.failures += 1
+        self.errors.append({"unit": unit, "reason": reason[:500]})
+
+    def count(self, key: str, n: int = 1) -> None:
+        self.counts[key] = self.counts.get(key, 0) + n
+
+    def later(self, fn: Callable[[Database], None]) -> None:
+        """Queue a write; flushed in batches (one transaction each)."""
+        self._pending.append(fn)
+        if len(self._pending) >= 50 or time.monotonic() - self._last_flush > 0.25:
+            self.flush()
+
+    def insert_later(self, fn: Callable[[Database, dict[str, Any], str | None], None],
+                     rows: list[dict[str, Any]]) -> None:
+        """Queue inserts of several rows made by one unit (written in one batch)."""
+
+        def go(db: Database) -> None:
+            for row in rows:
+                fn(db, row, self.run_id)
+
+        self.later(go)
+
+    def flush(self) -> None:
+        if self._pending:
+            batch, self._pending = self._pending, []
+            with write(self.db):
+                for fn in batch:
+                    fn(self.db)
+        self._last_flush = time.monotonic()
+
+    async def each(self, units: Iterable[T], fn: Callable[[T], Awaitable[None]]) -> None:
+        """Run `fn` over units with bounded concurrency, counting progress; stops on cancel."""
+        todo = list(units)
+        self.progress.total += len(todo)
+        self.report(force=True)
+        sem = asyncio.Semaphore(max(1, self.opts.concurrency) * 2)
+
+        async def one(unit: T) -> None:
+            async with sem:
+                if self.cancel.is_set():
+                    return
+                await fn(unit)
+                self.progress.done += 1
+                self.report()
+
+        await asyncio.gather(*(one(u) for u in todo))
+        self.flush()
+        if self.cancel.is_set():
+            raise Cancelled()
+
+
+def _dist_version(name: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def _reap_dead_runs(db: Database) -> None:
+    """Mark runs of dead processes on this host as interrupted."""
+    host = socket.gethostname()
+    dead = []
+    for run in runs.running(db):
+        m = run["manifest"]
+        if m.get("host") == host and isinstance(m.get("pid"), int) and not _alive(m["pid"]):
+            dead.append(run["id"])
+    if dead:
+        runs.mark_interrupted(db, dead)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+async def ask(run: StageRun, model_name: str, task: str, payload: dict[str, Any],
+              unit: str) -> Any:
+    """One structured call; returns the validated output or None (failure recorded)."""
+    from copal_tui import prompts
+    from copal_tui.domain.outputs import TASK_OUTPUTS
+
+    spec = run.model(model_name)
+    messages = prompts.render(task, payload)
+    result = await run.llm.structured(
+        spec, messages, TASK_OUTPUTS[task], task=task,
+        template_version=prompts.template(task).version,
+    )
+    if result.value is None:
+        raw = (result.raw or "")[:300]
+        run.fail(unit, f"{task}: {result.reason}" + (f" | raw: {raw}" if raw else ""))
+    return result.value
+
+
+def world_payload(world: dict[str, Any]) -> dict[str, Any]:
+    return {k: world[k] for k in ("id", "name", "industry", "use_case", "context")}
+
+
+def clause_payload(clause: dict[str, Any]) -> dict[str, Any]:
+    return {k: clause[k] for k in ("id", "policy_ids", "trigger", "scope", "effect",
+                                   "source_span")}

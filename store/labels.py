@@ -1,0 +1,59 @@
+"""SQL for label events and adjudications: current labels, last labels, stale checks.
+
+Label events are append-only: a label, an undo (retracts the annotator's current label on that
+response), a skip, a flag or a note. An annotator's current label on a response is their latest
+label/undo event when that event is a label (the `current_labels` view).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlite_utils import Database
+
+from store.db import loads
+
+
+def current_label(db: Database, response_id: str, annotator: str) -> dict[str, Any] | None:
+    row = db.execute(
+        "SELECT * FROM current_labels WHERE response_id = ? AND annotator = ?",
+        (response_id, annotator),
+    ).fetchone()
+    if row is None:
+        return None
+    out = dict(row)
+    out["observed"] = loads(out["observed"])
+    return out
+
+
+def latest_current_label_of(db: Database, annotator: str) -> dict[str, Any] | None:
+    """The annotator's most recent label that is still current (what `undo` retracts)."""
+    row = db.execute(
+        "SELECT * FROM current_labels WHERE annotator = ? ORDER BY id DESC LIMIT 1", (annotator,)
+    ).fetchone()
+    return None if row is None else dict(row)
+
+
+def labels_with_content(db: Database) -> list[dict[str, Any]]:
+    """Every current label with the content it refers to now (for stale detection)."""
+    rows = db.execute(
+        "SELECT l.id, l.response_id, l.annotator, l.content_sha256, r.text AS response, "
+        "i.query, i.required, i.forbidden FROM current_labels l "
+        "JOIN responses r ON r.id = l.response_id JOIN items i ON i.id = r.item_id "
+        "ORDER BY l.id"
+    ).fetchall()
+    out = []
+    for r in rows:
+        d = dict(r)
+        d["required"], d["forbidden"] = loads(d["required"]), loads(d["forbidden"])
+        out.append(d)
+    return out
+
+
+def count_events(db: Database, annotator: str | None = None) -> int:
+    if annotator is None:
+        return int(db.execute("SELECT COUNT(*) FROM label_events").fetchone()[0])
+    return int(
+        db.execute("SELECT COUNT(*) FROM label_events WHERE annotator = ?", (annotator,))
+        .fetchone()[0]
+    )

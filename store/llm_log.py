@@ -1,0 +1,98 @@
+"""All SQL for the model call log (`llm_calls`) and the response cache (`llm_cache`).
+
+The LLM client buffers rows in memory and hands them here in batches (one transaction per flush):
+a commit per call with synchronous=FULL would cost an fsync each. Rows arrive already scrubbed of
+secrets; nothing here ever sees an API key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlite_utils import Database
+
+from store.db import write
+
+
+@dataclass(frozen=True)
+class CallRow:
+    """One provider attempt (or one cache hit, with `cached` set) as stored in `llm_calls`."""
+
+    request_hash: str
+    run_id: str | None
+    model: str
+    request: str
+    response: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: float | None
+    cost: float | None
+    error: str | None
+    cached: bool
+    attempt: int
+    created_at: str
+
+
+@dataclass(frozen=True)
+class CacheRow:
+    request_hash: str
+    model: str
+    response: str
+    created_at: str
+
+
+def cache_get(db: Database, request_hash: str) -> str | None:
+    row = db.execute(
+        "SELECT response FROM llm_cache WHERE request_hash = ?", (request_hash,)
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def flush(db: Database, calls: Sequence[CallRow], cache: Sequence[CacheRow]) -> None:
+    """Write a batch of call-log and cache rows in one transaction."""
+    if not calls and not cache:
+        return
+    with write(db):
+        db.conn.executemany(
+            "INSERT INTO llm_calls (request_hash, run_id, model, request, response, prompt_tokens, "
+            "completion_tokens, latency_ms, cost, error, cached, attempt, created_at) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [
+                (c.request_hash, c.run_id, c.model, c.request, c.response, c.prompt_tokens,
+                 c.completion_tokens, c.latency_ms, c.cost, c.error, int(c.cached), c.attempt,
+                 c.created_at)
+                for c in calls
+            ],
+        )
+        # First answer wins: a concurrent identical request must not replace the answer that
+        # earlier callers were already given.
+        db.conn.executemany(
+            "INSERT OR IGNORE INTO llm_cache (request_hash, model, response, created_at) "
+            "VALUES (?,?,?,?)",
+            [(c.request_hash, c.model, c.response, c.created_at) for c in cache],
+        )
+
+
+def calls_for_hash(db: Database, request_hash: str) -> list[dict[str, Any]]:
+    rows = db.execute(
+        "SELECT * FROM llm_calls WHERE request_hash = ? ORDER BY id", (request_hash,)
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def calls_for_run(db: Database, run_id: str) -> list[dict[str, Any]]:
+    rows = db.execute("SELECT * FROM llm_calls WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()
+    return [dict(r) for r in rows]
+
+
+def run_totals(db: Database, run_id: str) -> dict[str, float | int]:
+    """Provider calls, cache hits, failed attempts and cost logged for a run."""
+    row = db.execute(
+        "SELECT COALESCE(SUM(cached = 0), 0), COALESCE(SUM(cached = 1), 0), "
+        "COALESCE(SUM(error IS NOT NULL), 0), COALESCE(SUM(cost), 0.0) "
+        "FROM llm_calls WHERE run_id = ?",
+        (run_id,),
+    ).fetchone()
+    return {"calls": row[0], "cache_hits": row[1], "failed_attempts": row[2], "cost": row[3]}

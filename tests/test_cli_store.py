@@ -1,0 +1,86 @@
+"""Store commands through the public CLI: init/migrate, pragmas, stats, schema, backup, errors."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from copal_tui import __version__
+from store.db import connect
+from store.migrations import MIGRATIONS, pending
+
+
+def test_blank_database_migrates_to_latest(cli, db_path):
+    sqlite3.connect(db_path).close()  # an empty file: every migration pending
+    refused = cli("stats")
+    assert refused.exit_code != 0
+    assert "copal migrate" in refused.stderr and "Traceback" not in refused.stderr
+    done = cli("migrate")
+    assert done.exit_code == 0, done.output
+    db = connect(db_path)
+    assert pending(db) == []
+    assert [m.name for m in MIGRATIONS.applied(db)] == [m.name for m in MIGRATIONS._migrations]
+    assert cli("stats", "--json").exit_code == 0
+
+
+def test_connection_pragmas(initialised):
+    db = connect(initialised)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    assert db.execute("PRAGMA busy_timeout").fetchone()[0] >= 30000
+
+
+def test_every_foreign_key_is_indexed(initialised):
+    db = connect(initialised)
+    for table in db.table_names():
+        fks = db.execute(f"PRAGMA foreign_key_list([{table}])").fetchall()
+        index_heads = set()
+        for idx in db.execute(f"PRAGMA index_list([{table}])").fetchall():
+            cols = db.execute(f"PRAGMA index_info([{idx['name']}])").fetchall()
+            if cols:
+                index_heads.add(cols[0]["name"])
+        for fk in fks:
+            assert fk["from"] in index_heads, f"{table}.{fk['from']} has no index"
+
+
+def test_stats_json_has_integer_counts(cli, initialised, samples):
+    cli("import", str(samples))
+    stats = json.loads(cli("stats", "--json").stdout)
+    for key in ("worlds", "policies", "clauses", "compositions", "items", "selected_items",
+                "responses", "judgments", "label_events", "labels"):
+        assert isinstance(stats[key], int), key
+    conn = sqlite3.connect(initialised)
+    assert stats["policies"] == conn.execute("SELECT COUNT(*) FROM policies").fetchone()[0]
+    assert stats["labels"] == conn.execute(
+        "SELECT COUNT(DISTINCT response_id || '|' || annotator) FROM label_events").fetchone()[0]
+
+
+def test_version_and_schema(cli):
+    assert __version__ in cli("--version").stdout
+    doc = json.loads(cli("schema").stdout)
+    world = doc["world_file"]
+    assert set(world["required"]) >= {"id", "name", "industry", "use_case", "risk_tier",
+                                      "context", "policies"}
+    tags = json.dumps(doc["interchange_record"])
+    for t in ("world", "policy", "clause", "composition", "item", "response", "judgment",
+              "label", "adjudication"):
+        assert f'"const": "{t}"' in tags or f'"{t}"' in tags
+
+
+def test_backup_is_a_consistent_copy(cli, initialised, samples, tmp_path):
+    cli("import", str(samples / "harbor_clinics.yaml"))
+    out = tmp_path / "b" / "copy.db"
+    result = cli("backup", str(out))
+    assert result.exit_code == 0 and "quick_check: ok" in result.stdout
+    conn = sqlite3.connect(out)
+    assert conn.execute("SELECT COUNT(*) FROM policies").fetchone()[0] == 23
+    again = cli("backup", str(out))
+    assert again.exit_code != 0 and "already exists" in again.stderr
+
+
+def test_missing_database_is_one_line_error(cli, tmp_path):
+    result = cli("stats", db=tmp_path / "nope.db")
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "copal init" in lines[0]
