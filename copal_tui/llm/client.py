@@ -1,0 +1,378 @@
+"""LLMClient: every model call of a run goes through here (cache, call log, limits, retries).
+
+One client per run, used from one event loop; it opens its own SQLite connection, lazily, in
+the loop's thread. A request is answered from the cache when an identical one (same model,
+endpoint, messages, sampling settings, task and template version) was answered before, so a
+re-run costs nothing and a crashed run resumes. Otherwise it goes to the provider under the
+model's concurrency cap and rpm limit, with a per-attempt timeout and ONE retry loop (litellm's
+retries are off). Every attempt is logged. Log and cache rows are written in batches (every
+`flush_interval` seconds or `flush_rows` rows, and at `aclose()`): losing the unflushed tail in
+a crash only means calling those requests again.
+
+API key values are read from the environment at call time and scrubbed from everything stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from copal_tui.llm import parsing, provider
+from copal_tui.llm.models import ModelSpec, resolve
+from copal_tui.llm.request import (
+    describe,
+    request_hash,
+    request_payload,
+    scrub,
+    secret_values,
+)
+from copal_tui.llm.retry import (
+        RateLimiter,
+    backoff_delay,
+    is_fatal,
+    is_retryable,
+    retry_after,
+    status_of,
+)
+from store import llm_log
+from store.db import connect, dumps, utcnow
+
+T = TypeVar("T", bound=BaseModel)
+
+class LLMError(Exception):
+    """A request that produced no usable answer. `fatal` means every request will fail the same
+    way (bad key, unknown model): stop the run instead of failing item after item."""
+
+    def __init__(self, reason: str, *, attempts: int, status: int | None = None,
+                 raw: str | None = None, empty: bool = False, fatal: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.attempts = attempts
+        self.status = status
+        self.raw = raw
+        self.empty = empty
+        self.fatal = fatal
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    cached: bool
+    cost: float | None  # None: the provider's price is unknown
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: float
+    attempts: int  # provider attempts made for this request (0 when cached)
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Structured(Generic[T]):
+    value: T | None
+    raw: str | None  # the last answer's text (kept for the failure record)
+    reason: str | None  # why there is no value
+    cached: bool  # every request was answered from the cache
+    calls: int  # requests made: 1, or 2 with the repair round
+    attempts: int = 0  # provider attempts over all requests
+    cost: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+
+@dataclass
+class _Buffers:
+    calls: list[llm_log.CallRow] = field(default_factory=list)
+    cache: dict[str, llm_log.CacheRow] = field(default_factory=dict)
+
+
+class LLMClient:
+    def __init__(
+        self,
+        db_path: str | PathLike[str],
+        run_id: str | None,
+        *,
+        concurrency: int | None = None,
+        backoff_base: float = 1.0,
+        backoff_cap: float = 30.0,
+        retry_after_cap: float = 120.0,
+        timeout_grace: float = 1.0,
+        flush_interval: float = 0.2,
+        flush_rows: int = 50,
+        use_cache: bool = True,
+        models_file: str | PathLike[str] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.db_path = db_path
+        self.run_id = run_id
+        self.concurrency = concurrency
+        self.backoff_base = backoff_base
+        self.backoff_cap = backoff_cap
+        self.retry_after_cap = retry_after_cap
+        # litellm enforces spec.timeout itself; this outer guard (a little later) also covers
+        # providers that ignore it.
+        self.timeout_grace = timeout_grace
+        self.flush_interval = flush_interval
+        self.flush_rows = flush_rows
+        self.use_cache = use_cache
+        self.models_file = Path(models_file) if models_file is not None else None
+        self._rng = rng or random.Random()
+        self._db: Any = None
+        self._buf = _Buffers()
+        self._timer: asyncio.TimerHandle | None = None
+        self._sems: dict[str, asyncio.Semaphore] = {}
+        self._limiters: dict[str, RateLimiter] = {}
+        self._inflight: dict[str, asyncio.Future[None]] = {}
+        self._closed = False
+        self.calls = 0  # provider attempts
+        self.cache_hits = 0
+        self.failures = 0  # requests (items) that ended without a usable answer
+        self.cost = 0.0
+
+    # -- public API ---------------------------------------------------------------------------
+
+    @property
+    def counters(self) -> dict[str, float | int]:
+        return {"calls": self.calls, "cache_hits": self.cache_hits,
+                "failures": self.failures, "cost": self.cost}
+
+    def resolve(self, name: str) -> ModelSpec:
+        """A model name resolved against this run's models file (see models.resolve)."""
+        return resolve(name, self.models_file)
+
+    async def complete(self, spec: ModelSpec, messages: list[dict[str, Any]], *, task: str,
+                       template_version: str) -> Completion:
+        """Free-text answer; raises LLMError when there is none after the retries."""
+        try:
+            return await self._complete(spec, messages, task=task, template_version=template_version)
+        except LLMError:
+            self.failures += 1
+            raise
+
+    async def structured(self, spec: ModelSpec, messages: list[dict[str, Any]], out_type: type[T],
+                         *, task: str, template_version: str) -> Structured[T]:
+        """A validated `out_type`, after at most one repair round; a failure comes back as a
+        Structured with value None, the raw text and the reason. Fatal errors (bad key, unknown
+        model) are raised as LLMError instead."""
+        kw = {"task": task, "template_version": template_version}
+        try:
+            first = await self._complete(spec, messages, **kw)
+        except LLMError as exc:
+            if exc.fatal or not exc.empty:
+                self.failures += 1
+                if exc.fatal:
+                    raise
+                return Structured(None, exc.raw, exc.reason, cached=False, calls=1,
+                                  attempts=exc.attempts)
+            bad, problem, done = "", "the answer was empty", (exc.attempts, 0.0, False)
+        else:
+            try:
+                value = parsing.validate(first.text, out_type)
+                return Structured(value, first.text, None, cached=first.cached, calls=1,
+                                  attempts=first.attempts, cost=first.cost or 0.0)
+            except parsing.OutputProblem as problem_exc:
+                bad, problem = first.text, str(problem_exc)
+                done = (first.attempts, first.cost or 0.0, first.cached)
+
+        attempts, cost, first_cached = done
+        try:
+            second = await self._complete(spec, parsing.repair_messages(messages, bad, problem), **kw)
+        except LLMError as exc:
+            self.failures += 1
+            if exc.fatal:
+                raise
+            return Structured(None, exc.raw or bad or None,
+                              f"{problem}; the repair call failed: {exc.reason}", cached=False,
+                              calls=2, attempts=attempts + exc.attempts, cost=cost)
+        attempts += second.attempts
+        cost += second.cost or 0.0
+        cached = first_cached and second.cached
+        try:
+            value = parsing.validate(second.text, out_type)
+        except parsing.OutputProblem as exc:
+            self.failures += 1
+            cut = " (cut off at the token limit)" if second.finish_reason == "length" else ""
+            return Structured(None, second.text, f"invalid after one repair: {exc}{cut} (first "
+                              f"answer: {problem})", cached=cached, calls=2, attempts=attempts,
+                              cost=cost)
+        return Structured(value, second.text, None, cached=cached, calls=2, attempts=attempts,
+                          cost=cost)
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._flush()
+        finally:
+            if self._db is not None:
+                self._db.conn.close()
+                self._db = None
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- one request --------------------------------------------------------------------------
+
+    async def _complete(self, spec: ModelSpec, messages: list[dict[str, Any]], *, task: str,
+                        template_version: str) -> Completion:
+        if self._closed:
+            raise RuntimeError("LLMClient is closed")
+        payload = request_payload(spec, messages, task=task, template_version=template_version)
+        key = request_hash(payload)
+        # An identical request already on its way: wait for it and take its answer from the
+        # cache rather than paying twice (shield: a cancelled waiter must not cancel the owner).
+        while (pending := self._inflight.get(key)) is not None:
+            await asyncio.shield(pending)
+        request_json = scrub(dumps({"name": spec.name, **payload}), secret_values(spec)) or ""
+        if self.use_cache:
+            hit = self._cache_get(key)
+            if hit is not None:
+                self.cache_hits += 1
+                self._log(llm_log.CallRow(key, self.run_id, spec.name, request_json, hit, None, None,
+                                          0.0, 0.0, None, True, 0, utcnow()))
+                return Completion(hit, True, 0.0, None, None, 0.0, 0)
+        owner: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = owner
+        try:
+            return await self._call_with_retries(spec, messages, key, request_json)
+        finally:
+            del self._inflight[key]
+            owner.set_result(None)
+
+    async def _call_with_retries(self, spec: ModelSpec, messages: list[dict[str, Any]], key: str,
+                                 request_json: str) -> Completion:
+        api_key = spec.api_key()  # ModelConfigError propagates: a setup problem, not an item's
+        if not provider.loaded():
+            # The import takes seconds: not inside the first attempt's timeout, and not blocking
+            # the event loop (which may be the TUI's).
+            await asyncio.to_thread(provider.get_litellm)
+        secrets = [api_key] if api_key else []  # the value actually sent, scrubbed from all text
+        max_attempts = spec.max_retries + 1
+        for attempt in range(1, max_attempts + 1):
+            async with self._semaphore(spec):
+                # Rate slot taken inside the concurrency slot: starts stay spaced even when
+                # requests queue on the semaphore.
+                await self._limiter(spec).acquire()
+                started = time.perf_counter()
+                try:
+                    async with asyncio.timeout(spec.timeout + self.timeout_grace):
+                        answer = await provider.acall(spec, messages, api_key)
+                except Exception as exc:
+                    latency = (time.perf_counter() - started) * 1000
+                    error = scrub(describe(exc, spec), secrets) or ""
+                    self.calls += 1
+                    self._log(llm_log.CallRow(key, self.run_id, spec.name, request_json, None, None,
+                                              None, latency, None, error, False, attempt, utcnow()))
+                    if not is_retryable(exc) or attempt == max_attempts:
+                        tries = f" after {attempt} attempts" if attempt > 1 else ""
+                        first_line = (error.splitlines() or [""])[0][:300]
+                        raise LLMError(f"{first_line}{tries}", attempts=attempt,
+                                       status=status_of(exc), fatal=is_fatal(exc)) from None
+                    delay = self._delay(exc, attempt)
+                else:
+                    latency = (time.perf_counter() - started) * 1000
+                    return self._success(spec, key, request_json, answer, attempt, latency, secrets)
+            await asyncio.sleep(delay)  # outside the semaphore: others may use the slot meanwhile
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _success(self, spec: ModelSpec, key: str, request_json: str, answer: provider.ProviderAnswer,
+                 attempt: int, latency: float, secrets: list[str]) -> Completion:
+        self.calls += 1
+        self.cost += answer.cost or 0.0
+        text = scrub(answer.text, secrets) or ""
+        empty = not text.strip()
+        error = f"empty response (finish_reason={answer.finish_reason})" if empty else None
+        self._log(llm_log.CallRow(key, self.run_id, spec.name, request_json, text,
+                                  answer.prompt_tokens, answer.completion_tokens, latency,
+                                  answer.cost, error, False, attempt, utcnow()))
+        if empty:
+            # Not retried (a filter or a too-small max_tokens answers the same way again) and
+            # not cached (a later run should ask again).
+            raise LLMError(error or "empty response", attempts=attempt, raw=text, empty=True)
+        if self.use_cache:
+            self._buf.cache[key] = llm_log.CacheRow(key, spec.name, text, utcnow())
+            self._maybe_flush()
+        return Completion(text, False, answer.cost, answer.prompt_tokens, answer.completion_tokens,
+                          latency, attempt, answer.finish_reason)
+
+    def _delay(self, exc: BaseException, attempt: int) -> float:
+        asked = retry_after(exc)
+        if asked is not None:
+            return min(asked, self.retry_after_cap)
+        return backoff_delay(attempt, self.backoff_base, self.backoff_cap, self._rng)
+
+    def _semaphore(self, spec: ModelSpec) -> asyncio.Semaphore:
+        sem = self._sems.get(spec.name)
+        if sem is None:
+            size = spec.max_concurrency
+            if self.concurrency:
+                size = min(size, self.concurrency)
+            sem = self._sems[spec.name] = asyncio.Semaphore(size)
+        return sem
+
+    def _limiter(self, spec: ModelSpec) -> RateLimiter:
+        limiter = self._limiters.get(spec.name)
+        if limiter is None:
+            limiter = self._limiters[spec.name] = RateLimiter(spec.rpm)
+        return limiter
+
+    # -- storage ------------------------------------------------------------------------------
+
+    def _conn(self) -> Any:
+        if self._db is None:
+            # Opened here, in the event loop's thread (sqlite connections are per thread).
+            self._db = connect(self.db_path)
+        return self._db
+
+    def _cache_get(self, key: str) -> str | None:
+        row = self._buf.cache.get(key)
+        if row is not None:
+            return row.response
+        return llm_log.cache_get(self._conn(), key)
+
+    def _log(self, row: llm_log.CallRow) -> None:
+        self._buf.calls.append(row)
+        self._maybe_flush()
+
+    def _maybe_flush(self) -> None:
+        if len(self._buf.calls) + len(self._buf.cache) >= self.flush_rows:
+            self._flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.flush_interval, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        try:
+            self._flush()
+        except Exception:
+            # Rows were put back by _flush; try again later rather than lose them. A lasting
+            # problem surfaces at aclose(), which flushes without this guard.
+            if not self._closed:
+                self._timer = asyncio.get_running_loop().call_later(
+                    self.flush_interval, self._on_timer)
+
+    def _flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        buf, self._buf = self._buf, _Buffers()
+        if not buf.calls and not buf.cache:
+            return
+        try:
+            llm_log.flush(self._conn(), buf.calls, list(buf.cache.values()))
+        except Exception:
+            self._buf.calls[:0] = buf.calls
+            self._buf.cache = {**buf.cache, **self._buf.cache}
+            raise

@@ -1,0 +1,139 @@
+"""Model specs: what a model name on the command line means, and the models YAML file.
+
+A name is either an entry of the models file (`--models-file` or env COPAL_MODELS_FILE; a
+top-level mapping name -> fields) or a plain litellm model string (`openai/gpt-4o-mini`,
+`ollama/llama3`, ...). `offline/<name>` is the deterministic offline engine, served through a
+litellm custom provider so it shares the cache, log and retry paths with real models.
+
+A spec holds the NAME of the environment variable with the API key, never the key: the value is
+read at call time (`api_key()`) and must never be stored, logged or shown.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+MODELS_FILE_ENV = "COPAL_MODELS_FILE"
+OFFLINE_PREFIX = "offline/"
+
+
+class ModelConfigError(ValueError):
+    """A bad model name, models file or missing key variable (shown to the user as one line)."""
+
+
+class ModelSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, description="what the user calls it; recorded in logs")
+    model: str = Field(min_length=1, description="litellm model string")
+    api_base: str | None = None
+    api_key_env: str | None = Field(default=None, description="NAME of the env var with the key")
+    max_concurrency: int = Field(default=8, ge=1)
+    rpm: float | None = Field(default=None, gt=0, description="requests per minute cap")
+    timeout: float = Field(default=60.0, gt=0, description="seconds per attempt")
+    temperature: float | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_retries: int = Field(default=4, ge=0)
+
+    @property
+    def is_offline(self) -> bool:
+        return self.model.startswith(OFFLINE_PREFIX)
+
+    @property
+    def offline_name(self) -> str:
+        """The engine's name for an offline model (`offline/judge` -> `judge`)."""
+        return self.model[len(OFFLINE_PREFIX):]
+
+    def api_key(self) -> str | None:
+        """The key value, read now from the environment (None when no variable is configured)."""
+        if not self.api_key_env:
+            return None
+        value = os.environ.get(self.api_key_env)
+        if not value:
+            raise ModelConfigError(
+                f"model {self.name!r}: environment variable {self.api_key_env} is not set"
+            )
+        return value
+
+
+def _offline_spec(name: str, **fields: Any) -> ModelSpec:
+    # The engine is deterministic and local: retrying a failure gives the same failure, and a
+    # timeout of a minute would only hide a hang.
+    base: dict[str, Any] = {"max_retries": 0, "timeout": 30.0, "max_concurrency": 64}
+    base.update(fields)
+    return ModelSpec(name=name, **base)
+
+
+def load_models_file(path: Path) -> dict[str, ModelSpec]:
+    """Parse a models file; every problem is a ModelConfigError naming the file and entry."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ModelConfigError(f"cannot read models file {path}: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ModelConfigError(f"models file {path} is not valid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ModelConfigError(f"models file {path}: top level must be a mapping name -> fields")
+    specs: dict[str, ModelSpec] = {}
+    for name, fields in data.items():
+        if not isinstance(name, str) or not name.strip():
+            raise ModelConfigError(f"models file {path}: model names must be non-empty strings")
+        if not isinstance(fields, dict):
+            raise ModelConfigError(f"models file {path}: entry {name!r} must be a mapping of fields")
+        fields = dict(fields)
+        if fields.pop("name", name) != name:
+            raise ModelConfigError(f"models file {path}: entry {name!r} has a different `name`")
+        if "model" not in fields:
+            raise ModelConfigError(f"models file {path}: entry {name!r} needs a `model` field")
+        try:
+            if str(fields["model"]).startswith(OFFLINE_PREFIX):
+                specs[name] = _offline_spec(name, **fields)
+            else:
+                specs[name] = ModelSpec(name=name, **fields)
+        except ValidationError as exc:
+            raise ModelConfigError(
+                f"models file {path}: entry {name!r}: {_summarise(exc)}"
+            ) from None
+        except TypeError as exc:  # non-string keys inside an entry
+            raise ModelConfigError(f"models file {path}: entry {name!r}: {exc}") from None
+    return specs
+
+
+def models_file_from_env() -> Path | None:
+    value = os.environ.get(MODELS_FILE_ENV)
+    return Path(value) if value else None
+
+
+def resolve(name: str, models_file: Path | None = None) -> ModelSpec:
+    """Turn a model name into a spec: models-file entry, `offline/...`, or a litellm string."""
+    name = name.strip()
+    if not name:
+        raise ModelConfigError("empty model name")
+    path = models_file if models_file is not None else models_file_from_env()
+    if path is not None:
+        specs = load_models_file(path)
+        if name in specs:
+            return specs[name]
+    if name.startswith(OFFLINE_PREFIX):
+        if not name[len(OFFLINE_PREFIX):]:
+            raise ModelConfigError("offline model needs a name, e.g. offline/judge")
+        return _offline_spec(name, model=name)
+    if any(ch.isspace() for ch in name):
+        raise ModelConfigError(f"unknown model {name!r} (not in the models file, not a litellm string)")
+    return ModelSpec(name=name, model=name)
+
+
+def _summarise(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in err["loc"]) or "entry"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)

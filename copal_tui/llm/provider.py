@@ -1,0 +1,109 @@
+"""The one doorway to litellm: lazy import, offline provider registration, one provider call.
+
+litellm is imported here only when the first call is made (it takes seconds, and the TUI must
+start without it), with the local cost map forced first (otherwise it fetches the map over the
+network at import) and its debug banners off. Each call switches litellm's and the OpenAI SDK's
+own retries off: the client's retry loop is the only one.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from copal_tui.llm.models import ModelSpec
+
+_litellm: Any = None
+_lock = threading.Lock()
+
+
+def loaded() -> bool:
+    return _litellm is not None
+
+
+def get_litellm() -> Any:
+    """litellm, imported and set up on first use (safe to call from any thread)."""
+    global _litellm
+    with _lock:
+        if _litellm is not None:
+            return _litellm
+        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+        # Otherwise unexpected errors carry a traceback and a prefilled bug-report URL in their
+        # message, which would end up in the call log.
+        os.environ.setdefault("LITELLM_DISABLE_BUG_REPORT_LINK", "true")
+        import litellm
+
+        litellm.suppress_debug_info = True
+        if not os.environ.get("LITELLM_LOG"):
+            # Its warnings would land on the terminal (under the TUI); every attempt and error
+            # is in llm_calls instead. LITELLM_LOG=... turns them back on for debugging.
+            for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+                logging.getLogger(name).setLevel(logging.ERROR)
+        _register_offline(litellm)
+        # The first real call spends most of a second importing litellm's lazy modules; a mock
+        # call (no network) pays that here, so it does not eat into the first attempt's timeout.
+        litellm.completion(model="openai/copal-warmup", api_key="unused", mock_response="ok",
+                           messages=[{"role": "user", "content": "warm up"}])
+        _litellm = litellm
+        return _litellm
+
+
+def _register_offline(litellm: Any) -> None:
+    from copal_tui.llm.offline_provider import PROVIDER, make_handler
+
+    if not any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
+        litellm.custom_provider_map = [
+            *litellm.custom_provider_map,
+            {"provider": PROVIDER, "custom_handler": make_handler()},
+        ]
+
+
+@dataclass(frozen=True)
+class ProviderAnswer:
+    text: str
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost: float | None
+
+
+async def acall(spec: ModelSpec, messages: list[dict[str, Any]], api_key: str | None) -> ProviderAnswer:
+    """One attempt at the provider; raises whatever litellm raises."""
+    litellm = get_litellm()
+    kwargs: dict[str, Any] = {
+        "model": spec.model,
+        "messages": messages,
+        "timeout": spec.timeout,
+        "num_retries": 0,
+        "max_retries": 0,
+    }
+    if spec.api_base:
+        kwargs["api_base"] = spec.api_base
+    if api_key:
+        kwargs["api_key"] = api_key
+    if spec.temperature is not None:
+        kwargs["temperature"] = spec.temperature
+    if spec.max_tokens is not None:
+        kwargs["max_tokens"] = spec.max_tokens
+    response = await litellm.acompletion(**kwargs)
+    choice = response.choices[0]
+    text = getattr(choice.message, "content", None) or ""
+    usage = getattr(response, "usage", None)
+    return ProviderAnswer(
+        text=text,
+        finish_reason=getattr(choice, "finish_reason", None),
+        prompt_tokens=getattr(usage, "prompt_tokens", None),
+        completion_tokens=getattr(usage, "completion_tokens", None),
+        cost=0.0 if spec.is_offline else _cost(litellm, response),
+    )
+
+
+def _cost(litellm: Any, response: Any) -> float | None:
+    # Unknown (self-hosted, new) models are not in the price map: cost is unknown, not zero.
+    try:
+        return float(litellm.completion_cost(completion_response=response))
+    except Exception:
+        return None

@@ -1,0 +1,68 @@
+"""What identifies a model request, and keeping secrets out of what is stored about it.
+
+The cache key is the sha256 of the canonical JSON of (model, endpoint, messages, temperature,
+max_tokens, task, template_version): a new template version or sampling setting is a new request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from copal_tui.llm.models import ModelSpec
+from store.db import dumps
+
+REDACTED = "[redacted]"
+
+
+def request_payload(spec: ModelSpec, messages: list[dict[str, Any]], *, task: str,
+                    template_version: str) -> dict[str, Any]:
+    """What identifies a request (hashed for the cache key, stored in the call log)."""
+    return {
+        "model": spec.model,
+        "api_base": public_url(spec.api_base),
+        "messages": messages,
+        "temperature": spec.temperature,
+        "max_tokens": spec.max_tokens,
+        "task": task,
+        "template_version": template_version,
+    }
+
+
+def request_hash(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(dumps(payload).encode("utf-8")).hexdigest()
+
+
+def public_url(url: str | None) -> str | None:
+    # A base URL may carry credentials (https://user:token@host); they must not be stored.
+    if not url:
+        return url
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    netloc = parts.hostname or ""
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def secret_values(spec: ModelSpec) -> list[str]:
+    """The key value(s) to scrub; never raises (a cache hit needs no key, but is scrubbed too)."""
+    value = os.environ.get(spec.api_key_env) if spec.api_key_env else None
+    return [value] if value else []
+
+
+def scrub(text: str | None, secrets: list[str]) -> str | None:
+    if text is None:
+        return None
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+def describe(exc: BaseException, spec: ModelSpec) -> str:
+    if isinstance(exc, TimeoutError) and not str(exc):
+        return f"timeout after {spec.timeout:g}s"
+    return f"{type(exc).__name__}: {exc}"[:4000]
