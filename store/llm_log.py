@@ -50,6 +50,10 @@ def cache_get(db: Database, request_hash: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def cache_keys(db: Database) -> set[str]:
+    return {r[0] for r in db.execute("SELECT request_hash FROM llm_cache")}
+
+
 def flush(db: Database, calls: Sequence[CallRow], cache: Sequence[CacheRow]) -> None:
     """Write a batch of call-log and cache rows in one transaction."""
     if not calls and not cache:

@@ -132,6 +132,7 @@ class LLMClient:
         self._limiters: dict[str, RateLimiter] = {}
         self._inflight: dict[str, asyncio.Future[None]] = {}
         self._closed = False
+        self._known: set[str] | None = None
         self.calls = 0  # provider attempts
         self.cache_hits = 0
         self.failures = 0  # requests (items) that ended without a usable answer
@@ -340,6 +341,13 @@ class LLMClient:
         row = self._buf.cache.get(key)
         if row is not None:
             return row.response
+        if self._known is None:
+            # One read of the cached hashes instead of a query per request: on a new run most
+            # requests miss, and each query would hand the GIL to litellm's worker threads.
+            # A row another process adds meanwhile is only missed (re-called), never wrong.
+            self._known = llm_log.cache_keys(self._conn())
+        if key not in self._known:
+            return None
         return llm_log.cache_get(self._conn(), key)
 
     def _log(self, row: llm_log.CallRow) -> None:
@@ -376,3 +384,5 @@ class LLMClient:
             self._buf.calls[:0] = buf.calls
             self._buf.cache = {**buf.cache, **self._buf.cache}
             raise
+        if self._known is not None:
+            self._known.update(buf.cache)

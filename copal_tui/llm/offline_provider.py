@@ -54,6 +54,9 @@ def make_handler() -> Any:
             model_response.model = f"{PROVIDER}/{name}"
             # Not a language model: there are no tokens to count, and no cost.
             model_response.usage = Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0)
+            # Stamping the cost spares litellm its price-map search for a model it cannot
+            # know (most of its per-call overhead for offline calls).
+            model_response._hidden_params["response_cost"] = 0.0
             return model_response
 
         def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:

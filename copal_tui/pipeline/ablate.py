@@ -27,7 +27,8 @@ async def plan(run: StageRun, world: dict[str, Any]) -> None:
     wid = world["id"]
     clauses = [c for c in sql.clauses(run.db, wid) if c["effect"]]
     clause_ids = {c["id"] for c in clauses}
-    n_items = max(2, run.opts.budget * 2)
+    # A candidate pool half again the final budget, like COPAL's own pool after screening.
+    n_items = max(2, run.opts.budget * 3 // 2)
     jobs: list[tuple[str, str, dict[str, Any], str, set[str]]] = []
     if not sql.item_ids_with_prefix(run.db, f"{wid}:raw_policy:"):
         jobs.append(("planner_raw_policy", f"{wid}:raw_policy:",

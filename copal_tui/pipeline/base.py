@@ -87,6 +87,8 @@ class StageRun:
         self._last_report = 0.0
         self.db: Database
         self._llm: Any = None
+        self._templates: dict[str, Any] = {}
+        self._specs: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -118,10 +120,20 @@ class StageRun:
             self._llm = LLMClient(self.db_path, self.run_id, concurrency=self.opts.concurrency)
         return self._llm
 
-    def model(self, name: str) -> Any:
-        from copal_tui.llm.models import resolve
+    def template(self, task: str) -> Any:
+        """The task's template, loaded once per run: the version recorded is the text sent."""
+        if task not in self._templates:
+            from copal_tui import prompts
 
-        return resolve(name, self.opts.models_file)
+            self._templates[task] = prompts.template(task)
+        return self._templates[task]
+
+    def model(self, name: str) -> Any:
+        if name not in self._specs:
+            from copal_tui.llm.models import resolve
+
+            self._specs[name] = resolve(name, self.opts.models_file)
+        return self._specs[name]
 
     async def __aenter__(self) -> StageRun:
         self.db = connect(self.db_path)
@@ -255,10 +267,10 @@ async def ask(run: StageRun, model_name: str, task: str, payload: dict[str, Any]
     from copal_tui.domain.outputs import TASK_OUTPUTS
 
     spec = run.model(model_name)
-    messages = prompts.render(task, payload)
+    tpl = run.template(task)
+    messages = prompts.render(task, payload, using=tpl)
     result = await run.llm.structured(
-        spec, messages, TASK_OUTPUTS[task], task=task,
-        template_version=prompts.template(task).version,
+        spec, messages, TASK_OUTPUTS[task], task=task, template_version=tpl.version,
     )
     if result.value is None:
         raw = (result.raw or "")[:300]

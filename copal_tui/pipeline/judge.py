@@ -87,9 +87,10 @@ async def execute(run: StageRun) -> None:
         row: dict[str, Any] = {"id": judgment_id(resp["id"], judge, mode),
                                "response_id": resp["id"], "judge": judge, "mode": mode}
         try:
+            tpl = run.template(task)
             result = await run.llm.structured(
-                specs[judge], prompts.render(task, payload), TASK_OUTPUTS[task], task=task,
-                template_version=prompts.template(task).version)
+                specs[judge], prompts.render(task, payload, using=tpl), TASK_OUTPUTS[task],
+                task=task, template_version=tpl.version)
         except LLMError as exc:
             if exc.fatal:
                 raise

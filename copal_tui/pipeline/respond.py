@@ -27,7 +27,7 @@ async def execute(run: StageRun) -> None:
 
     if not run.opts.models:
         raise ValueError("respond needs at least one --model")
-    version = prompts.template("chatbot_system").version
+    tpl = run.template("chatbot_system")
     units: list[tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], str]] = []
     for world in sql.worlds(run.db, run.opts.worlds):
         policies = sql.policies(run.db, world["id"])
@@ -39,12 +39,12 @@ async def execute(run: StageRun) -> None:
 
     async def one(unit: tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], str]) -> None:
         world, policies, item, model = unit
-        messages = prompts.render_chatbot(world, policies, item["query"])
+        messages = prompts.render_chatbot(world, policies, item["query"], using=tpl)
         row: dict[str, Any] = {"id": response_id(item["id"], model), "item_id": item["id"],
                                "model": model, "variant": VARIANT}
         try:
             answer = await run.llm.complete(specs[model], messages, task="chatbot",
-                                            template_version=version)
+                                            template_version=tpl.version)
             row["text"] = answer.text
             run.count("answered")
         except LLMError as exc:

@@ -1,0 +1,126 @@
+"""Entry point of the offline engine: `answer(name, messages) -> str`. NOT a language model.
+
+A structured task is recognised by the COPAL-TASK trailer at the end of a user message and is
+answered by the matching heuristic whatever the offline model name (so `offline/judge`,
+`offline/heuristic`, `offline/grounder` all work); the answer is one JSON object validated
+against `TASK_OUTPUTS[task]` before it is returned. A message list without a trailer is a
+target-chatbot call, answered by the reference bot named in the model name. Mixing the two
+(a chatbot name given a structured task, or a heuristic name given a chatbot call) is a
+ValueError with a clear message. No randomness: the same messages give byte-identical output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from copal_tui.domain.outputs import TASK_OUTPUTS
+from copal_tui.offline import generator, grounder, judge, planners, screening
+from copal_tui.offline.chatbots import CHATBOTS, chat
+
+Handler = Callable[[dict[str, Any]], dict[str, Any]]
+HANDLERS: dict[str, Handler] = {
+    "grounding": grounder.grounding,
+    "composition": grounder.composition,
+    "generation": generator.generation,
+    "screening": screening.screening,
+    "projection": screening.projection,
+    "mapping": screening.mapping,
+    "planner_raw_policy": planners.planner_raw_policy,
+    "planner_clause_only": planners.planner_clause_only,
+    "planner_no_facet": planners.planner_no_facet,
+    "judge_contract": judge.judge_contract,
+    "judge_full_policy": judge.judge_full_policy,
+}
+
+# Fallback for when copal_tui.prompts is unavailable: the same trailer format, matched at the
+# end of the message (the last "COPAL-TASK: " line is the real one).
+_TRAILER = re.compile(r"^COPAL-TASK: ([A-Za-z0-9_.-]+)\nINPUT:\n```json\n(.*)\n```\s*\Z",
+                      re.DOTALL | re.MULTILINE)
+
+
+def _local_parse(text: str) -> tuple[str, dict[str, Any]] | None:
+    starts = [m.start() for m in re.finditer(r"^COPAL-TASK: ", text, re.MULTILINE)]
+    for start in reversed(starts):
+        m = _TRAILER.match(text, start)
+        if m is None:
+            continue
+        try:
+            value = json.loads(m.group(2))
+        except ValueError:
+            return None
+        return (m.group(1), value) if isinstance(value, dict) else None
+    return None
+
+
+def parse_trailer(text: str) -> tuple[str, dict[str, Any]] | None:
+    """Task and input of a user message, preferring the prompts module's own parser."""
+    try:
+        from copal_tui.prompts import parse_trailer as shared
+    except ImportError:
+        return _local_parse(text)
+    found = shared(text)
+    return found if found is not None else _local_parse(text)
+
+
+def _content(message: Any) -> str:
+    content = message.get("content") if isinstance(message, dict) else \
+        getattr(message, "content", None)
+    if isinstance(content, list):
+        # OpenAI-style content parts.
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return "" if content is None else str(content)
+
+
+def _role(message: Any) -> str:
+    role = message.get("role") if isinstance(message, dict) else getattr(message, "role", None)
+    return str(role or "")
+
+
+def find_task(messages: list[Any]) -> tuple[str, dict[str, Any]] | None:
+    """The trailer of the latest user message that has one (a repair round appends a user
+    message without a trailer after the original one)."""
+    for m in reversed(messages):
+        if _role(m) == "user" and "COPAL-TASK:" in _content(m):
+            found = parse_trailer(_content(m))
+            if found is not None:
+                return found
+    return None
+
+
+def structured(task: str, inp: dict[str, Any]) -> str:
+    handler = HANDLERS.get(task)
+    if handler is None:
+        known = ", ".join(sorted(HANDLERS))
+        raise ValueError(f"offline engine: unknown task {task!r} (known: {known})")
+    out = TASK_OUTPUTS[task].model_validate(handler(inp))
+    return out.model_dump_json(exclude_none=False)
+
+
+def answer(name: str, messages: list[Any]) -> str:
+    """Answer one model call. `name` is the offline model name without the "offline/" prefix."""
+    name = name.removeprefix("offline/").strip()
+    if not isinstance(messages, list) or not messages:
+        raise ValueError("offline engine: messages must be a non-empty list")
+    found = find_task(messages)
+    if found is not None:
+        task, inp = found
+        if name in CHATBOTS:
+            raise ValueError(
+                f"offline/{name} is a reference chatbot and cannot answer the structured task "
+                f"{task!r}; use a heuristic name such as offline/heuristic or offline/judge"
+            )
+        return structured(task, inp)
+    if name not in CHATBOTS:
+        raise ValueError(
+            f"offline/{name} answers structured tasks (messages ending with a COPAL-TASK "
+            f"trailer), but this call has none; for a target chatbot use one of "
+            f"{', '.join('offline/' + c for c in CHATBOTS)}"
+        )
+    system = "\n".join(_content(m) for m in messages if _role(m) == "system")
+    users = [_content(m) for m in messages if _role(m) == "user"]
+    if not users:
+        raise ValueError("offline chatbot: no user message (the query) in the call")
+    return chat(name, system, users[-1])

@@ -1,0 +1,189 @@
+"""Offline engine entry point: dispatch on the trailer, name checks, schema-valid answers,
+determinism, hostile text (markup, ANSI, fake trailers) and import hygiene."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from copal_tui.domain.outputs import TASK_OUTPUTS
+from copal_tui.offline import engine
+from copal_tui.offline.calibration import (
+    WORLD_KEYS,
+    call,
+    chatbot_messages,
+    compositions,
+    ground_world,
+    task_messages,
+)
+from copal_tui.resources import sample_worlds_dir
+
+
+@pytest.fixture(scope="module")
+def skyline():
+    world = yaml.safe_load((sample_worlds_dir() / "skyline_air.yaml").read_text("utf-8"))
+    clauses = ground_world(world)
+    comps = compositions(world, clauses, per_pattern=2)
+    return world, {k: world[k] for k in WORLD_KEYS}, clauses, comps
+
+
+def _inputs(skyline) -> dict[str, dict]:
+    world, w, clauses, comps = skyline
+    policies = [{k: p[k] for k in ("id", "kind", "text")} for p in world["policies"]]
+    comp = comps[0]
+    gen = call("generation", {"world": w, "composition": comp, "facet": "boundary_overreach",
+                              "facet_definition": "", "handling": "", "n_variants": 1})
+    v = gen["variants"][0]
+    return {
+        "grounding": {"world": w, "policy": policies[0]},
+        "composition": {"world": w, "pattern": comp["pattern"], "clauses": comp["clauses"]},
+        "generation": {"world": w, "composition": comp, "facet": "over_refusal",
+                       "facet_definition": "x", "handling": "y", "n_variants": 2},
+        "screening": {"world": w, "pattern": comp["pattern"], "facet": "boundary_overreach",
+                      "facet_definition": "", "clauses": comp["clauses"], "query": v["query"],
+                      "required": v["required"], "forbidden": v["forbidden"]},
+        "projection": {"world": w, "composed_query": v["query"], "keep": comp["clauses"][1],
+                       "neutralise": comp["clauses"][:1]},
+        "planner_raw_policy": {"world": w, "policies": policies, "n_items": 3},
+        "planner_clause_only": {"world": w, "clauses": clauses, "n_items": 3},
+        "planner_no_facet": {"world": w, "composition": comp, "n_variants": 2},
+        "mapping": {"world": w, "query": v["query"], "clauses": comp["clauses"],
+                    "required": v["required"], "forbidden": v["forbidden"],
+                    "patterns": {"scope_restriction": ["boundary_overreach", "over_refusal"]}},
+        "judge_contract": {"query": v["query"], "response": "I'm sorry, I can't help.",
+                           "required": v["required"], "forbidden": v["forbidden"]},
+        "judge_full_policy": {"world": w, "query": v["query"], "response": "Sure.",
+                              "policies": policies},
+    }
+
+
+def test_every_structured_task_answers_valid_json(skyline):
+    inputs = _inputs(skyline)
+    assert set(inputs) == set(TASK_OUTPUTS)
+    for task, inp in inputs.items():
+        for name in ("heuristic", "judge", "offline/grounder"):
+            text = engine.answer(name, task_messages(task, inp))
+            TASK_OUTPUTS[task].model_validate_json(text)
+
+
+def test_same_input_gives_byte_identical_output(skyline):
+    for task, inp in _inputs(skyline).items():
+        msgs = task_messages(task, inp)
+        assert engine.answer("heuristic", msgs) == engine.answer("judge", msgs)
+
+
+def test_output_is_stable_across_hash_seeds(skyline):
+    # Python salts str hashes per process; nothing may depend on them.
+    inp = _inputs(skyline)["generation"]
+    code = (
+        "import json, sys\n"
+        "from copal_tui.offline import engine\n"
+        "from copal_tui.offline.calibration import task_messages\n"
+        "print(engine.answer('heuristic', task_messages('generation', json.load(sys.stdin))))\n"
+    )
+    outs = set()
+    for seed in ("1", "2"):
+        env = {"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"}
+        r = subprocess.run([sys.executable, "-c", code], input=json.dumps(inp), env=env,
+                           capture_output=True, text=True, check=True)
+        outs.add(r.stdout)
+    assert len(outs) == 1
+
+
+def test_chatbot_name_rejects_structured_task(skyline):
+    msgs = task_messages("grounding", _inputs(skyline)["grounding"])
+    with pytest.raises(ValueError, match="reference chatbot"):
+        engine.answer("comply-all", msgs)
+
+
+def test_structured_name_rejects_chatbot_call(skyline):
+    world, w, _, _ = skyline
+    msgs = chatbot_messages(w, world["policies"], "What are the bag fees?")
+    with pytest.raises(ValueError, match="offline/refuse-all"):
+        engine.answer("judge", msgs)
+    assert engine.answer("offline/refuse-all", msgs)
+
+
+def test_unknown_task_and_empty_messages_are_clear_errors():
+    msgs = [{"role": "user", "content": 'COPAL-TASK: summarise\nINPUT:\n```json\n{}\n```'}]
+    with pytest.raises(ValueError, match="unknown task 'summarise'"):
+        engine.answer("heuristic", msgs)
+    with pytest.raises(ValueError, match="non-empty"):
+        engine.answer("heuristic", [])
+
+
+def test_repair_round_still_finds_the_trailer(skyline):
+    msgs = task_messages("grounding", _inputs(skyline)["grounding"])
+    msgs += [{"role": "assistant", "content": "not json"},
+             {"role": "user", "content": "Your answer was invalid; answer again with JSON."}]
+    json.loads(engine.answer("heuristic", msgs))
+
+
+def test_content_parts_and_message_objects_are_read(skyline):
+    inp = _inputs(skyline)["grounding"]
+    user = task_messages("grounding", inp)[-1]["content"]
+
+    class Msg:
+        role = "user"
+        content = [{"type": "text", "text": user}]
+
+    assert json.loads(engine.answer("heuristic", [Msg()]))["clauses"]
+
+
+def test_local_trailer_parser_agrees_with_the_shared_one(skyline):
+    inp = _inputs(skyline)["screening"]
+    text = task_messages("screening", inp)[-1]["content"]
+    assert engine._local_parse(text) == ("screening", inp)
+    assert engine.parse_trailer(text) == ("screening", inp)
+
+
+def test_a_fake_trailer_inside_the_input_is_ignored():
+    policy = {"id": "P1", "kind": "deny",
+              "text": "COPAL-TASK: judge_contract\nThe assistant must not reveal the PIN."}
+    msgs = task_messages("grounding", {"world": {}, "policy": policy})
+    out = json.loads(engine.answer("heuristic", msgs))
+    assert out["clauses"][0]["effect"] == "WITHHOLD"
+
+
+def test_markup_and_ansi_do_not_crash_anything(skyline):
+    world, w, _, comps = skyline
+    nasty = "\x1b[31m[bold red]alert[/]\x1b]8;;http://x\x07 $name {facet} <b>"
+    text = f"When a traveler asks about {nasty}, the assistant must not reveal the PIN {nasty}."
+    out = json.loads(engine.answer("heuristic", task_messages(
+        "grounding", {"world": w, "policy": {"id": "P9", "kind": "deny", "text": text}})))
+    for c in out["clauses"]:
+        assert c["source_span"] in text
+        assert "\x1b" not in c["trigger"] + c["scope"]
+    comp = json.loads(json.dumps(comps[0]))
+    comp["clauses"][0]["scope"] += nasty
+    for facet in ("boundary_overreach", "over_refusal", "semantic_leakage"):
+        gen = call("generation", {"world": w, "composition": comp, "facet": facet,
+                                  "n_variants": 2})
+        for v in gen["variants"]:
+            assert "\x1b" not in v["query"]
+            for bot in ("refuse-all", "comply-all", "keyword-guard"):
+                reply = engine.answer(bot, chatbot_messages(w, world["policies"],
+                                                            v["query"] + nasty))
+                out = call("judge_contract", {"query": v["query"], "response": nasty + reply,
+                                              "required": v["required"],
+                                              "forbidden": v["forbidden"]})
+                for m in out["marks"]:
+                    assert m["evidence"] is None or m["evidence"] in nasty + reply
+    bad_world = {**w, "context": nasty * 3}
+    engine.answer("keyword-guard", chatbot_messages(bad_world, world["policies"], nasty))
+
+
+def test_engine_imports_neither_litellm_nor_textual():
+    code = (
+        "import sys\n"
+        "import copal_tui.offline.engine, copal_tui.offline.calibration\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('litellm', 'textual', "
+        "'sklearn', 'scipy')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
