@@ -39,12 +39,21 @@ class CopalGroup(click.Group):
             _fail(f"import failed, nothing was written: {exc}", EXIT_BAD_INPUT)
         except StoreError as exc:
             _fail(str(exc), 1)
+        except _config_errors() as exc:
+            _fail(str(exc), EXIT_BAD_INPUT)
         except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt):
             raise
         except Exception as exc:  # noqa: BLE001 - last line of defence: no tracebacks
             if os.environ.get("COPAL_DEBUG"):
                 raise
             _fail(f"{type(exc).__name__}: {exc}", 1)
+
+
+def _config_errors() -> tuple[type[Exception], ...]:
+    # A bad models file or a missing key variable (the models module does not import litellm).
+    from copal_tui.llm.models import ModelConfigError
+
+    return (ModelConfigError,)
 
 
 def _fail(message: str, code: int) -> None:

@@ -50,6 +50,11 @@ def cache_get(db: Database, request_hash: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def cache_delete(db: Database, request_hash: str) -> None:
+    with write(db):
+        db.execute("DELETE FROM llm_cache WHERE request_hash = ?", (request_hash,))
+
+
 def cache_keys(db: Database) -> set[str]:
     return {r[0] for r in db.execute("SELECT request_hash FROM llm_cache")}
 

@@ -71,6 +71,7 @@ class Completion:
     latency_ms: float
     attempts: int  # provider attempts made for this request (0 when cached)
     finish_reason: str | None = None
+    key: str = ""  # the request hash (cache key)
 
 
 @dataclass(frozen=True)
@@ -174,6 +175,7 @@ class LLMClient:
                 return Structured(None, exc.raw, exc.reason, cached=False, calls=1,
                                   attempts=exc.attempts)
             bad, problem, done = "", "the answer was empty", (exc.attempts, 0.0, False)
+            first_key = ""
         else:
             try:
                 value = parsing.validate(first.text, out_type)
@@ -181,6 +183,7 @@ class LLMClient:
                                   attempts=first.attempts, cost=first.cost or 0.0)
             except parsing.OutputProblem as problem_exc:
                 bad, problem = first.text, str(problem_exc)
+                first_key = first.key
                 done = (first.attempts, first.cost or 0.0, first.cached)
 
         attempts, cost, first_cached = done
@@ -190,6 +193,7 @@ class LLMClient:
             self.failures += 1
             if exc.fatal:
                 raise
+            self._evict(first_key)
             return Structured(None, exc.raw or bad or None,
                               f"{problem}; the repair call failed: {exc.reason}", cached=False,
                               calls=2, attempts=attempts + exc.attempts, cost=cost)
@@ -200,6 +204,10 @@ class LLMClient:
             value = parsing.validate(second.text, out_type)
         except parsing.OutputProblem as exc:
             self.failures += 1
+            # Neither answer stays cached: a re-run must ask again, not replay the failure.
+            # (After a successful repair both stay, so a re-run replays it for free.)
+            self._evict(first_key)
+            self._evict(second.key)
             cut = " (cut off at the token limit)" if second.finish_reason == "length" else ""
             return Structured(None, second.text, f"invalid after one repair: {exc}{cut} (first "
                               f"answer: {problem})", cached=cached, calls=2, attempts=attempts,
@@ -243,7 +251,7 @@ class LLMClient:
                 self.cache_hits += 1
                 self._log(llm_log.CallRow(key, self.run_id, spec.name, request_json, hit, None, None,
                                           0.0, 0.0, None, True, 0, utcnow()))
-                return Completion(hit, True, 0.0, None, None, 0.0, 0)
+                return Completion(hit, True, 0.0, None, None, 0.0, 0, key=key)
         owner: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._inflight[key] = owner
         try:
@@ -306,7 +314,7 @@ class LLMClient:
             self._buf.cache[key] = llm_log.CacheRow(key, spec.name, text, utcnow())
             self._maybe_flush()
         return Completion(text, False, answer.cost, answer.prompt_tokens, answer.completion_tokens,
-                          latency, attempt, answer.finish_reason)
+                          latency, attempt, answer.finish_reason, key=key)
 
     def _delay(self, exc: BaseException, attempt: int) -> float:
         asked = retry_after(exc)
@@ -349,6 +357,15 @@ class LLMClient:
         if key not in self._known:
             return None
         return llm_log.cache_get(self._conn(), key)
+
+    def _evict(self, key: str) -> None:
+        """Forget a cached answer that turned out unusable."""
+        if not key:
+            return
+        self._buf.cache.pop(key, None)
+        if self._known is not None:
+            self._known.discard(key)
+        llm_log.cache_delete(self._conn(), key)
 
     def _log(self, row: llm_log.CallRow) -> None:
         self._buf.calls.append(row)

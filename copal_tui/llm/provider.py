@@ -80,8 +80,6 @@ async def acall(spec: ModelSpec, messages: list[dict[str, Any]], api_key: str | 
         "num_retries": 0,
         "max_retries": 0,
     }
-    if os.environ.get("COPAL_NOLOG"):
-        kwargs["no-log"] = True
     if spec.api_base:
         kwargs["api_base"] = spec.api_base
     if api_key:

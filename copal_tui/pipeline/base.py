@@ -43,6 +43,8 @@ class Options:
     per_pattern: int = 6
     models_file: Path | None = None
     seed: int = 0
+    # First retry delay in seconds (doubling, with jitter); tests and local stubs shorten it.
+    backoff_base: float = 1.0
 
 
 @dataclass
@@ -117,7 +119,9 @@ class StageRun:
             # stage that calls a model pays for it.
             from copal_tui.llm.client import LLMClient
 
-            self._llm = LLMClient(self.db_path, self.run_id, concurrency=self.opts.concurrency)
+            self._llm = LLMClient(self.db_path, self.run_id, concurrency=self.opts.concurrency,
+                                  models_file=self.opts.models_file,
+                                  backoff_base=self.opts.backoff_base)
         return self._llm
 
     def template(self, task: str) -> Any:

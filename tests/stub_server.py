@@ -1,0 +1,126 @@
+"""A local OpenAI-compatible chat server for stage-level tests, on 127.0.0.1 and a free port.
+
+It answers like a model would: requests carrying a COPAL task trailer get the offline engine's
+structured answer, others (chatbot calls) a comply-all answer. Faults are injected per request
+by matching a marker in the last user message: a queue of one-off behaviours per marker
+(`once`) and markers that always fail (`broken`) until cleared.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from copal_tui.offline import engine
+
+
+@dataclass
+class Stub:
+    once: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
+    broken: set[str] = field(default_factory=set)
+    latency: float = 0.0
+    calls: int = 0
+    authorization: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def behaviour(self, text: str) -> tuple[Any, ...]:
+        with self.lock:
+            self.calls += 1
+            for marker in sorted(self.broken):
+                if marker in text:
+                    return ("500",)
+            for marker, queue in self.once.items():
+                if marker in text and queue:
+                    return queue.pop(0)
+        return ("ok",)
+
+
+def answer(messages: list[dict[str, Any]]) -> str:
+    last = messages[-1]["content"]
+    if "COPAL-TASK:" in last or any("COPAL-TASK:" in m["content"] for m in messages):
+        return engine.answer("judge", messages)
+    return engine.answer("comply-all", messages)
+
+
+def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _send(self, status: int, body: dict[str, Any] | str,
+                  headers: dict[str, str] | None = None) -> None:
+            data = (body if isinstance(body, str) else json.dumps(body)).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _ok(self, content: str) -> None:
+            self._send(200, {
+                "id": "chatcmpl-stub", "object": "chat.completion", "created": 1,
+                "model": "stub", "choices": [{"index": 0, "finish_reason": "stop",
+                                              "message": {"role": "assistant",
+                                                          "content": content}}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            })
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+            stub.authorization.append(self.headers.get("authorization", ""))
+            messages = body["messages"]
+            # Markers match any user message, so a repair round (whose last message is the
+            # repair instruction) still meets the fault planned for its item.
+            act = stub.behaviour("\n".join(m["content"] for m in messages if m["role"] == "user"))
+            if stub.latency:
+                time.sleep(stub.latency)
+            kind = act[0]
+            if kind == "429":
+                self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}},
+                           {"Retry-After": str(act[1])})
+            elif kind == "500":
+                self._send(500, {"error": {"message": "upstream failure"}})
+            elif kind == "slow":
+                time.sleep(act[1])
+                self._ok(answer(messages))
+            elif kind == "truncate":
+                self._ok(answer(messages)[: act[1]])
+            elif kind == "raw":
+                self._ok(act[1])
+            elif kind == "empty":
+                self._ok("")
+            else:
+                self._ok(answer(messages))
+
+    return Handler
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that timed out closed the socket before a slow answer: expected here.
+        pass
+
+
+@contextmanager
+def serve(stub: Stub) -> Iterator[str]:
+    server = _Server(("127.0.0.1", 0), _handler(stub))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
