@@ -228,6 +228,14 @@ def m001_initial(db: Database) -> None:
     )
 
 
+@MIGRATIONS()
+def m002_item_gate_route(db: Database) -> None:
+    # The prerequisite a gated item must ask for and the route a transfer item must name, as
+    # the generator stated them (the contract items carry them too, as kind gate/route).
+    db.execute("ALTER TABLE items ADD COLUMN gate TEXT")
+    db.execute("ALTER TABLE items ADD COLUMN route TEXT")
+
+
 def _exec(db: Database, script: str) -> None:
     # executescript() would COMMIT the surrounding transaction; run statement by statement so
     # the migration and its bookkeeping row stay atomic.

@@ -55,12 +55,13 @@ def insert_composition(db: Database, c: dict[str, Any], run_id: str | None = Non
 def insert_item(db: Database, it: dict[str, Any], run_id: str | None = None) -> None:
     db.execute(
         "INSERT INTO items (id, world_id, composition_id, pattern, facet, query, required, "
-        "forbidden, method, parent_item_id, selected, trap, screening, run_id, created_at) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "forbidden, method, parent_item_id, selected, trap, screening, run_id, created_at, "
+        "gate, route) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (it["id"], it["world_id"], it.get("composition_id"), it.get("pattern"), it.get("facet"),
          it["query"], dumps(list(it["required"])), dumps(list(it["forbidden"])), it["method"],
          it.get("parent_item_id"), int(bool(it.get("selected"))), it.get("trap"),
-         None if it.get("screening") is None else dumps(it["screening"]), run_id, utcnow()),
+         None if it.get("screening") is None else dumps(it["screening"]), run_id, utcnow(),
+         it.get("gate"), it.get("route")),
     )
 
 

@@ -84,3 +84,17 @@ def test_missing_database_is_one_line_error(cli, tmp_path):
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "copal init" in lines[0]
+
+
+def test_older_database_is_refused_then_upgraded_keeping_data(cli, db_path, samples):
+    db = connect(db_path, create=True)
+    MIGRATIONS.apply(db, stop_before="m002_item_gate_route")
+    db.execute("INSERT INTO worlds (id, name, industry, use_case, risk_tier, context, created_at) "
+               "VALUES ('w', 'W', 'i', 'u', 'low', 'c', 'now')")
+    db.conn.close()
+    refused = cli("import", str(samples / "skyline_air.yaml"))
+    assert refused.exit_code != 0 and "m002_item_gate_route" in refused.stderr
+    assert "copal migrate" in refused.stderr
+    assert "m002_item_gate_route" in cli("migrate").stdout
+    assert cli("import", str(samples / "skyline_air.yaml")).exit_code == 0
+    assert json.loads(cli("stats", "--json").stdout)["worlds"] == 2

@@ -69,7 +69,7 @@ async def execute(run: StageRun) -> None:
                 "composition_id": comp["id"], "pattern": pattern.value, "facet": facet.value,
                 "query": v.query, "required": required, "forbidden": forbidden,
                 "method": Method.COPAL.value, "parent_item_id": None, "selected": False,
-                "trap": v.trap or None,
+                "trap": v.trap or None, "gate": v.gate, "route": v.route,
             })
         run.count("items", len(rows))
         run.insert_later(writes.insert_item, rows)
