@@ -104,13 +104,9 @@ def _summary(path: Path, seconds: float) -> None:
 
 
 def _open_tui(path: Path) -> None:
-    try:
-        from copal_tui.tui.app import run_app  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        click.echo("(the TUI is not built yet; browse with `copal --db "
-                   f"{path} stats` or export with `copal --db {path} export --out FILE`)")
-        return
-    run_app(path)
+    from copal_tui.tui.app import make_app
+
+    make_app(path, mode="browse").run()
 
 
 COMMANDS = [demo]

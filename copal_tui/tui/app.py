@@ -1,0 +1,143 @@
+"""The copal Textual app: one app, three entry modes (browse, label, adjudicate).
+
+Screens are registered by name and imported lazily (`SCREENS`), so starting the app loads only
+what the first screen needs; litellm is never imported here (jobs import it in their worker
+thread). The app owns one SQLite connection for the UI thread; workers open their own.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from copal_tui.tui.settings import Settings
+from store.db import connect
+from store.migrations import require_current
+
+# name -> "module:Class" (imported on first use)
+SCREENS: dict[str, str] = {
+    "worlds": "copal_tui.tui.screens.worlds:WorldsScreen",
+    "world": "copal_tui.tui.screens.world:WorldScreen",
+    "item": "copal_tui.tui.screens.item:ItemScreen",
+    "label": "copal_tui.tui.screens.label_queue:LabelQueueScreen",
+    "adjudicate": "copal_tui.tui.screens.adjudicate:AdjudicateScreen",
+    "jobs": "copal_tui.tui.screens.jobs:JobsScreen",
+    "dashboard": "copal_tui.tui.screens.dashboard:DashboardScreen",
+    "help": "copal_tui.tui.screens.help:HelpScreen",
+    "too_small": "copal_tui.tui.screens.too_small:TooSmallScreen",
+}
+
+START = {"browse": "worlds", "label": "label", "adjudicate": "adjudicate"}
+
+# Screens reachable from the command palette, with a description.
+PALETTE = [
+    ("worlds", "Worlds", "browse worlds, their policies, clauses, compositions, items, runs"),
+    ("label", "Label queue", "label responses against their contracts (blind)"),
+    ("adjudicate", "Adjudicate", "decide responses where annotators or the judge disagree"),
+    ("jobs", "Jobs", "start, watch and cancel pipeline stages in the background"),
+    ("dashboard", "Dashboard", "error matrix, facet atlas, paired contrast, judge validity"),
+]
+
+
+def screen_class(name: str) -> type[Screen[Any]]:
+    module, _, cls = SCREENS[name].partition(":")
+    return getattr(importlib.import_module(module), cls)  # type: ignore[no-any-return]
+
+
+class CopalApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "copal"
+    BINDINGS = [
+        Binding("question_mark", "help", "Keys", id="app.help"),
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("ctrl+w", "open('worlds')", "Worlds", show=False, id="app.worlds"),
+        Binding("ctrl+j", "open('jobs')", "Jobs", show=False, id="app.jobs"),
+        Binding("ctrl+d", "open('dashboard')", "Dashboard", show=False, id="app.dashboard"),
+    ]
+
+    def __init__(self, db_path: Path, *, mode: str = "browse", annotator: str | None = None,
+                 settings: Settings | None = None) -> None:
+        super().__init__()
+        self.db_path = Path(db_path)
+        self.mode = mode
+        self.annotator = annotator or _default_annotator()
+        self.settings = settings or Settings()
+        self._db: Database | None = None
+        self._too_small = False
+
+    @property
+    def db(self) -> Database:
+        """The UI thread's connection (workers must open their own with store.db.connect)."""
+        if self._db is None:
+            self._db = connect(self.db_path)
+            require_current(self._db)
+        return self._db
+
+    def on_mount(self) -> None:
+        self.theme = self.settings.theme
+        if self.settings.keymap:
+            self.set_keymap(self.settings.keymap)
+        self.sub_title = f"{self.db_path.name} - {self.mode}" + (
+            f" as {self.annotator}" if self.mode != "browse" else "")
+        self.push_screen(self.make_screen(START[self.mode]))
+        self._check_size()
+
+    def on_unmount(self) -> None:
+        if self._db is not None:
+            self._db.conn.close()
+            self._db = None
+
+    def make_screen(self, name: str, **kwargs: Any) -> Screen[Any]:
+        return screen_class(name)(**kwargs)
+
+    def action_open(self, name: str, **kwargs: Any) -> None:
+        self.push_screen(self.make_screen(name, **kwargs))
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, screen_class("help")):
+            self.push_screen(self.make_screen("help"))
+
+    # ---------------------------------------------------------------- terminal size
+
+    def on_resize(self) -> None:
+        self._check_size()
+
+    def _check_size(self) -> None:
+        small = self.size.width < self.settings.min_width or \
+            self.size.height < self.settings.min_height
+        if small and not self._too_small:
+            self._too_small = True
+            self.push_screen(self.make_screen("too_small"))
+        elif not small and self._too_small:
+            self._too_small = False
+            if isinstance(self.screen, screen_class("too_small")):
+                self.pop_screen()
+
+    # ---------------------------------------------------------------- command palette
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for name, title, help_text in PALETTE:
+            yield SystemCommand(title, help_text, lambda n=name: self.action_open(n))
+        yield SystemCommand("Keys", "show every key binding of this screen", self.action_help)
+
+
+def _default_annotator() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no user database (containers): a neutral name
+        return "annotator"
+
+
+def make_app(db_path: Path, **kwargs: Any) -> CopalApp:
+    """The app factory used by the CLI, the tests and the snapshot tests."""
+    return CopalApp(db_path, **kwargs)
