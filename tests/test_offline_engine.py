@@ -134,10 +134,9 @@ def test_content_parts_and_message_objects_are_read(skyline):
     assert json.loads(engine.answer("heuristic", [Msg()]))["clauses"]
 
 
-def test_local_trailer_parser_agrees_with_the_shared_one(skyline):
+def test_engine_reads_the_trailer_the_prompts_render(skyline):
     inp = _inputs(skyline)["screening"]
     text = task_messages("screening", inp)[-1]["content"]
-    assert engine._local_parse(text) == ("screening", inp)
     assert engine.parse_trailer(text) == ("screening", inp)
 
 

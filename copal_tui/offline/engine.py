@@ -11,11 +11,10 @@ ValueError with a clear message. No randomness: the same messages give byte-iden
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from typing import Any
 
+from copal_tui import prompts
 from copal_tui.domain.outputs import TASK_OUTPUTS
 from copal_tui.offline import generator, grounder, judge, planners, screening
 from copal_tui.offline.chatbots import CHATBOTS, chat
@@ -35,34 +34,9 @@ HANDLERS: dict[str, Handler] = {
     "judge_full_policy": judge.judge_full_policy,
 }
 
-# Fallback for when copal_tui.prompts is unavailable: the same trailer format, matched at the
-# end of the message (the last "COPAL-TASK: " line is the real one).
-_TRAILER = re.compile(r"^COPAL-TASK: ([A-Za-z0-9_.-]+)\nINPUT:\n```json\n(.*)\n```\s*\Z",
-                      re.DOTALL | re.MULTILINE)
-
-
-def _local_parse(text: str) -> tuple[str, dict[str, Any]] | None:
-    starts = [m.start() for m in re.finditer(r"^COPAL-TASK: ", text, re.MULTILINE)]
-    for start in reversed(starts):
-        m = _TRAILER.match(text, start)
-        if m is None:
-            continue
-        try:
-            value = json.loads(m.group(2))
-        except ValueError:
-            return None
-        return (m.group(1), value) if isinstance(value, dict) else None
-    return None
-
-
 def parse_trailer(text: str) -> tuple[str, dict[str, Any]] | None:
-    """Task and input of a user message, preferring the prompts module's own parser."""
-    try:
-        from copal_tui.prompts import parse_trailer as shared
-    except ImportError:
-        return _local_parse(text)
-    found = shared(text)
-    return found if found is not None else _local_parse(text)
+    """Task and input of a user message: the prompts module's parser, the one format."""
+    return prompts.parse_trailer(text)
 
 
 def _content(message: Any) -> str:
