@@ -60,6 +60,7 @@ class _Importer:
         self.db = db
         self.written: Counter[str] = Counter()
         self.seen: set[tuple[str, ...]] = set()
+        self._recent: dict[str, tuple[dict[str, Any], str]] = {}
 
     def _once(self, key: tuple[str, ...], path: Path, line: int | None, field: str) -> None:
         if key in self.seen:
@@ -191,11 +192,27 @@ class _Importer:
         writes.insert_response(self.db, d)
         self.written["response"] += 1
 
+    def _content(self, response_id: str) -> tuple[dict[str, Any], str] | None:
+        """The response's item content and its hash, memoised: judgments and labels of one
+        response arrive together, and each would otherwise re-read and re-hash it."""
+        hit = self._recent.get(response_id)
+        if hit is None:
+            content = reads.response_content(self.db, response_id)
+            if content is None:
+                return None
+            sha = content_sha256(content["query"], content["required"], content["forbidden"],
+                                 content["response"] or "")
+            if len(self._recent) > 256:
+                self._recent.clear()
+            hit = self._recent[response_id] = (content, sha)
+        return hit
+
     def _marks(self, src: SourceRecord, d: dict[str, Any]) -> dict[str, Any]:
         """Check marks against the response's contract; return stored fields."""
-        content = reads.response_content(self.db, d["response_id"])
-        if content is None:
+        found = self._content(d["response_id"])
+        if found is None:
             raise self.fail(src, f"unknown response {d['response_id']!r}", "response_id")
+        content, sha = found
         req = [c["id"] for c in content["required"]]
         forb = [c["id"] for c in content["forbidden"]]
         out: dict[str, Any] = {"observed": d["observed"], "error": d["error"],
@@ -210,9 +227,7 @@ class _Importer:
                 raise self.fail(src, f"error={d['error']} disagrees with the marks in `observed` "
                                      f"(which give error={verdict.error})", "error")
             out["error"], out["direction"] = verdict.error, verdict.direction.value
-        out["content_sha256"] = content_sha256(
-            content["query"], content["required"], content["forbidden"], content["response"] or ""
-        )
+        out["content_sha256"] = sha
         return out
 
     def _judgment(self, src: SourceRecord, d: dict[str, Any]) -> None:
