@@ -1,10 +1,9 @@
-"""Store commands: init, migrate, import, export (jsonl), schema, stats, backup."""
+"""Store commands: init, migrate, import, schema, stats, backup (export lives in report_cmds)."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
-import sys
 from pathlib import Path
 
 import click
@@ -50,23 +49,6 @@ def import_(ctx: click.Context, paths: tuple[Path, ...]) -> None:
     total = sum(counts.values())
     detail = ", ".join(f"{n} {t}" for t, n in counts.items()) or "nothing new"
     click.echo(f"imported {total} record(s): {detail}")
-
-
-@click.command()
-@click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True)
-@click.option("--out", "out", type=click.Path(path_type=Path), required=True,
-              help="Output file (use - for standard output).")
-@click.pass_context
-def export(ctx: click.Context, fmt: str, out: Path) -> None:
-    """Export the store in the interchange format."""
-    from copal_tui.interchange.exporter import export_jsonl, write_jsonl
-
-    db = open_db(ctx)
-    if str(out) == "-":
-        write_jsonl(db, sys.stdout)
-        return
-    counts = export_jsonl(db, out)
-    click.echo(f"wrote {sum(counts.values())} record(s) to {out}", err=True)
 
 
 @click.command()
@@ -120,4 +102,4 @@ def backup(ctx: click.Context, out: Path) -> None:
     click.echo(f"backed up {db_path(ctx)} to {out} (quick_check: {check})")
 
 
-COMMANDS = [init, migrate, import_, export, schema, stats, backup]
+COMMANDS = [init, migrate, import_, schema, stats, backup]

@@ -48,7 +48,7 @@ PALETTE = [
 
 def screen_class(name: str) -> type[Screen[Any]]:
     module, _, cls = SCREENS[name].partition(":")
-    return getattr(importlib.import_module(module), cls)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module), cls)  # type: ignore[no-any-return,unused-ignore]
 
 
 class CopalApp(App[None]):

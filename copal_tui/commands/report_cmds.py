@@ -1,0 +1,152 @@
+"""Report commands: `copal report` (terminal, JSON, md/csv/latex on stdout, plots) and
+`copal export` (the store as JSONL, or the report as csv/json/md/latex in a folder + manifest).
+
+`export --format jsonl --out FILE` (or `-` for stdout) behaves exactly as it always has; given
+an existing folder (or a path ending in '/') it writes store.jsonl plus a manifest instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from copal_tui.commands.context import open_db
+
+MODES = ("contract", "full_policy")
+
+
+def _report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--world", "worlds", multiple=True, metavar="ID",
+                     help="Only this world (repeatable; default: all)."),
+        click.option("--judge", default=None, metavar="JUDGE",
+                     help="Primary judge (default: the judge with the most usable judgments "
+                          "in --judge-mode)."),
+        click.option("--judge-mode", type=click.Choice(MODES), default="contract",
+                     show_default=True, help="Mode of the primary judge."),
+        click.option("--reference-judge", default=None, metavar="JUDGE[@MODE]",
+                     help="Reference for judge-family sensitivity (default: the primary)."),
+        click.option("--bootstrap", type=click.IntRange(min=0), default=1000,
+                     show_default=True, help="Bootstrap resamples for judge-validity CIs."),
+        click.option("--seed", type=int, default=0, show_default=True,
+                     help="Seed of the bootstrap."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _build(ctx: click.Context, worlds: tuple[str, ...], judge: str | None, judge_mode: str,
+           reference_judge: str | None, bootstrap: int, seed: int) -> tuple[Any, dict]:
+    from copal_tui.metrics.report import ReportError, ReportOptions, build_report
+
+    db = open_db(ctx)
+    opts = ReportOptions(worlds=tuple(worlds), judge=judge, mode=judge_mode,
+                         reference_judge=reference_judge, bootstrap=bootstrap, seed=seed)
+    try:
+        return db, build_report(db, opts)
+    except ReportError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def _plots(doc: dict, out: Path) -> list[Path]:
+    from copal_tui.export.plots import PlotsUnavailable, write_plots
+
+    try:
+        return write_plots(doc, out)
+    except PlotsUnavailable as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--format", "fmt", type=click.Choice(["md", "csv", "latex"]), default=None,
+              help="Print the report in this format instead of terminal tables.")
+@_report_options
+@click.option("--plots", "plots_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Also write PNG and SVG figures into this folder "
+                                 "(needs the optional extra: pip install 'copal[plots]').")
+@click.pass_context
+def report(ctx: click.Context, as_json: bool, fmt: str | None, plots_dir: Path | None,
+           **kw: Any) -> None:
+    """Error tables, facet atlas, paired contrast, judge validity, agreement, sensitivity."""
+    if as_json and fmt:
+        raise click.UsageError("give --json or --format, not both")
+    _db, doc = _build(ctx, **kw)
+    if plots_dir is not None:
+        written = _plots(doc, plots_dir)
+        click.echo(f"wrote {len(written)} figure file(s) to {plots_dir}", err=True)
+    if as_json:
+        from copal_tui.export.jsondoc import dumps
+
+        sys.stdout.write(dumps(doc))
+        return
+    if fmt is None:
+        from copal_tui.export.terminal import print_report
+
+        print_report(doc)
+        return
+    from copal_tui.export.tables import report_tables, scope_lines
+
+    tables = report_tables(doc)
+    from copal_tui.export import formats
+    from copal_tui.export.writer import HEADING
+
+    text = {"md": lambda: formats.report_markdown(tables, HEADING, scope_lines(doc)),
+            "csv": lambda: formats.tables_csv_stream(tables),
+            "latex": lambda: formats.report_latex(tables, HEADING, scope_lines(doc))}[fmt]()
+    sys.stdout.write(text)
+
+
+@click.command()
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "json", "md", "latex"]),
+              default="jsonl", show_default=True,
+              help="jsonl: the store as interchange records; others: the report.")
+@click.option("--out", "out", type=click.Path(path_type=Path), required=True,
+              help="jsonl: output file (- for standard output) or a folder; others: a folder.")
+@_report_options
+@click.option("--plots", "with_plots", is_flag=True,
+              help="Also write figures into OUT/plots (report formats only).")
+@click.pass_context
+def export(ctx: click.Context, fmt: str, out: Path, with_plots: bool, **kw: Any) -> None:
+    """Export the store (jsonl) or the report (csv, json, md, latex) with a manifest."""
+    folder = out.is_dir() or str(out).endswith(("/", "\\"))
+    if fmt == "jsonl":
+        if with_plots or kw["worlds"]:
+            raise click.UsageError("--format jsonl exports the whole store; --plots and "
+                                   "--world go with a report format (csv, json, md, latex)")
+        if not folder:
+            _export_jsonl_file(ctx, out)
+            return
+    elif str(out) == "-" or (out.exists() and not out.is_dir()):
+        raise click.UsageError(f"--format {fmt} writes a folder; {out} is not one")
+    from copal_tui.export.plots import PlotsUnavailable
+    from copal_tui.export.writer import export_folder
+
+    if fmt == "jsonl":
+        db, doc = open_db(ctx), None
+    else:
+        db, doc = _build(ctx, **kw)
+    try:
+        written, manifest = export_folder(db, fmt, out, doc, plots=with_plots)
+    except PlotsUnavailable as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"wrote {len(written)} file(s) and {manifest.name} to {out}", err=True)
+
+
+def _export_jsonl_file(ctx: click.Context, out: Path) -> None:
+    from copal_tui.interchange.exporter import export_jsonl, write_jsonl
+
+    db = open_db(ctx)
+    if str(out) == "-":
+        write_jsonl(db, sys.stdout)
+        return
+    counts = export_jsonl(db, out)
+    click.echo(f"wrote {sum(counts.values())} record(s) to {out}", err=True)
+
+
+COMMANDS = [report, export]

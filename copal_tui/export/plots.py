@@ -1,0 +1,136 @@
+"""Figures for `--plots DIR` (PNG and SVG): the model x pattern error heatmap, the facet atlas
+as stacked bars, the paired contrast, and one confusion matrix per judge setting.
+
+matplotlib is an optional extra (`pip install 'copal[plots]'`), imported only here and only
+when figures are asked for, with the Agg backend (no display needed over SSH). Figures are
+byte-stable for the same report: no creation date in the metadata and a fixed SVG id salt.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from copal_tui.metrics.rates import PATTERN_ORDER
+
+
+class PlotsUnavailable(Exception):
+    """matplotlib is not installed."""
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise PlotsUnavailable(
+            "--plots needs matplotlib, an optional extra: pip install 'copal[plots]'") from exc
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "copal"
+    matplotlib.rcParams["svg.fonttype"] = "path"
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "x"
+
+
+def _save(plt: Any, fig: Any, out: Path, stem: str) -> list[Path]:
+    paths = []
+    for ext, meta in (("png", {"Software": None}), ("svg", {"Date": None, "Creator": None})):
+        path = out / f"{stem}.{ext}"
+        fig.savefig(path, format=ext, metadata=meta, dpi=120, bbox_inches="tight")
+        paths.append(path)
+    plt.close(fig)
+    return paths
+
+
+def _nan(v: Any) -> float:
+    return math.nan if v is None else float(v)
+
+
+def heatmap(plt: Any, doc: dict[str, Any], out: Path) -> list[Path]:
+    rows = doc["error_rates"]
+    patterns = PATTERN_ORDER
+    data = [[_nan(r["by_pattern"].get(p, {}).get("error_rate")) for p in patterns] for r in rows]
+    fig, ax = plt.subplots(figsize=(2 + 1.6 * len(patterns), 1 + 0.45 * max(1, len(rows))))
+    if rows:
+        im = ax.imshow(data, vmin=0, vmax=1, cmap="Reds", aspect="auto")
+        fig.colorbar(im, ax=ax, label="error rate")
+        for i, line in enumerate(data):
+            for j, v in enumerate(line):
+                ax.text(j, i, "n/a" if math.isnan(v) else f"{v:.2f}", ha="center",
+                        va="center", fontsize=8)
+    ax.set_xticks(range(len(patterns)), [p.replace("_", "\n") for p in patterns], fontsize=8)
+    ax.set_yticks(range(len(rows)), [r["model"] for r in rows], fontsize=8)
+    ax.set_title("Error rate by model and relation pattern")
+    return _save(plt, fig, out, "error_heatmap")
+
+
+def atlas(plt: Any, doc: dict[str, Any], out: Path) -> list[Path]:
+    facets = list(doc["facet_atlas"])
+    parts = (("under_enforcement_share", "under-enforcement (F present)", "#c0392b"),
+             ("over_enforcement_share", "over-enforcement (R missing)", "#2e86c1"),
+             ("mixed_share", "mixed", "#8e44ad"))
+    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(facets) + 2), 4))
+    bottom = [0.0] * len(facets)
+    for key, label, colour in parts:
+        vals = [_nan(doc["facet_atlas"][f][key]) for f in facets]
+        vals = [0.0 if math.isnan(v) else v for v in vals]
+        ax.bar(range(len(facets)), vals, bottom=bottom, label=label, color=colour)
+        bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+    ax.set_xticks(range(len(facets)), facets, rotation=45, ha="right", fontsize=8)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("share of judgments")
+    ax.set_title("Facet atlas: error direction per target facet")
+    ax.legend(fontsize=8, loc="upper left")
+    return _save(plt, fig, out, "facet_atlas")
+
+
+def contrast(plt: Any, doc: dict[str, Any], out: Path) -> list[Path]:
+    # Models with no paired items have nothing to draw (they are listed as exclusions).
+    rows = [r for r in doc["paired_contrast"] if r["n"] > 0]
+    fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(rows) + 2), 4))
+    width = 0.27
+    series = (("single_error_rate", "single-policy (projections)", "#7f8c8d"),
+              ("composed_error_rate", "composed", "#c0392b"),
+              ("composition_induced_rate", "composition-induced", "#f39c12"))
+    for k, (key, label, colour) in enumerate(series):
+        vals = [_nan(r[key]) for r in rows]
+        ax.bar([i + (k - 1) * width for i in range(len(rows))],
+               [0.0 if math.isnan(v) else v for v in vals], width, label=label, color=colour)
+    ax.set_xticks(range(len(rows)), [r["model"] for r in rows], rotation=30, ha="right",
+                  fontsize=8)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("rate")
+    ax.set_title("Paired contrast (items with every projection judged)")
+    ax.legend(fontsize=8)
+    return _save(plt, fig, out, "paired_contrast")
+
+
+def confusion(plt: Any, entry: dict[str, Any], out: Path) -> list[Path]:
+    matrix = [[entry["tn"], entry["fp"]], [entry["fn"], entry["tp"]]]
+    fig, ax = plt.subplots(figsize=(3.6, 3.2))
+    ax.imshow(matrix, cmap="Blues")
+    for i in range(2):
+        for j in range(2):
+            ax.text(j, i, str(matrix[i][j]), ha="center", va="center", fontsize=12)
+    ax.set_xticks([0, 1], ["no error", "error"])
+    ax.set_yticks([0, 1], ["no error", "error"])
+    ax.set_xlabel("judge")
+    ax.set_ylabel("human reference")
+    ax.set_title(f"{entry['judge']} ({entry['mode']})", fontsize=9)
+    return _save(plt, fig, out, f"confusion_{slug(entry['judge'])}_{entry['mode']}")
+
+
+def write_plots(doc: dict[str, Any], out: Path) -> list[Path]:
+    """Write every figure into `out` (created if needed); returns the files written."""
+    plt = _pyplot()
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [*heatmap(plt, doc, out), *atlas(plt, doc, out), *contrast(plt, doc, out)]
+    for entry in doc["judge_validity"]:
+        paths += confusion(plt, entry, out)
+    return paths

@@ -1,0 +1,229 @@
+"""The report flattened into named tables: one tabular model behind CSV, Markdown, LaTeX and the
+terminal, so the four renderings can never disagree.
+
+Each table has typed columns (str, int, float, bool) so a CSV reader can restore the types, and a
+`display` subset for the narrow renderings (Markdown, LaTeX, terminal); CSV carries every column.
+Rows come in the order of the report, which is already sorted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+ALL = "(all models)"
+POOLED = "(pooled)"
+
+
+@dataclass
+class Table:
+    name: str
+    title: str
+    columns: list[tuple[str, str]]
+    rows: list[list[Any]] = field(default_factory=list)
+    display: list[str] | None = None
+    note: str = ""
+
+    def view(self, narrow: bool) -> tuple[list[tuple[str, str]], list[list[Any]]]:
+        """Columns and rows, all of them or only the display subset."""
+        if not narrow or self.display is None:
+            return self.columns, self.rows
+        keep = [i for i, (name, _t) in enumerate(self.columns) if name in self.display]
+        return [self.columns[i] for i in keep], [[row[i] for i in keep] for row in self.rows]
+
+
+def _cols(spec: str) -> list[tuple[str, str]]:
+    """'model:str n:int rate:float' -> [('model', 'str'), ...]."""
+    return [(part.split(":")[0], part.split(":")[1]) for part in spec.split()]
+
+
+RATE = "n:int errors:int error_rate:float ci_low:float ci_high:float"
+
+
+def _rate(row: dict[str, Any]) -> list[Any]:
+    return [row["n"], row["errors"], row["error_rate"], row["ci_low"], row["ci_high"]]
+
+
+def _reason(row: dict[str, Any], key: str) -> str:
+    return str(row.get(f"{key}_reason") or "")
+
+
+def error_tables(doc: dict[str, Any]) -> list[Table]:
+    main = Table("error_rates", "Error rates on composed items (primary judge), Wilson 95% CI",
+                 _cols(f"model:str {RATE}"))
+    for row in doc["error_rates"]:
+        main.rows.append([row["model"], *_rate(row)])
+    main.rows.append([ALL, *_rate(doc["overall"])])
+    out = [main]
+    for key, label in (("by_pattern", "pattern"), ("by_facet", "facet"), ("by_world", "world")):
+        t = Table(f"error_rates_{key}", f"Error rates {key.replace('_', ' ')}",
+                  _cols(f"model:str {label}:str {RATE}"))
+        for row in doc["error_rates"]:
+            for name, cell in row[key].items():
+                t.rows.append([row["model"], name, *_rate(cell)])
+        out.append(t)
+    return out
+
+
+def atlas_tables(doc: dict[str, Any]) -> list[Table]:
+    atlas = Table("facet_atlas", "Facet atlas: error direction shares per target facet "
+                  "(all models)", _cols(
+                      "pattern:str facet:str n:int errors:int under_enforcement:int "
+                      "over_enforcement:int mixed:int unknown_direction:int "
+                      "under_enforcement_share:float over_enforcement_share:float "
+                      "mixed_share:float"),
+                  display=["pattern", "facet", "n", "errors", "under_enforcement_share",
+                           "over_enforcement_share", "mixed_share"])
+    for facet, row in doc["facet_atlas"].items():
+        atlas.rows.append([row["pattern"], facet, row["n"], row["errors"],
+                           row["under_enforcement"], row["over_enforcement"], row["mixed"],
+                           row["unknown_direction"], row["under_enforcement_share"],
+                           row["over_enforcement_share"], row["mixed_share"]])
+    sided = Table("one_sided", "One-sided failures: share of errors violating only F "
+                  "(under-enforcement) or only R (over-enforcement)", _cols(
+                      "model:str errors:int only_forbidden:int only_required:int mixed:int "
+                      "unknown_direction:int only_forbidden_share:float "
+                      "only_required_share:float one_sided_share:float mixed_share:float"),
+                  display=["model", "errors", "only_forbidden_share", "only_required_share",
+                           "one_sided_share", "mixed_share"])
+    keys = ["errors", "only_forbidden", "only_required", "mixed", "unknown_direction",
+            "only_forbidden_share", "only_required_share", "one_sided_share", "mixed_share"]
+    one = doc["one_sided"]
+    for model, row in one["by_model"].items():
+        sided.rows.append([model, *(row[k] for k in keys)])
+    sided.rows.append([ALL, *(one[k] for k in keys)])
+    return [atlas, sided]
+
+
+def contrast_tables(doc: dict[str, Any]) -> list[Table]:
+    pc = Table("paired_contrast", "Paired contrast: single-policy projections vs composed items "
+               "(items with every projection judged)", _cols(
+                   "model:str n:int n_projections:int single_error_rate:float "
+                   "composed_error_rate:float composition_induced:int "
+                   "composition_induced_rate:float composition_induced_ci_low:float "
+                   "composition_induced_ci_high:float any_projection_error_rate:float "
+                   "excluded_no_projections:int excluded_incomplete_projections:int"),
+               display=["model", "n", "single_error_rate", "composed_error_rate",
+                        "composition_induced_rate", "composition_induced_ci_low",
+                        "composition_induced_ci_high"])
+    for r in doc["paired_contrast"]:
+        pc.rows.append([r["model"], r["n"], r["n_projections"], r["single_error_rate"],
+                        r["composed_error_rate"], r["composition_induced"],
+                        r["composition_induced_rate"], r["composition_induced_ci_low"],
+                        r["composition_induced_ci_high"], r["any_projection_error_rate"],
+                        r["excluded_no_projections"], r["excluded_incomplete_projections"]])
+    ab = Table("ablation", "Construction ablation at matched budget (pooled over models judged "
+               "on every method)", _cols(f"method:str model:str selected_items:int {RATE}"))
+    for r in doc["ablation"]:
+        ab.rows.append([r["method"], POOLED, r["selected_items"], *_rate(r)])
+        for model, cell in r["by_model"].items():
+            ab.rows.append([r["method"], model, r["selected_items"], *_rate(cell)])
+    return [pc, ab]
+
+
+VALIDITY_METRICS = ("agreement", "precision", "recall", "f1", "fn_rate", "fp_rate", "kappa")
+
+
+def validity_tables(doc: dict[str, Any]) -> list[Table]:
+    ci_cols = " ".join(f"{m}_ci_low:float {m}_ci_high:float" for m in VALIDITY_METRICS)
+    jv = Table("judge_validity", "Judge validity against human reference labels (error = "
+               "positive), item-bootstrap 95% CI", _cols(
+                   "judge:str mode:str pattern:str n_items:int n:int tp:int fp:int tn:int "
+                   "fn:int " + " ".join(f"{m}:float" for m in VALIDITY_METRICS)
+                   + f" kappa_reason:str {ci_cols} human_kappa_ceiling:float"),
+               display=["judge", "mode", "pattern", "n", "tp", "fp", "tn", "fn", "agreement",
+                        "precision", "recall", "f1", "fn_rate", "fp_rate", "kappa",
+                        "kappa_ci_low", "kappa_ci_high", "human_kappa_ceiling"])
+    for entry in doc["judge_validity"]:
+        blocks: list[tuple[str, dict[str, Any]]] = [("all", entry),
+                                                     *entry["by_pattern"].items()]
+        for pattern, b in blocks:
+            ci = [v for m in VALIDITY_METRICS for v in (b["ci"][m]["low"], b["ci"][m]["high"])]
+            jv.rows.append([entry["judge"], entry["mode"], pattern, b["n_items"], b["n"],
+                            b["tp"], b["fp"], b["tn"], b["fn"],
+                            *(b[m] for m in VALIDITY_METRICS), _reason(b, "kappa"), *ci,
+                            entry["human_kappa_ceiling"]])
+    ref = doc["reference_labels"]
+    rl = Table("reference_labels", "Human reference labels (adjudication, else majority; ties "
+               "excluded)", _cols("n:int adjudicated:int majority:int ties_excluded:int "
+                                  "annotators:str adjudicators:str"))
+    rl.rows.append([ref["n"], ref["adjudicated"], ref["majority"], ref["ties_excluded"],
+                    "; ".join(ref["annotators"]), "; ".join(ref["adjudicators"])])
+    ha = doc["human_agreement"]
+    pairs = Table("human_agreement_pairs", "Human agreement: pairwise Cohen's kappa",
+                  _cols("annotator_a:str annotator_b:str n:int agreement:float kappa:float "
+                        "kappa_reason:str"))
+    for p in ha["pairwise"]:
+        pairs.rows.append([p["annotator_a"], p["annotator_b"], p["n"], p["agreement"],
+                           p["kappa"], _reason(p, "kappa")])
+    summary = Table("human_agreement", "Human agreement: the ceiling a judge can reach",
+                    _cols("annotators:str n_labels:int n_responses:int n_multiply_labelled:int "
+                          "mean_pairwise_kappa:float krippendorff_alpha:float "
+                          "krippendorff_alpha_reason:str"))
+    summary.rows.append(["; ".join(ha["annotators"]), ha["n_labels"], ha["n_responses"],
+                         ha["n_multiply_labelled"], ha["mean_pairwise_kappa"],
+                         ha["krippendorff_alpha"], _reason(ha, "krippendorff_alpha")])
+    return [jv, rl, summary, pairs]
+
+
+def sensitivity_tables(doc: dict[str, Any]) -> list[Table]:
+    js = Table("judge_sensitivity", "Judge-family sensitivity on responses every judge judged "
+               "(ranking: lowest error first)", _cols(
+                   "judge:str mode:str n:int errors:int error_rate:float ranking:str "
+                   "kendall_tau:float spearman_rho:float max_shift:int is_reference:bool "
+                   "ties_excluded:int"))
+    for r in doc["judge_sensitivity"]:
+        js.rows.append([r["judge"], r["mode"], r["n"], r["errors"], r["error_rate"],
+                        " < ".join(r["ranking"]), r["kendall_tau"], r["spearman_rho"],
+                        r["max_shift"], r["is_reference"], r.get("ties_excluded", 0)])
+    c = doc["corrected_error_rates"]
+    ce = Table("corrected_error_rates", f"Judge-corrected error (Rogan-Gladen) for {c['judge']} "
+               f"({c['mode']})", _cols(
+                   "model:str n:int observed_error_rate:float corrected_error_rate:float "
+                   "clipped:bool sensitivity:float specificity:float reason:str"),
+               note=c["caveat"])
+    for r in c["models"]:
+        ce.rows.append([r["model"], r["n"], r["observed_error_rate"], r["corrected_error_rate"],
+                        r["clipped"], c["sensitivity"], c["specificity"],
+                        _reason(r, "corrected_error_rate")])
+    return [js, ce]
+
+
+def corpus_tables(doc: dict[str, Any]) -> list[Table]:
+    corpus = Table("corpus", "Corpus profile", _cols("section:str key:str count:int"))
+    for key, value in doc["corpus"].items():
+        if isinstance(value, dict):
+            for k, v in value.items():
+                corpus.rows.append([key, k, v])
+        elif isinstance(value, int):
+            corpus.rows.append(["total", key, value])
+    ex = Table("exclusions", "Exclusions (every left-out row, with its reason)",
+               _cols("section:str what:str reason:str count:int"))
+    for e in doc["exclusions"]:
+        ex.rows.append([e["section"], e["what"], e["reason"], e["count"]])
+    return [corpus, ex]
+
+
+def report_tables(doc: dict[str, Any]) -> list[Table]:
+    return [*error_tables(doc), *atlas_tables(doc), *contrast_tables(doc),
+            *validity_tables(doc), *sensitivity_tables(doc), *corpus_tables(doc)]
+
+
+def table_names(tables: Sequence[Table]) -> list[str]:
+    return [t.name for t in tables]
+
+
+def scope_lines(doc: dict[str, Any]) -> list[str]:
+    """What the report is computed over, as sentences for the Markdown and LaTeX headers."""
+    scope = doc["scope"]
+    primary = scope.get("primary_judge") or {"judge": "none", "mode": "-"}
+    reference = scope.get("reference_judge") or {"judge": "none", "mode": "-"}
+    return [
+        f"Worlds: {', '.join(scope['worlds'])}.",
+        f"Primary judge: {primary['judge']} ({primary['mode']}); reference judge for "
+        f"sensitivity: {reference['judge']} ({reference['mode']}).",
+        f"Rates are fractions in [0, 1]; intervals are 95% (Wilson for rates, a seeded "
+        f"item-level bootstrap with {scope['bootstrap']} resamples and seed {scope['seed']} "
+        "for judge validity); n/a marks an undefined value (the JSON export states why).",
+    ]

@@ -1,0 +1,185 @@
+"""`copal report` on the terminal: compact rich tables (pivots where the exports have long
+tables), readable at 100 columns. The exports carry every row and column; this is the overview.
+
+Text from the store (model, judge and world names) is shown literally: every cell is a rich
+`Text`, so a name containing `[bold]` is never interpreted as markup.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from copal_tui.metrics.rates import PATTERN_ORDER
+
+
+def f3(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{value:.3f}"
+
+
+def ci(low: Any, high: Any) -> str:
+    if f3(low) == "n/a":
+        return "n/a"
+    return f"[{f3(low)}, {f3(high)}]"
+
+
+def _head(name: str) -> str:
+    # Two-line headers keep long snake_case and model names narrow.
+    return name.replace("_", "\n", 1) if "_" in name else name.replace("/", "/\n", 1)
+
+
+class _Printer:
+    def __init__(self, console: Any) -> None:
+        from rich.table import Table
+        from rich.text import Text
+
+        self.console, self.Table, self.Text = console, Table, Text
+
+    def table(self, title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]],
+              numeric_from: int = 1, note: str = "") -> None:
+        t = self.Table(title=self.Text(title), title_justify="left")
+        for i, h in enumerate(headers):
+            # The row label never wraps (it is what the eye scans); other cells fold.
+            t.add_column(self.Text(h), justify="right" if i >= numeric_from else "left",
+                         overflow="fold", no_wrap=i == 0)
+        for row in rows:
+            t.add_row(*(self.Text(str(c)) for c in row))
+        if not rows:
+            t.add_row(*([self.Text("(none)")] + [self.Text("")] * (len(headers) - 1)))
+        self.console.print(t)
+        if note:
+            self.console.print(self.Text(note, style="italic"))
+
+
+def _pivot(p: _Printer, doc: dict[str, Any], key: str, label: str) -> None:
+    models = [r["model"] for r in doc["error_rates"]]
+    keys: list[str] = []
+    for r in doc["error_rates"]:
+        keys += [k for k in r[key] if k not in keys]
+    if key == "by_pattern":
+        keys = [k for k in PATTERN_ORDER if k in keys] + [k for k in keys if k not in
+                                                          PATTERN_ORDER]
+    rows = [[k, *(f3(r[key].get(k, {}).get("error_rate")) for r in doc["error_rates"])]
+            for k in keys]
+    p.table(f"Error rate by {label} (rows) and model (columns)", [label, *map(_head, models)],
+            rows)
+
+
+def print_report(doc: dict[str, Any], console: Any = None) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    console = console or Console()
+    p = _Printer(console)
+    scope = doc["scope"]
+    primary = scope.get("primary_judge") or {}
+    console.print(Text(
+        f"primary judge: {primary.get('judge', 'none')} ({primary.get('mode', '-')}); "
+        f"worlds: {len(scope['worlds'])}; bootstrap: {scope['bootstrap']} resamples, "
+        f"seed {scope['seed']}; rates are fractions, CIs 95%", style="bold"))
+
+    rows = [[r["model"], r["n"], r["errors"], f3(r["error_rate"]), ci(r["ci_low"], r["ci_high"])]
+            for r in doc["error_rates"]]
+    o = doc["overall"]
+    rows.append(["(all models)", o["n"], o["errors"], f3(o["error_rate"]),
+                 ci(o["ci_low"], o["ci_high"])])
+    p.table("Error rate on composed items (Wilson CI)", ["model", "n", "errors", "rate", "CI"],
+            rows)
+    _pivot(p, doc, "by_pattern", "pattern")
+    _pivot(p, doc, "by_facet", "facet")
+    _pivot(p, doc, "by_world", "world")
+
+    p.table("Facet atlas (share of judgments, all models)",
+            ["facet", "n", "errors", "under", "over", "mixed"],
+            [[f, a["n"], a["errors"], f3(a["under_enforcement_share"]),
+              f3(a["over_enforcement_share"]), f3(a["mixed_share"])]
+             for f, a in doc["facet_atlas"].items()])
+    sided = [[m, s["errors"], f3(s["only_forbidden_share"]), f3(s["only_required_share"]),
+              f3(s["one_sided_share"]), f3(s["mixed_share"])]
+             for m, s in [*doc["one_sided"]["by_model"].items(), ("(all models)",
+                                                                   doc["one_sided"])]]
+    p.table("One-sided failures (share of errors)",
+            ["model", "errors", "only F", "only R", "one-sided", "mixed"], sided)
+    p.table("Paired contrast (composed items with every projection judged)",
+            ["model", "n", "single", "composed", "induced", "induced CI"],
+            [[r["model"], r["n"], f3(r["single_error_rate"]), f3(r["composed_error_rate"]),
+              f3(r["composition_induced_rate"]),
+              ci(r["composition_induced_ci_low"], r["composition_induced_ci_high"])]
+             for r in doc["paired_contrast"]])
+    p.table("Construction ablation (pooled over models judged on every method)",
+            ["method", "selected", "n", "rate", "CI"],
+            [[r["method"], r["selected_items"], r["n"], f3(r["error_rate"]),
+              ci(r["ci_low"], r["ci_high"])] for r in doc["ablation"]])
+    _validity(p, doc)
+    _sensitivity(p, doc)
+    _corpus(p, doc)
+    p.table("Exclusions", ["section", "what", "reason", "count"],
+            [[e["section"], e["what"], e["reason"], e["count"]] for e in doc["exclusions"]],
+            numeric_from=3)
+
+
+def _validity(p: _Printer, doc: dict[str, Any]) -> None:
+    ha = doc["human_agreement"]
+    ceiling = f3(ha["mean_pairwise_kappa"])
+    rows, rates, by_pattern = [], [], []
+    for v in doc["judge_validity"]:
+        name = f"{v['judge']} ({v['mode']})"
+        rows.append([name, v["n"], v["tp"], v["fp"], v["tn"], v["fn"], f3(v["agreement"]),
+                     f3(v["precision"]), f3(v["recall"]), f3(v["f1"])])
+        rates.append([name, f3(v["fn_rate"]), f3(v["fp_rate"]), f3(v["kappa"]),
+                      ci(v["ci"]["kappa"]["low"], v["ci"]["kappa"]["high"]), ceiling])
+        for pattern, b in v["by_pattern"].items():
+            by_pattern.append([f"{v['judge']} ({v['mode']})", pattern, b["n"],
+                               f3(b["agreement"]), f3(b["f1"]), f3(b["kappa"]),
+                               ci(b["ci"]["kappa"]["low"], b["ci"]["kappa"]["high"])])
+    ref = doc["reference_labels"]
+    p.table(f"Judge validity vs human reference ({ref['n']} responses: {ref['adjudicated']} "
+            f"adjudicated, {ref['majority']} majority, {ref['ties_excluded']} ties excluded)",
+            ["judge", "n", "tp", "fp", "tn", "fn", "agree", "prec", "recall", "F1"], rows)
+    p.table("Judge error rates and Cohen's kappa (human kappa: mean pairwise kappa of the "
+            "annotators, the ceiling)", ["judge", "FN rate", "FP rate", "kappa", "kappa CI",
+                                         "human kappa"], rates)
+    p.table("Judge validity by pattern", ["judge", "pattern", "n", "agree", "F1", "kappa",
+                                          "kappa CI"], by_pattern, numeric_from=2)
+    reasons = sorted({v.get("kappa_reason", "") for v in doc["judge_validity"]}
+                     | {f"{pr['annotator_a']}/{pr['annotator_b']}: {pr['kappa_reason']}"
+                        for pr in ha["pairwise"] if pr.get("kappa_reason")} - {""})
+    pairs = [[pr["annotator_a"], pr["annotator_b"], pr["n"], f3(pr["agreement"]),
+              f3(pr["kappa"])] for pr in ha["pairwise"]]
+    p.table(f"Human agreement ({len(ha['annotators'])} annotators, {ha['n_multiply_labelled']} "
+            f"multiply-labelled responses; Krippendorff's alpha "
+            f"{f3(ha['krippendorff_alpha'])}, mean pairwise kappa {ceiling})",
+            ["annotator", "annotator", "n", "agree", "kappa"], pairs, numeric_from=2,
+            note="\n".join(reasons + [ha.get("krippendorff_alpha_reason", "")]).strip())
+
+
+def _sensitivity(p: _Printer, doc: dict[str, Any]) -> None:
+    rows, rankings = [], []
+    for r in doc["judge_sensitivity"]:
+        name = f"{r['judge']} ({r['mode']})" + (" *" if r["is_reference"] else "")
+        shift = r["max_shift"]
+        rows.append([name, r["n"], f3(r["error_rate"]), f3(r.get("kendall_tau")),
+                     f3(r.get("spearman_rho")), "n/a" if isinstance(shift, float) else shift])
+        rankings.append(f"{name}: " + " < ".join(r["ranking"]))
+    p.table("Judge-family sensitivity (* = reference; same responses for every judge)",
+            ["judge", "n", "error", "tau", "rho", "max shift"], rows,
+            note="\n".join(rankings))
+    c = doc["corrected_error_rates"]
+    p.table(f"Judge-corrected error (Rogan-Gladen) for {c['judge']} ({c['mode']}): sensitivity "
+            f"{f3(c['sensitivity'])}, specificity {f3(c['specificity'])}",
+            ["model", "n", "observed", "corrected", "clipped"],
+            [[m["model"], m["n"], f3(m["observed_error_rate"]), f3(m["corrected_error_rate"]),
+              "yes" if m["clipped"] else ""] for m in c["models"]],
+            note=c["caveat"] + (f" ({c['sensitivity_reason']})" if "sensitivity_reason" in c
+                                else ""))
+
+
+def _corpus(p: _Printer, doc: dict[str, Any]) -> None:
+    corpus = doc["corpus"]
+    totals = ", ".join(f"{k} {v}" for k, v in corpus.items() if isinstance(v, int))
+    rows = [[k.replace("_", " "), ", ".join(f"{kk}: {vv}" for kk, vv in v.items())]
+            for k, v in corpus.items() if isinstance(v, dict)]
+    p.table(f"Corpus: {totals}", ["breakdown", "counts"], rows, numeric_from=2)

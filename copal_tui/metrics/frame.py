@@ -1,0 +1,366 @@
+"""The store as integer arrays: items, responses and judgments read once, then every grouping
+the report needs is a numpy bincount/unique over them.
+
+Why not one SQL GROUP BY per table (the first design): each of those re-reads and re-sorts the
+judgments, which cost about a second apiece at 300,000 judgments; reading them once as packed
+integers (`store.metrics_sql.judgment_codes`) and grouping in numpy keeps the whole report
+within the one-second budget of DESIGN section 7. The tuples produced here have the shapes the
+metric functions take (`rates`, `contrast`, `validity`, `sensitivity`).
+
+Indices: items are numbered in id order, responses in rowid order, settings in (judge, mode)
+order, models in name order, so every output is sorted and the same store gives the same bytes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlite_utils import Database
+
+from store import metrics_sql as q
+
+UNDER, OVER, MIXED, UNKNOWN, FAILED = 1, 2, 3, 4, 5
+DIRECTION = {0: "none", UNDER: "under_enforcement", OVER: "over_enforcement", MIXED: "mixed",
+             UNKNOWN: None}
+
+
+def _ints(text: str | None) -> np.ndarray:
+    if not text:
+        return np.zeros(0, dtype=np.int64)
+    return np.fromstring(text, dtype=np.int64, sep=",")  # C-speed parse of "1,2,3"
+
+
+def _code(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
+    """Integer codes of `values` in sorted order of the distinct values; None is code -1."""
+    names = sorted({v for v in values if v is not None})
+    index: dict[Any, int] = {v: k for k, v in enumerate(names)}
+    index[None] = -1
+    return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values)), names
+
+
+def group(columns: Sequence[np.ndarray], sizes: Sequence[int],
+          weights: np.ndarray | None = None) -> list[tuple[int, ...]]:
+    """Distinct combinations of small non-negative integer columns with their counts (or the
+    sum of `weights`), sorted: a GROUP BY in numpy."""
+    if not len(columns) or not len(columns[0]):
+        return []
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for col, size in zip(columns, sizes, strict=True):
+        key = key * size + col
+    uniq, inverse = np.unique(key, return_inverse=True)
+    totals = np.bincount(inverse, weights=weights).astype(np.int64)
+    parts = []
+    rest = uniq.copy()
+    for size in reversed(sizes):
+        parts.append((rest % size).tolist())
+        rest //= size
+    parts.reverse()
+    return list(zip(*parts, totals.tolist(), strict=True))
+
+
+@dataclass
+class Frame:
+    item_ids: list[str]
+    worlds: list[str]
+    patterns: list[str]
+    facets: list[str]
+    methods: list[str]
+    item_world: np.ndarray
+    item_pattern: np.ndarray
+    item_facet: np.ndarray
+    item_method: np.ndarray
+    item_selected: np.ndarray
+    item_parent: np.ndarray
+    item_clauses: np.ndarray
+    item_scope: np.ndarray
+    models: list[str]
+    resp_item: np.ndarray
+    resp_model: np.ndarray
+    resp_answered: np.ndarray
+    resp_rowids: np.ndarray
+    settings: list[tuple[str, str]]
+    j_resp: np.ndarray
+    j_sid: np.ndarray
+    j_status: np.ndarray
+
+    # ---------------------------------------------------------------- derived masks
+
+    def method_is(self, name: str) -> np.ndarray:
+        code = self.methods.index(name) if name in self.methods else -2
+        return self.item_method == code
+
+    @property
+    def composed_items(self) -> np.ndarray:
+        return (self.method_is("copal") & self.item_selected & (self.item_parent < 0)
+                & self.item_scope)
+
+    def response_index(self, rowids: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.resp_rowids, rowids)
+
+    def setting_index(self, setting: tuple[str, str] | None) -> int:
+        return -1 if setting is None or setting not in self.settings else \
+            self.settings.index(setting)
+
+
+def load(db: Database, worlds: list[str] | None) -> Frame:
+    rows = q.items(db)
+    item_ids = [r[0] for r in rows]
+    position = {iid: k for k, iid in enumerate(item_ids)}
+    world, worlds_all = _code([r[1] for r in rows])
+    pattern, patterns = _code([r[2] for r in rows])
+    facet, facets = _code([r[3] for r in rows])
+    method, methods = _code([r[4] for r in rows])
+    scope = np.ones(len(rows), dtype=bool) if not worlds else \
+        np.isin(world, [k for k, w in enumerate(worlds_all) if w in set(worlds)])
+
+    r_rowid, r_items, r_models = q.response_columns(db)
+    rowids = _ints(r_rowid)
+    item_keys = r_items.split("\x1e") if r_items else []
+    resp_item = np.fromiter(map(position.__getitem__, item_keys), dtype=np.int64,
+                            count=len(item_keys))
+    model_keys = r_models.split("\x1e") if r_models else []
+    resp_model, models = _code(model_keys)
+    # Responses are kept in rowid order so judgments and labels find them by binary search.
+    order = np.argsort(rowids)
+    answered = np.ones(len(rowids), dtype=bool)
+    answered[np.searchsorted(rowids[order], _ints(q.failed_responses(db)))] = False
+
+    settings = q.judge_settings(db)
+    codes = _ints(q.judgment_codes(db, settings))
+    n_settings = max(1, len(settings))
+    status, rest = codes % 8, codes // 8
+    return Frame(
+        item_ids=item_ids, worlds=worlds_all, patterns=patterns, facets=facets,
+        methods=methods, item_world=world, item_pattern=pattern, item_facet=facet,
+        item_method=method, item_selected=np.array([bool(r[5]) for r in rows], dtype=bool),
+        item_parent=np.array([position.get(r[6], -1) if r[6] else -1 for r in rows],
+                             dtype=np.int64),
+        item_clauses=np.array([int(r[7] or 0) for r in rows], dtype=np.int64),
+        item_scope=scope, models=models, resp_item=resp_item[order],
+        resp_model=resp_model[order],
+        resp_answered=answered, resp_rowids=rowids[order],
+        settings=settings, j_resp=np.searchsorted(rowids[order], rest // n_settings),
+        j_sid=rest % n_settings, j_status=status,
+    )
+
+
+# ------------------------------------------------------------------ per-section inputs
+
+
+def setting_counts(f: Frame) -> list[tuple[str, str, int, int]]:
+    """(judge, mode, usable, failed) per setting over judgments of responses in scope."""
+    scope = f.item_scope[f.resp_item[f.j_resp]]
+    failed = f.j_status == FAILED
+    usable = np.bincount(f.j_sid[scope & ~failed], minlength=len(f.settings))
+    bad = np.bincount(f.j_sid[scope & failed], minlength=len(f.settings))
+    return [(j, m, int(usable[k]), int(bad[k])) for k, (j, m) in enumerate(f.settings)
+            if usable[k] or bad[k]]
+
+
+def _primary(f: Frame, sid: int, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Usable judgments of setting `sid` on responses whose item is in `items`: (response, status)."""
+    keep = (f.j_sid == sid) & (f.j_status != FAILED) & items[f.resp_item[f.j_resp]]
+    return f.j_resp[keep], f.j_status[keep]
+
+
+def composed_cells(f: Frame, sid: int) -> list[tuple[Any, ...]]:
+    """(model, world, pattern, facet, error, direction, count), like the rates module takes."""
+    resp, status = _primary(f, sid, f.composed_items)
+    item = f.resp_item[resp]
+    cols = [f.resp_model[resp], f.item_world[item], f.item_pattern[item] + 1,
+            f.item_facet[item] + 1, status]
+    sizes = [len(f.models), len(f.worlds), len(f.patterns) + 1, len(f.facets) + 1, 5]
+    out = []
+    for m, w, p, fa, st, count in group(cols, sizes):
+        out.append((f.models[m], f.worlds[w], f.patterns[p - 1] if p else None,
+                    f.facets[fa - 1] if fa else None, int(st != 0), DIRECTION[st], count))
+    return out
+
+
+def composed_coverage(f: Frame, sid: int) -> list[tuple[str, int, int, int, int]]:
+    """Per model over composed responses: (model, failed responses, answered, failed
+    judgments of the setting, answered responses it never judged)."""
+    resp = f.composed_items[f.resp_item]
+    judged = np.zeros(len(f.resp_item), dtype=bool)
+    failed_j = np.zeros(len(f.resp_item), dtype=bool)
+    mine = f.j_sid == sid
+    judged[f.j_resp[mine]] = True
+    failed_j[f.j_resp[mine & (f.j_status == FAILED)]] = True
+    n = len(f.models)
+    count = lambda mask: np.bincount(f.resp_model[resp & mask], minlength=n)  # noqa: E731
+    a = f.resp_answered
+    cols = [count(~a), count(a), count(failed_j), count(a & ~judged)]
+    return [(f.models[k], int(cols[0][k]), int(cols[1][k]), int(cols[2][k]), int(cols[3][k]))
+            for k in range(n) if any(c[k] for c in cols)]
+
+
+def method_cells(f: Frame, sid: int) -> list[tuple[str, str, int, int]]:
+    """(method, model, judged, errors) over selected top-level items of every method."""
+    top = f.item_selected & (f.item_parent < 0) & f.item_scope
+    resp, status = _primary(f, sid, top)
+    item = f.resp_item[resp]
+    rows = group([f.item_method[item], f.resp_model[resp], (status != 0).astype(np.int64)],
+                 [len(f.methods), len(f.models), 2])
+    acc: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
+    for meth, m, err, count in rows:
+        acc[(meth, m)][0] += count
+        acc[(meth, m)][1] += count * err
+    return [(f.methods[meth], f.models[m], n, e) for (meth, m), (n, e) in sorted(acc.items())]
+
+
+def selected_by_method(f: Frame) -> list[tuple[str, int]]:
+    top = f.item_selected & (f.item_parent < 0) & f.item_scope
+    counts = np.bincount(f.item_method[top], minlength=len(f.methods))
+    return [(f.methods[k], int(c)) for k, c in enumerate(counts) if c]
+
+
+def paired_contrast(f: Frame, sid: int) -> list[tuple[Any, ...]]:
+    """Per model: (model, no projections, incomplete projections, paired items, composed errors,
+    projection responses, projection errors, composition-induced, items with a failing
+    projection). Paired: the composed response and every projection's response of the same
+    model have a usable judgment of this setting."""
+    n_items, n_models = len(f.item_ids), len(f.models)
+    usable = (f.j_sid == sid) & (f.j_status != FAILED)
+    err = np.full(len(f.resp_item), -1, dtype=np.int64)
+    err[f.j_resp[usable]] = (f.j_status[usable] != 0).astype(np.int64)
+    projection = f.method_is("projection") & (f.item_parent >= 0)
+    k = np.bincount(f.item_parent[projection], minlength=n_items)
+    pr = projection[f.resp_item] & (err >= 0)
+    key = f.resp_model[pr] * n_items + f.item_parent[f.resp_item[pr]]
+    judged = np.bincount(key, minlength=n_models * n_items)
+    errs = np.bincount(key, weights=err[pr], minlength=n_models * n_items).astype(np.int64)
+    comp = f.composed_items[f.resp_item] & (err >= 0)
+    m, item, e = f.resp_model[comp], f.resp_item[comp], err[comp]
+    kk, jj, ee = k[item], judged[m * n_items + item], errs[m * n_items + item]
+    paired = (kk > 0) & (jj == kk)
+
+    def per_model(mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        w = None if weights is None else weights[mask]
+        return np.bincount(m[mask], weights=w, minlength=n_models).astype(np.int64)
+
+    cols = [per_model(kk == 0), per_model((kk > 0) & (jj < kk)), per_model(paired),
+            per_model(paired, e), per_model(paired, kk), per_model(paired, ee),
+            per_model(paired & (e == 1) & (ee == 0)), per_model(paired & (ee > 0))]
+    present = np.bincount(m, minlength=n_models)
+    return [(f.models[x], *(int(c[x]) for c in cols)) for x in range(n_models) if present[x]]
+
+
+def reference(f: Frame, labels: Sequence[tuple[int, str, int]],
+              adjudications: Sequence[tuple[int, str, int]]) -> tuple[np.ndarray, dict[str, int]]:
+    """Each response's reference label (-1: none or a tie): the adjudication if there is one,
+    else the majority of the annotators' current labels. Counts of how each was formed."""
+    n = len(f.resp_item)
+    ref = np.full(n, -1, dtype=np.int64)
+    votes = np.zeros(n, dtype=np.int64)
+    errors = np.zeros(n, dtype=np.int64)
+    if labels:
+        idx = f.response_index(np.array([r[0] for r in labels], dtype=np.int64))
+        np.add.at(votes, idx, 1)
+        np.add.at(errors, idx, np.array([int(r[2]) for r in labels], dtype=np.int64))
+    adjudicated = np.zeros(n, dtype=bool)
+    if adjudications:
+        idx = f.response_index(np.array([r[0] for r in adjudications], dtype=np.int64))
+        adjudicated[idx] = True
+        ref[idx] = [int(r[2]) for r in adjudications]
+    scope = f.item_scope[f.resp_item]
+    majority = ~adjudicated & (votes > 0) & (2 * errors != votes)
+    tie = ~adjudicated & (votes > 0) & (2 * errors == votes)
+    ref[majority] = (2 * errors[majority] > votes[majority]).astype(np.int64)
+    ref[~scope] = -1
+    counts = {"adjudicated": int((adjudicated & scope).sum()),
+              "majority": int((majority & scope).sum()), "tie": int((tie & scope).sum())}
+    return ref, counts
+
+
+def validity_cells(f: Frame, ref: np.ndarray) -> list[tuple[Any, ...]]:
+    """(judge, mode, item, pattern, tp, fp, tn, fn) per setting and item, error positive."""
+    keep = (f.j_status != FAILED) & (ref[f.j_resp] >= 0)
+    judge_err = (f.j_status[keep] != 0).astype(np.int64)
+    ref_err = ref[f.j_resp[keep]]
+    cell = np.where(judge_err == 1, np.where(ref_err == 1, 0, 1), np.where(ref_err == 0, 2, 3))
+    item = f.resp_item[f.j_resp[keep]]
+    acc: dict[tuple[int, int], list[int]] = {}
+    for sid, it, c, count in group([f.j_sid[keep], item, cell],
+                                   [len(f.settings), len(f.item_ids), 4]):
+        acc.setdefault((sid, it), [0, 0, 0, 0])[c] = count
+    out = []
+    for (sid, it), counts in sorted(acc.items()):
+        p = f.item_pattern[it]
+        out.append((*f.settings[sid], f.item_ids[it], f.patterns[p] if p >= 0 else None,
+                    *counts))
+    return out
+
+
+def labels_in_scope(f: Frame, labels: Sequence[tuple[int, str, int]]) -> list[tuple[int, str,
+                                                                                     int]]:
+    """(response index, annotator, error) of labels on responses in scope."""
+    if not labels:
+        return []
+    idx = f.response_index(np.array([r[0] for r in labels], dtype=np.int64))
+    scope = f.item_scope[f.resp_item[idx]]
+    return [(int(i), r[1], int(r[2])) for i, r, s in zip(idx, labels, scope, strict=True) if s]
+
+
+def sensitivity(f: Frame) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], int]:
+    """Over composed responses judged usably by every setting that judged any composed
+    response: (judge, mode, model, n, errors) cells, (model, n, majority errors, ties) and
+    the number of composed responses judged by at least one setting."""
+    keep = (f.j_status != FAILED) & f.composed_items[f.resp_item[f.j_resp]]
+    sids = np.unique(f.j_sid[keep])
+    k = len(sids)
+    if not k:
+        return [], [], 0
+    per_response = np.bincount(f.j_resp[keep], minlength=len(f.resp_item))
+    judged = int((per_response > 0).sum())
+    common = keep & (per_response[f.j_resp] == k)
+    resp, err = f.j_resp[common], (f.j_status[common] != 0).astype(np.int64)
+    cells = []
+    acc: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
+    for sid, m, e, count in group([f.j_sid[common], f.resp_model[resp], err],
+                                  [len(f.settings), len(f.models), 2]):
+        acc[(sid, m)][0] += count
+        acc[(sid, m)][1] += count * e
+    for (sid, m), (n, e) in sorted(acc.items()):
+        cells.append((*f.settings[sid], f.models[m], n, e))
+    votes = np.bincount(resp, weights=err, minlength=len(f.resp_item)).astype(np.int64)
+    # per_response counts only usable judgments of composed responses, so these are composed.
+    shared = np.flatnonzero(per_response == k)
+    models, s = f.resp_model[shared], votes[shared]
+    n_models = len(f.models)
+    total = np.bincount(models, minlength=n_models)
+    maj = np.bincount(models[2 * s > k], minlength=n_models)
+    ties = np.bincount(models[2 * s == k], minlength=n_models)
+    majority = [(f.models[x], int(total[x]), int(maj[x]), int(ties[x]))
+                for x in range(n_models) if total[x]]
+    return cells, majority, judged
+
+
+def corpus_arrays(f: Frame) -> dict[str, list[tuple[Any, int]]]:
+    """The corpus counts that come from items, responses and judgments."""
+    composed = f.composed_items
+    top = f.item_selected & (f.item_parent < 0) & f.item_scope
+
+    def counted(codes: np.ndarray, names: Sequence[Any], missing: str) -> list[tuple[Any, int]]:
+        values, counts = np.unique(codes, return_counts=True)
+        return sorted(((names[v] if v >= 0 else missing), int(c))
+                      for v, c in zip(values, counts, strict=True))
+
+    resp_scope = f.item_scope[f.resp_item]
+    j_scope = resp_scope[f.j_resp]
+    labels = [f"{j} ({m})" for j, m in f.settings]
+    return {
+        "items_by_pattern": counted(f.item_pattern[composed], f.patterns, "unmapped"),
+        "items_by_facet": counted(f.item_facet[composed], f.facets, "unmapped"),
+        "items_by_active_clauses": counted(f.item_clauses[composed],
+                                           [str(v) for v in range(int(f.item_clauses.max(
+                                               initial=0)) + 1)], "0"),
+        "items_by_method": counted(f.item_method[top], f.methods, "none"),
+        "projections": [("projection", int((f.method_is("projection")
+                                            & f.item_scope).sum()))],
+        "responses_by_model": counted(f.resp_model[resp_scope], f.models, ""),
+        "judgments_by_setting": counted(f.j_sid[j_scope], labels, ""),
+    }

@@ -1,0 +1,80 @@
+"""Judge-family sensitivity: would another judge rank the target models differently?
+
+Computed over the composed responses that every judge setting judged (so each judge sees exactly
+the same responses). Each setting gets its overall error rate, the ranking of target models it
+induces (lowest error first, ties by name), Kendall's tau-b and Spearman's rho of its per-model
+error rates against the reference judge's, and the largest rank shift of any model. The majority
+verdict of all settings is one more row (responses where the vote is tied are left out and
+counted).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from copal_tui.metrics.classify import put, ratio
+from copal_tui.metrics.ranks import competition_ranks, kendall_tau_b, spearman_rho
+
+MAJORITY = "majority"
+
+
+def _row(judge: str, mode: str, per_model: dict[str, tuple[int, int]],
+         reference: dict[str, float] | None) -> dict[str, Any]:
+    n = sum(v[0] for v in per_model.values())
+    errors = sum(v[1] for v in per_model.values())
+    row: dict[str, Any] = {"judge": judge, "mode": mode, "n": n, "errors": errors}
+    put(row, "error_rate", ratio(errors, n, "no common responses"))
+    rates = {m: (e / k if k else math.nan) for m, (k, e) in per_model.items()}
+    row["by_model"] = {m: rates[m] for m in sorted(rates)}
+    ranked = sorted((m for m in rates if not math.isnan(rates[m])), key=lambda m: (rates[m], m))
+    row["ranking"] = ranked
+    if reference is None:
+        reason = "the reference judge is not among the judges of the common responses"
+        for key in ("kendall_tau", "spearman_rho", "max_shift"):
+            row[key], row[f"{key}_reason"] = math.nan, reason
+        return row
+    models = [m for m in sorted(rates) if not math.isnan(rates[m])
+              and not math.isnan(reference.get(m, math.nan))]
+    mine = [rates[m] for m in models]
+    theirs = [reference[m] for m in models]
+    put(row, "kendall_tau", kendall_tau_b(mine, theirs))
+    put(row, "spearman_rho", spearman_rho(mine, theirs))
+    if models:
+        shifts = [abs(a - b) for a, b in zip(competition_ranks(mine),
+                                             competition_ranks(theirs), strict=True)]
+        row["max_shift"] = max(shifts)
+    else:
+        row["max_shift"] = math.nan
+        row["max_shift_reason"] = "no model rated by both this judge and the reference"
+    return row
+
+
+def judge_sensitivity(cells: Sequence[tuple[str, str, str, int, int]],
+                      majority: Sequence[tuple[str, int, int, int]],
+                      reference: tuple[str, str]) -> list[dict[str, Any]]:
+    """`cells` are (judge, mode, model, n, errors) over the common responses; `majority` is
+    (model, n, majority errors, ties) over the same responses; `reference` the reference
+    setting (judge, mode)."""
+    settings: dict[tuple[str, str], dict[str, tuple[int, int]]] = defaultdict(dict)
+    for judge, mode, model, n, errors in cells:
+        settings[(judge, mode)][model] = (int(n), int(errors or 0))
+    if not settings:
+        return []
+    ref_counts = settings.get(reference)
+    ref_rates = None if ref_counts is None else {
+        m: (e / k if k else math.nan) for m, (k, e) in ref_counts.items()}
+    rows = []
+    for key in sorted(settings):
+        row = _row(key[0], key[1], settings[key], ref_rates)
+        row["is_reference"] = key == reference
+        rows.append(row)
+    per_model = {m: (int(n) - int(ties or 0), int(errs or 0))
+                 for m, n, errs, ties in majority}
+    vote = _row(MAJORITY, "all", per_model, ref_rates)
+    vote["is_reference"] = False
+    vote["ties_excluded"] = sum(int(t or 0) for _m, _n, _e, t in majority)
+    rows.append(vote)
+    return rows
