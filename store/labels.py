@@ -15,11 +15,13 @@ from store.db import loads
 
 
 def current_label(db: Database, response_id: str, annotator: str) -> dict[str, Any] | None:
+    # Direct on the (response_id, annotator, id) index: the view would scan every label.
     row = db.execute(
-        "SELECT * FROM current_labels WHERE response_id = ? AND annotator = ?",
+        "SELECT * FROM label_events WHERE response_id = ? AND annotator = ? "
+        "AND action IN ('label', 'undo') ORDER BY id DESC LIMIT 1",
         (response_id, annotator),
     ).fetchone()
-    if row is None:
+    if row is None or row["action"] != "label":
         return None
     out = dict(row)
     out["observed"] = loads(out["observed"])
@@ -28,8 +30,14 @@ def current_label(db: Database, response_id: str, annotator: str) -> dict[str, A
 
 def latest_current_label_of(db: Database, annotator: str) -> dict[str, Any] | None:
     """The annotator's most recent label that is still current (what `undo` retracts)."""
+    # Walks the annotator's events newest first (annotator index; `+e.action` keeps the planner
+    # off the action index) and stops at the first label not superseded by a later label/undo.
     row = db.execute(
-        "SELECT * FROM current_labels WHERE annotator = ? ORDER BY id DESC LIMIT 1", (annotator,)
+        "SELECT e.* FROM label_events e WHERE e.annotator = ? AND +e.action = 'label' "
+        "AND NOT EXISTS (SELECT 1 FROM label_events u WHERE u.response_id = e.response_id "
+        "AND u.annotator = e.annotator AND u.id > e.id AND u.action IN ('label', 'undo')) "
+        "ORDER BY e.id DESC LIMIT 1",
+        (annotator,),
     ).fetchone()
     return None if row is None else dict(row)
 
