@@ -236,6 +236,52 @@ def m002_item_gate_route(db: Database) -> None:
     db.execute("ALTER TABLE items ADD COLUMN route TEXT")
 
 
+@MIGRATIONS()
+def m003_label_queue(db: Database) -> None:
+    # The label queue (copal_tui.labelqueue). `queue_order` fixes each response's place once, so
+    # the order is stable when responses are added later (new ones append); it repeats the
+    # item id so walking the queue never reads the (large) response rows. `queue_leases` holds
+    # numbered slots: a response is labelled by up to `overlap` annotators, slot k of a response
+    # belongs to one annotator at a time (primary key), an annotator holds at most one slot of a
+    # response, and a lease that expired without a label frees its slot for someone else.
+    # Adjudications gain an action so an adjudicator's undo appends a row (nothing is edited in
+    # place), and `current_adjudications` skips a retracted decision like `current_labels` does.
+    _exec(
+        db,
+        """
+        CREATE TABLE queue_order (
+            response_id TEXT PRIMARY KEY REFERENCES responses(id) ON DELETE CASCADE,
+            item_id TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL UNIQUE,
+            stratum TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_queue_order_item ON queue_order(item_id);
+        CREATE TABLE queue_leases (
+            queue TEXT NOT NULL CHECK (queue IN ('label', 'adjudicate')),
+            response_id TEXT NOT NULL REFERENCES responses(id) ON DELETE CASCADE,
+            slot INTEGER NOT NULL CHECK (slot >= 0),
+            annotator TEXT NOT NULL,
+            leased_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            PRIMARY KEY (queue, response_id, slot),
+            UNIQUE (queue, response_id, annotator)
+        );
+        CREATE INDEX idx_queue_leases_annotator ON queue_leases(queue, annotator, expires_at);
+        CREATE INDEX idx_queue_leases_response ON queue_leases(response_id);
+
+        ALTER TABLE adjudications ADD COLUMN action TEXT NOT NULL DEFAULT 'decide'
+            CHECK (action IN ('decide', 'undo'));
+        DROP VIEW current_adjudications;
+        CREATE VIEW current_adjudications AS
+        SELECT a.* FROM adjudications a
+        JOIN (SELECT response_id, MAX(id) AS id FROM adjudications GROUP BY response_id) last
+          ON last.id = a.id
+        WHERE a.action = 'decide';
+        """,
+    )
+
+
 def _exec(db: Database, script: str) -> None:
     # executescript() would COMMIT the surrounding transaction; run statement by statement so
     # the migration and its bookkeeping row stay atomic.

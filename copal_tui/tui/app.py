@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -98,6 +99,11 @@ class CopalApp(App[None]):
         return screen_class(name)(**kwargs)
 
     def action_open(self, name: str, **kwargs: Any) -> None:
+        if self.mode != "browse" and name in ("worlds", "dashboard", "jobs"):
+            # Annotators label blind: aggregate error rates would reveal the judge.
+            self.notify(f"{name} is available in `copal tui`, not while labelling",
+                        severity="warning")
+            return
         self.push_screen(self.make_screen(name, **kwargs))
 
     def action_help(self) -> None:
@@ -106,8 +112,12 @@ class CopalApp(App[None]):
 
     # ---------------------------------------------------------------- terminal size
 
-    def on_resize(self) -> None:
-        self._check_size()
+    async def _on_resize(self, event: events.Resize) -> None:
+        # Textual's own handler stops the Resize event (an `on_resize` here never runs after
+        # start-up), so hook the private handler and check once the new size is laid out.
+        await super()._on_resize(event)
+        if self.is_running and len(self.screen_stack) > 1:
+            self.call_after_refresh(self._check_size)
 
     def _check_size(self) -> None:
         small = self.size.width < self.settings.min_width or \

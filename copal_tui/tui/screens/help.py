@@ -1,38 +1,82 @@
-"""The keys screen: every binding active on the screen below it, with its id (for keymaps)."""
+"""The keys screen: every binding active on the screen below it (the focused widget's, the
+screen's, the app's), hidden ones included, with the keys as remapped by the keymap and the
+binding id to remap them with; plus how list filters are written."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Static
+
+FILTER_HELP = (
+    "Lists: type in the filter line (/ focuses it). Words match any text column; key:value "
+    "narrows a column (facet:over_refusal selected:yes, key:\"two words\"); a wrong key says "
+    "which keys the list knows. Enter applies the filter and returns to the rows; [ and ] "
+    "move between pages of rows."
+)
+
+
+def _where(node: Any, screen: Screen[Any]) -> str:
+    if node is screen.app:
+        return "everywhere"
+    if node is screen:
+        return "this screen"
+    return getattr(node, "HELP_GROUP", None) or type(node).__name__.lower()
+
+
+def binding_rows(screen: Screen[Any]) -> list[tuple[str, str, str, str]]:
+    """(where, keys, description, id) for every active binding of `screen`, keys merged per
+    binding (a binding on "escape,b" is one row "esc b")."""
+    app = screen.app
+    rows: dict[tuple[int, str], list[Any]] = {}
+    for key, active in screen.active_bindings.items():
+        binding = active.binding
+        if binding.system:
+            continue
+        ident = (id(active.node), binding.id or binding.action)
+        entry = rows.setdefault(ident, [active.node, [], binding])
+        display = app.get_key_display(Binding(key, binding.action, key_display=None))
+        if display not in entry[1]:
+            entry[1].append(display)
+    out = [(_where(node, screen), " ".join(keys), binding.description or binding.action,
+            binding.id or "") for node, keys, binding in rows.values()]
+    # The screen's own keys first, then the focused widget's (remappable ones before plain
+    # cursor movement), then the app's.
+    return sorted(out, key=lambda r: (r[0] == "everywhere", r[0] != "this screen", not r[3]))
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close", id="help.close")]
+    BINDINGS = [Binding("escape,q,question_mark,enter,b", "close", "Close", id="help.close")]
 
     def compose(self) -> ComposeResult:
-        table = Table(title="Keys (remap with COPAL_KEYMAP='{\"<id>\": \"<keys>\"}')",
-                      expand=True)
-        table.add_column("key")
-        table.add_column("action")
-        table.add_column("id", style="dim")
         stack = [s for s in self.app.screen_stack if s is not self]
         below = stack[-1] if stack else None
-        seen = set()
-        for node in ([below] if below is not None else []) + [self.app]:
-            for binding in getattr(node, "BINDINGS", []):
-                if not isinstance(binding, Binding) or binding.id in seen:
-                    continue
-                seen.add(binding.id)
-                key = self.app.get_key_display(binding)
-                table.add_row(key, binding.description or binding.action, binding.id or "")
-        with VerticalScroll(classes="panel"):
+        table = Table(expand=True, box=None, header_style="bold", pad_edge=False)
+        table.add_column("where", style="dim", no_wrap=True)
+        table.add_column("keys", style="bold", no_wrap=True)
+        table.add_column("action", ratio=1)
+        table.add_column("id (for COPAL_KEYMAP)", style="dim", no_wrap=True)
+        if below is not None:
+            for where, keys, action, ident in binding_rows(below):
+                table.add_row(where, keys, action, ident)
+        with VerticalScroll(id="help", classes="panel"):
+            yield Static(Text("Keys", style="bold"))
             yield Static(table)
-            yield Static("Every action is also in the command palette (ctrl+p). "
-                         "No action needs Esc alone or a mouse.", classes="muted")
+            yield Static(Text("\n" + FILTER_HELP))
+            yield Static(Text(
+                "\nEvery action is also in the command palette (ctrl+p). No action needs Esc "
+                "alone or a mouse: b goes back where Esc does, q or ? closes this screen. "
+                "Remap keys by id: COPAL_KEYMAP='{\"app.help\": \"f1\"}'.", style="dim"))
+        yield Footer()
 
-    def action_dismiss(self, result: object = None) -> None:  # type: ignore[override]
+    def on_mount(self) -> None:
+        self.query_one("#help").focus()
+
+    def action_close(self) -> None:
         self.app.pop_screen()

@@ -1,0 +1,248 @@
+"""Adjudication (`copal adjudicate`): responses where annotators disagree, or where the human
+reference and a judge disagree, with every annotator's and judge's marks side by side.
+
+The adjudicator decides with the label keys (1-9 toggle, enter decides, c decides "correct",
+u undoes their last decision, s skips, n attaches a note to the decision, f flags, left/right
+move through all candidates, q quits); `/` filters the candidates (world, model, pattern, id
+or reason). A decision is an appended `adjudications` row (undo appends an undo row). While a
+response is on screen the adjudicator holds a lease on it, so two adjudicators at once are not
+handed the same response.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Input
+
+from copal_tui import labeling
+from copal_tui.labelqueue import (
+    adjudicate,
+    lease_adjudication,
+    release_adjudication,
+    undo_adjudication,
+)
+from copal_tui.tui.safe import one_line
+from copal_tui.tui.screens.marking import MARK_BINDINGS, MarkingScreen
+from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
+from copal_tui.tui.widgets.marks_matrix import MarksMatrix, columns_for
+from store import adjudication_sql, queue_sql
+from store.db import StoreError, connect, utcnow
+
+
+class AdjudicateScreen(MarkingScreen):
+    BINDINGS = [*MARK_BINDINGS,
+                Binding("slash", "filter", "filter", id="adjudicate.filter"),
+                Binding("ctrl+r", "refresh", "reload", show=False, id="adjudicate.refresh")]
+    PALETTE_PREFIX = "Adjudicate"
+    MATRIX_FIRST = True
+    DEFAULT_CSS = """
+    AdjudicateScreen #adjudicate-filter { height: 1; border: none; padding: 0 1; display: none; }
+    AdjudicateScreen #adjudicate-filter.-shown { display: block; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rid: str | None = None
+        self.ctx: dict[str, Any] | None = None
+        self.search = ""
+        self.note: str | None = None
+        self.last_saved: Text | None = None
+        self.counts = {"total": 0, "decided": 0}
+
+    def compose(self) -> ComposeResult:
+        yield from super().compose()
+        yield Input(placeholder="filter: world, model, pattern, id or reason; enter applies",
+                    id="adjudicate-filter", compact=True)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self._show(self._next_pending(""))
+        self._recount()
+
+    @property
+    def remarks(self) -> MarksMatrix:
+        return self.query_one("#marks-remarks", MarksMatrix)
+
+    @property
+    def who(self) -> str:
+        return str(self.copal.annotator)
+
+    # -------------------------------------------------------------- candidates
+
+    def _next_pending(self, after: str) -> str | None:
+        """The next undecided candidate after `after`, wrapping round to the start."""
+        db = self.copal.db
+        for start in (after, ""):
+            row = adjudication_sql.adjudication_step(db, after=start, pending=True,
+                                              search=self.search, who=self.who, now=utcnow())
+            if row is not None:
+                return str(row["response_id"])
+        return None
+
+    def has_current(self) -> bool:
+        return self.rid is not None and self.ctx is not None
+
+    def _show(self, rid: str | None, marks: list[str] | None = None) -> None:
+        db = self.copal.db
+        minutes = self.copal.settings.lease_minutes
+        if self.rid is not None and self.rid != rid:
+            release_adjudication(db, self.rid, self.who)
+        self.rid, self.note = rid, None
+        self.ctx = None if rid is None else queue_sql.response_context(db, rid)
+        if self.ctx is None or rid is None:
+            self.rid = None
+            self.context_pane.show(None, "Nothing to adjudicate" + (
+                f" matching {one_line(self.search, 30)!r}" if self.search else "") +
+                ": no undecided response where annotators, or annotators and a judge, "
+                "disagree. \u2190/\u2192 browse decided ones; / filters; q quits.")
+            self.marks.clear("")
+            self.matrix.hide("")
+            self.remarks.hide("")
+            self._status()
+            return
+        held = lease_adjudication(db, rid, self.who, minutes)
+        current = adjudication_sql.current_adjudication(db, rid)
+        if marks is None:
+            marks = list(current["observed"] or []) if current else []
+        items = contract_items(self.ctx["required"], self.ctx["forbidden"])
+        self.context_pane.show(self.ctx)
+        self.marks.set_contract(items, marks, title="Your decision" + (
+            " (decided: enter re-decides)" if current else ""))
+        cols = columns_for(queue_sql.labels_of(db, rid), queue_sql.judgments_of(db, rid),
+                           current)
+        reason = adjudication_sql.adjudication_reason(db, rid) or "not a candidate"
+        self.matrix.show(items, cols, title=f"Why here: {reason}")
+        self.remarks.show(items, cols, notes=queue_sql.remarks_of(db, rid))
+        if not held:
+            self.notify("Another adjudicator has this response open.", severity="warning")
+        self._status()
+
+    @work(thread=True, exclusive=True, group="adjudicate-counts")
+    def _recount(self) -> None:
+        """Count candidates and decisions (reads every label) off the UI thread."""
+        db = connect(self.copal.db_path)
+        try:
+            counts = adjudication_sql.adjudication_counts(db, self.search)
+        finally:
+            db.conn.close()
+        with suppress(RuntimeError):  # the app closed while the worker ran
+            self.app.call_from_thread(self._got_counts, counts)
+
+    def _got_counts(self, counts: dict[str, int]) -> None:
+        self.counts = counts
+        self._status()
+
+    def _status(self) -> None:
+        counts = self.counts
+        out = Text(f" {one_line(self.who, 24)} ", style="bold reverse")
+        out.append(f" {counts['decided']}/{counts['total']} decided ", style="bold")
+        if self.search:
+            out.append(f"\u00b7 filter {one_line(self.search, 30)!r} ", style="dim")
+        if self.note:
+            out.append("\u00b7 note pending ", style="yellow")
+        if self.last_saved is not None:
+            out.append_text(self.last_saved)
+        self.set_status(out)
+
+    # -------------------------------------------------------------- actions
+
+    def action_submit(self) -> None:
+        self._decide(None)
+
+    def action_correct(self) -> None:
+        if not self.has_current():
+            self.app.bell()
+            return
+        assert self.ctx is not None
+        self._decide([c["id"] for c in self.ctx["required"]])
+
+    def _decide(self, observed: list[str] | None) -> None:
+        if not self.has_current():
+            self.app.bell()
+            return
+        assert self.rid is not None
+        if observed is not None:
+            self.marks.set_observed(observed)
+        try:
+            done = adjudicate(self.copal.db, self.rid, self.who,
+                              self.marks.observed, note=self.note)
+        except StoreError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.last_saved = Text(
+            f"\u00b7 decided e={done.error} " +
+            (DIRECTION_WORDS[done.direction] if done.error else "correct"), style="green")
+        self._show(self._next_pending(self.rid))
+        self._recount()
+
+    def action_undo(self) -> None:
+        undone = undo_adjudication(self.copal.db, self.who)
+        if undone is None:
+            self.notify("Nothing to undo: you have no current decision.", severity="warning")
+            return
+        rid, marks = undone
+        self.last_saved = Text("\u00b7 undid your decision", style="yellow")
+        self._show(rid, marks)
+        self._recount()
+
+    def action_skip(self) -> None:
+        if not self.has_current():
+            self.app.bell()
+            return
+        assert self.rid is not None
+        self.last_saved = Text("\u00b7 skipped", style="yellow")
+        nxt = self._next_pending(self.rid)
+        self._show(None if nxt == self.rid else nxt)
+
+    def action_move(self, delta: int) -> None:
+        db = self.copal.db
+        after = self.rid if self.rid is not None else ("" if delta > 0 else "\uffff")
+        row = adjudication_sql.adjudication_step(db, after=after, forward=delta > 0, pending=False,
+                                          search=self.search)
+        if row is None:
+            self.notify("No more candidates that way.", timeout=2)
+            return
+        self._show(str(row["response_id"]))
+
+    def action_filter(self) -> None:
+        box = self.query_one("#adjudicate-filter", Input)
+        box.add_class("-shown")
+        box.value = self.search
+        box.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        event.input.remove_class("-shown")
+        self.search = event.value.strip()
+        self.context_pane.focus()
+        self._show(self._next_pending(""))
+        self._recount()
+
+    def action_refresh(self) -> None:
+        self._show(self.rid)
+
+    def save_note(self, text: str | None) -> None:
+        if text:
+            self.note = text
+            self.last_saved = Text("\u00b7 note kept for your decision", style="green")
+            self._status()
+
+    def save_flag(self, reason: str | None) -> None:
+        if reason and self.rid is not None:
+            labeling.record(self.copal.db, self.rid, self.who, "flag",
+                            flag=reason)
+            self.last_saved = Text(f"\u00b7 flagged: {reason}", style="yellow")
+            self.remarks.show(self.marks.items, self.remarks.columns,
+                              notes=queue_sql.remarks_of(self.copal.db, self.rid))
+            self._status()
+
+    def leave(self) -> None:
+        if self.rid is not None:
+            with suppress(StoreError):  # else the lease simply expires
+                release_adjudication(self.copal.db, self.rid, self.who)

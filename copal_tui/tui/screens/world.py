@@ -1,0 +1,312 @@
+"""One world: a summary line and five tabs (policies, clauses, compositions, items, runs), each a
+paged, filterable list. Enter opens an item, or shows a policy / clause / composition / run in
+full; `r` follows a row to its related rows (policy -> its clauses -> their compositions -> their
+items)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.worker import get_current_worker
+
+from copal_tui.tui.safe import safe
+from copal_tui.tui.screens.record import RecordScreen
+from copal_tui.tui.widgets.paged_table import Column, PagedTable, fmt_rate, short_id
+from copal_tui.tui.widgets.screen_commands import ScreenCommands
+from store import browse_sql as sql
+from store import reads
+from store.db import connect
+
+TABS = ["policies", "clauses", "compositions", "items", "runs"]
+
+
+def _tick(value: object) -> str:
+    return "\u2713" if value else "\u00b7"
+
+
+def _members(ids: str | list[str], world_id: str) -> str:
+    values = json.loads(ids) if isinstance(ids, str) else ids
+    return " + ".join(short_id(v, world_id, 12) for v in values)
+
+
+def _columns(world_id: str) -> dict[str, list[Column]]:
+    def sid(width: int) -> Callable[[dict[str, Any]], str]:
+        return lambda r: short_id(r["id"], world_id, width)
+
+    return {
+        "policies": [
+            Column("id", "id", 6),
+            Column("kind", "kind", 9),
+            Column("clauses", "cl.", 3, hide_below=100, justify="right"),
+            Column("text", "text"),
+        ],
+        "clauses": [
+            Column("id", "id", 12, render=sid(12)),
+            Column("effect", "effect", 12, render=lambda r: r["effect"] or "(note)"),
+            Column("policy_ids", "policies", 9, hide_below=100,
+                   render=lambda r: ",".join(json.loads(r["policy_ids"]))),
+            Column("trigger", "trigger"),
+            Column("scope", "scope", hide_below=100),
+            Column("source_span", "source span", hide_below=140),
+        ],
+        "compositions": [
+            Column("id", "id", 12, render=sid(12)),
+            Column("pattern", "pattern", 20),
+            Column("status", "status", 9, hide_below=100),
+            Column("clause_ids", "clauses", 16, render=lambda r: _members(r["clause_ids"],
+                                                                            world_id)),
+            Column("items", "items", 5, justify="right"),
+            Column("reason", "reason"),
+        ],
+        "items": [
+            Column("id", "id", 14, render=sid(14)),
+            Column("pattern", "pattern", 19, hide_below=110),
+            Column("facet", "facet", 19, render=lambda r: r["facet"] or r["method"]),
+            Column("method", "method", 10, hide_below=140),
+            Column("selected", "sel", 3, render=lambda r: _tick(r["selected"])),
+            Column("responses", "resp", 4, justify="right"),
+            Column("labelled", "lab.", 4, hide_below=100, justify="right"),
+            Column("judge_err", "err J", 5, render=lambda r: fmt_rate(r["judge_err"]),
+                   justify="right"),
+            Column("query", "query"),
+        ],
+        "runs": [
+            Column("id", "run", 32, hide_below=120),
+            Column("stage", "stage", 9),
+            Column("status", "status", 11),
+            Column("started_at", "started (UTC)", 16,
+                   render=lambda r: (r["started_at"] or "")[:16].replace("T", " ")),
+            Column("calls", "calls", 6, justify="right"),
+            Column("cache_hits", "hits", 6, justify="right"),
+            Column("failures", "fail", 5, justify="right"),
+            Column("cost", "cost", 8, render=lambda r: f"${r['cost']:.4f}", justify="right"),
+        ],
+    }
+
+
+PLACEHOLDERS = {
+    "policies": "/ filter policies: words, or kind:deny",
+    "clauses": "/ filter clauses: words, or effect:withhold policy:P04",
+    "compositions": "/ filter: words, or pattern:scope status:confirmed clause:C09",
+    "items": "/ filter items: words, or facet: pattern: method: selected:yes erred:yes",
+    "runs": "/ filter runs: words, or stage:judge status:done",
+}
+
+
+class WorldScreen(Screen[None]):
+    COMMANDS = {ScreenCommands}
+    BINDINGS = [
+        Binding("enter", "open_row", "Open", show=False, id="browse.open"),
+        Binding("r", "related", "Related", id="world.related"),
+        Binding("escape,b", "back", "Back", id="browse.back"),
+        *[Binding(str(n), f"tab('{name}')", name.capitalize(), show=False,
+                  id=f"world.tab_{name}") for n, name in enumerate(TABS, 1)],
+    ]
+
+    def __init__(self, world_id: str, tab: str = "policies") -> None:
+        super().__init__()
+        self.world_id = world_id
+        self.initial_tab = tab if tab in TABS else "policies"
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(self._summary(), id="world-summary", classes="summary")
+        columns = _columns(self.world_id)
+        fetch: dict[str, Any] = {
+            "policies": partial(_world_fetch, sql.policies_page, self.world_id),
+            "clauses": partial(_world_fetch, sql.clauses_page, self.world_id),
+            "compositions": partial(_world_fetch, sql.compositions_page, self.world_id),
+            "items": partial(_world_fetch, sql.items_page, self.world_id),
+            "runs": partial(_world_fetch, sql.runs_page, self.world_id),
+        }
+        with TabbedContent(initial=self.initial_tab):
+            for n, name in enumerate(TABS, 1):
+                with TabPane(f"{n} {name.capitalize()}", id=name):
+                    yield PagedTable(fetch[name], columns[name], id=f"{name}-table",
+                                     placeholder=PLACEHOLDERS[name])
+        yield Footer()
+
+    def _summary(self, stats: dict[str, Any] | None = None) -> Text:
+        row = sql.world_summary(self.app.db, self.world_id)  # type: ignore[attr-defined]
+        if row is None:
+            return Text(f"no world {self.world_id!r}", style="bold")
+        # Two lines, each cut rather than wrapped, so the tabs never move at 80 columns.
+        out = Text(no_wrap=True, overflow="ellipsis")
+        out.append_text(safe(row["id"], style="bold"))
+        out.append("  ")
+        out.append_text(safe(row["name"]))
+        out.append(f"  \u00b7  risk {row['risk_tier']}  \u00b7  ")
+        out.append_text(safe(row["industry"]))
+        out.append("\n")
+        # Most telling first: the line is cut at the right edge on narrow terminals. The
+        # response statistics arrive from a worker (they cost a pass over the responses).
+        if stats is None:
+            out.append("counting responses and labels\u2026 \u00b7 ", style="dim italic")
+        else:
+            out.append(
+                f"err J {fmt_rate(stats['judge_err'])} H {fmt_rate(stats['human_err'])} \u00b7 "
+                f"{stats['responses']} resp, {stats['labelled']} labelled \u00b7 ", style="dim")
+        out.append(
+            f"{row['items']} items ({row['selected']} sel) \u00b7 {row['compositions']} comp "
+            f"\u00b7 {row['clauses']} clauses \u00b7 {row['policies']} policies", style="dim")
+        return out
+
+    @work(thread=True, exclusive=True, group="world-stats")
+    def _load_stats(self, app: Any, db_path: Any) -> None:
+        db = connect(db_path)
+        try:
+            stats = sql.world_stats(db, [self.world_id]).get(self.world_id)
+        finally:
+            db.conn.close()
+        if stats is not None and not get_current_worker().is_cancelled:
+            app.call_from_thread(self._show_stats, stats)
+
+    def _show_stats(self, stats: dict[str, Any]) -> None:
+        self.query_one("#world-summary", Static).update(self._summary(stats))
+
+    def on_mount(self) -> None:
+        self.title = f"copal \u00b7 {self.world_id}"
+        self._focus_table()
+        self._load_stats(self.app, self.app.db_path)  # type: ignore[attr-defined]
+
+    def _focus_table(self) -> None:
+        self.active_table().table.focus()
+
+    def active_table(self) -> PagedTable:
+        pane = self.query_one(TabbedContent).active
+        return self.query_one(f"#{pane}-table", PagedTable)
+
+    @on(TabbedContent.TabActivated)
+    def _tab_changed(self, event: TabbedContent.TabActivated) -> None:
+        self.call_after_refresh(self._focus_table)
+
+    # ------------------------------------------------------------------ actions
+
+    def action_tab(self, name: str) -> None:
+        # Focus follows in _tab_changed (TabActivated), once the pane is shown.
+        tabs = self.query_one(TabbedContent)
+        if tabs.active == name:
+            self._focus_table()
+        tabs.active = name
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_open_row(self) -> None:
+        row = self.active_table().current_row()
+        if row is not None:
+            self._open(self.query_one(TabbedContent).active, row)
+
+    @on(PagedTable.Selected)
+    def _selected(self, event: PagedTable.Selected) -> None:
+        self._open((event.table.id or "").removesuffix("-table"), event.row)
+
+    def _open(self, tab: str, row: dict[str, Any]) -> None:
+        if tab == "items":
+            self.app.action_open("item", item_id=row["id"])  # type: ignore[attr-defined]
+            return
+        shown = {"policies": self._policy, "clauses": self._clause,
+                 "compositions": self._composition, "runs": self._run}[tab](row["id"])
+        if shown is not None:
+            self.app.push_screen(RecordScreen(*shown))
+
+    def action_related(self) -> None:
+        tab = self.query_one(TabbedContent).active
+        row = self.active_table().current_row()
+        if row is None:
+            return
+        short = short_id(row["id"], self.world_id, 200)
+        target = {"policies": ("clauses", f"policy:{short}"),
+                  "clauses": ("compositions", f"clause:{short}"),
+                  "compositions": ("items", f"composition:{short}"),
+                  "items": ("items", f"parent:{short}")}.get(tab)
+        if target is None:
+            self.notify("runs have no related rows here; enter shows the manifest")
+            return
+        name, text = target
+        self.query_one(f"#{name}-table", PagedTable).set_filter(text)
+        self.action_tab(name)
+
+    # ------------------------------------------------------------------ full records
+
+    def _policy(self, policy_id: str) -> tuple[str, list[tuple[str, RenderableType]]] | None:
+        db = self.app.db  # type: ignore[attr-defined]
+        pol = reads.policy(db, self.world_id, policy_id)
+        if pol is None:
+            return None
+        grounded = sql.clauses_page(db, self.world_id, sql.PageRequest(
+            filters={"policy": policy_id}, limit=50))
+        clauses = [_clause_line(c, self.world_id) for c in grounded.rows] or [Text("none yet")]
+        return (f"policy {policy_id} ({pol['kind']})",
+                [("Text", safe(pol["text"])), ("Clauses grounded from it", Group(*clauses))])
+
+    def _clause(self, clause_id: str) -> tuple[str, list[tuple[str, RenderableType]]] | None:
+        db = self.app.db  # type: ignore[attr-defined]
+        c = reads.clause(db, clause_id)
+        if c is None:
+            return None
+        policies = []
+        for pid in c["policy_ids"]:
+            pol = reads.policy(db, self.world_id, pid)
+            line = Text(f"{pid}: ", style="bold")
+            line.append_text(safe(pol["text"] if pol else "(missing)"))
+            policies.append(line)
+        sections: list[tuple[str, RenderableType]] = [
+            ("Effect", Text(c["effect"] or "none (kept as an audit note)")),
+            ("Trigger", safe(c["trigger"])), ("Scope", safe(c["scope"])),
+            ("Source span", safe(c["source_span"])), ("Policies", Group(*policies)),
+            ("Confidence", Text("-" if c["confidence"] is None else f"{c['confidence']:.2f}")),
+        ]
+        if c.get("audit_note"):
+            sections.append(("Audit note", safe(c["audit_note"])))
+        return f"clause {clause_id}", sections
+
+    def _composition(self, comp_id: str) -> tuple[str, list[tuple[str, RenderableType]]] | None:
+        db = self.app.db  # type: ignore[attr-defined]
+        comp = reads.composition(db, comp_id)
+        if comp is None:
+            return None
+        members = [_clause_line(reads.clause(db, cid) or {"id": cid}, self.world_id)
+                   for cid in comp["clause_ids"]]
+        return (f"composition {comp_id}", [
+            ("Pattern", Text(f"{comp['pattern']} ({comp['status']})")),
+            ("Reason", safe(comp.get("reason") or "-")),
+            ("Member clauses", Group(*members)),
+        ])
+
+    def _run(self, run_id: str) -> tuple[str, list[tuple[str, RenderableType]]] | None:
+        run = sql.run_manifest(self.app.db, run_id)  # type: ignore[attr-defined]
+        if run is None:
+            return None
+        head = Text(f"{run['stage']} \u00b7 {run['status']} \u00b7 started {run['started_at']}"
+                    f" \u00b7 finished {run['finished_at'] or '-'}\ncalls {run['calls']} \u00b7 "
+                    f"cache hits {run['cache_hits']} \u00b7 failures {run['failures']} \u00b7 "
+                    f"cost ${run['cost']:.4f}")
+        manifest = json.dumps(run["manifest"], indent=2, ensure_ascii=False, sort_keys=True)
+        return f"run {run_id}", [("Run", head), ("Manifest", safe(manifest))]
+
+
+def _world_fetch(fetch: Callable[[Any, str, sql.PageRequest], sql.Page], world_id: str,
+                 db: Any, req: sql.PageRequest) -> sql.Page:
+    return fetch(db, world_id, req)
+
+
+def _clause_line(c: dict[str, Any], world_id: str) -> Text:
+    line = Text(f"{short_id(c['id'], world_id, 40)} ", style="bold")
+    if "trigger" not in c:
+        return line.append("(missing)")
+    line.append(f"{c.get('effect') or 'note'}: ")
+    line.append_text(safe(c["trigger"]))
+    line.append(" \u2192 ")
+    line.append_text(safe(c["scope"]))
+    return line

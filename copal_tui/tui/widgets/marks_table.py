@@ -1,0 +1,158 @@
+"""Marks on one response side by side: the selected judge, every annotator's current label and
+the adjudication, one row per contract item, with the error and direction each set of marks
+gives (computed by `copal_tui.domain.contract.evaluate`, never read from a stated verdict) and
+the disagreements flagged.
+
+`sources()` and `disagreements()` are pure functions (tested directly); `marks_table()` renders
+them as a `rich` table whose every untrusted string goes through `safe`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from copal_tui.domain.contract import evaluate
+from copal_tui.tui.safe import safe
+
+PRESENT, ABSENT, UNKNOWN = "\u2713", "\u00b7", "\u2014"
+SHORT_DIRECTION = {"none": "ok", "over_enforcement": "over", "under_enforcement": "under",
+                   "mixed": "mixed"}
+
+
+@dataclass(frozen=True)
+class Source:
+    """One set of marks on a response: a judge, an annotator or the adjudicator."""
+
+    name: str
+    kind: str  # judge | human | adjudication
+    observed: frozenset[str] | None  # None: no item-level marks (full-policy judge, bare error)
+    error: int | None
+    direction: str | None
+    failure: str | None = None
+    note: str | None = None
+
+
+def contract_ids(item: dict[str, Any]) -> tuple[list[str], list[str]]:
+    return ([c["id"] for c in item.get("required") or []],
+            [c["id"] for c in item.get("forbidden") or []])
+
+
+def _source(item: dict[str, Any], name: str, kind: str, row: dict[str, Any]) -> Source:
+    req, forb = contract_ids(item)
+    observed = row.get("observed")
+    if row.get("failure"):
+        return Source(name, kind, None, None, None, failure=str(row["failure"]))
+    if observed is not None:
+        verdict = evaluate(req, forb, observed)
+        return Source(name, kind, frozenset(observed), verdict.error, verdict.direction.value,
+                      note=row.get("note"))
+    return Source(name, kind, None, row.get("error"), row.get("direction"),
+                  note=row.get("note"))
+
+
+def sources(item: dict[str, Any], resp: dict[str, Any],
+            judge: tuple[str, str] | None) -> list[Source]:
+    """The selected judge (if it judged this response), annotators, then the adjudication."""
+    out = []
+    if judge is not None and judge in resp.get("judgments", {}):
+        out.append(_source(item, "judge", "judge", resp["judgments"][judge]))
+    for label in resp.get("labels", []):
+        out.append(_source(item, str(label["annotator"]), "human", label))
+    adj = resp.get("adjudication")
+    if adj is not None:
+        out.append(_source(item, "adj.", "adjudication", adj))
+    return out
+
+
+def reference(marks: list[Source]) -> tuple[int | None, str]:
+    """The human reference error: the adjudication, else the annotators when they agree."""
+    for s in marks:
+        if s.kind == "adjudication" and s.error is not None:
+            return s.error, "adjudication"
+    human = {s.error for s in marks if s.kind == "human" and s.error is not None}
+    if len(human) == 1:
+        return next(iter(human)), "annotators"
+    return None, "none"
+
+
+def differing_items(item: dict[str, Any], marks: list[Source]) -> list[str]:
+    """Contract items on which the sets of item-level marks do not all agree."""
+    req, forb = contract_ids(item)
+    marked = [s.observed for s in marks if s.observed is not None]
+    if len(marked) < 2:
+        return []
+    return [cid for cid in req + forb if len({cid in m for m in marked}) > 1]
+
+
+def disagreements(item: dict[str, Any], marks: list[Source]) -> list[str]:
+    """Plain-language flags: annotators disagreeing, the judge against the reference, items."""
+    out = []
+    humans = [s for s in marks if s.kind == "human" and s.error is not None]
+    if len({s.error for s in humans}) > 1:
+        out.append("annotators disagree: " + ", ".join(f"{s.name} {s.error}" for s in humans))
+    judge = next((s for s in marks if s.kind == "judge"), None)
+    ref, basis = reference(marks)
+    if judge is not None and judge.error is not None and ref is not None and judge.error != ref:
+        verb = "says" if basis == "adjudication" else "say"
+        out.append(f"judge says error {judge.error}, {basis} {verb} {ref}")
+    items = differing_items(item, marks)
+    if items:
+        out.append("marks differ on " + ", ".join(items))
+    return out
+
+
+def flag_summary(item: dict[str, Any], marks: list[Source]) -> str:
+    """A short cell for the responses table: `J\u2260ref`, `H\u2260H`, `items` or ``."""
+    parts = []
+    humans = {s.error for s in marks if s.kind == "human" and s.error is not None}
+    if len(humans) > 1:
+        parts.append("H\u2260H")
+    judge = next((s for s in marks if s.kind == "judge"), None)
+    ref, _ = reference(marks)
+    if judge is not None and judge.error is not None and ref is not None and judge.error != ref:
+        parts.append("J\u2260ref")
+    if not parts and differing_items(item, marks):
+        parts.append("items")
+    return ("\u2691 " + " ".join(parts)) if parts else ""
+
+
+def verdict_text(s: Source | None) -> Text:
+    if s is None:
+        return Text(UNKNOWN, style="dim")
+    if s.failure:
+        return Text("failed", style="italic")
+    if s.error is None:
+        return Text(UNKNOWN, style="dim")
+    word = SHORT_DIRECTION.get(s.direction or "", s.direction or "")
+    return Text(f"{s.error} {word}", style="bold" if s.error else "")
+
+
+def marks_table(item: dict[str, Any], marks: list[Source]) -> Table:
+    table = Table(expand=True, show_edge=False, pad_edge=False, box=None, header_style="bold")
+    table.add_column("item", no_wrap=True)
+    table.add_column("contract item", ratio=1)
+    for s in marks:
+        table.add_column(safe(s.name), justify="center", no_wrap=True, max_width=10)
+    table.add_column("\u2260", justify="center", no_wrap=True)
+    differ = set(differing_items(item, marks))
+    for side, prefix in (("required", "must"), ("forbidden", "must not")):
+        for c in item.get(side) or []:
+            head = Text(str(c["id"]), style="bold")
+            head.append(f" {prefix}", style="dim")
+            cells = []
+            for s in marks:
+                if s.observed is None:
+                    cells.append(Text(UNKNOWN, style="dim"))
+                elif c["id"] in s.observed:
+                    cells.append(Text(PRESENT, style="bold"))
+                else:
+                    cells.append(Text(ABSENT))
+            flag = Text("\u2260", style="bold") if c["id"] in differ else Text("")
+            table.add_row(head, safe(c.get("text")), *cells, flag)
+    table.add_row(Text("error", style="bold"), Text("computed from the marks", style="dim"),
+                  *[verdict_text(s) for s in marks], Text(""))
+    return table

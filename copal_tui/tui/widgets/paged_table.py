@@ -1,0 +1,394 @@
+"""PagedTable: a DataTable that shows one page of a store query at a time, with a filter line.
+
+The widget owns no SQL: it is given a fetch function `(db, PageRequest) -> Page` from `store/`
+and runs it in a thread worker with that worker's own connection, so the UI thread never waits
+on SQLite and a list over 100,000 rows costs one page. An optional `decorate` function adds
+slow columns (aggregates over many rows) to the shown page in a second step: the rows appear
+at once, those cells show an ellipsis until their values arrive. The filter line takes free words
+(matched with LIKE over the list's text columns) and `key:value` filters (`facet:over_refusal
+selected:yes`); the store decides which keys a list knows and says so when one is wrong.
+
+Cells are always `rich.text.Text` built through `copal_tui.tui.safe`: DataTable would parse a
+plain string as markup, and every cell here may hold untrusted text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from rich.text import Text
+from sqlite_utils import Database
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Input, Static
+from textual.worker import get_current_worker
+
+from copal_tui.tui.safe import one_line, safe
+from store.browse_sql import FilterError, Page, PageRequest
+from store.db import connect
+
+Fetch = Callable[[Database, PageRequest], Page]
+# Optional second pass over the shown page: row key -> extra columns (slow aggregates).
+Decorate = Callable[[Database, list[str]], dict[str, dict[str, Any]]]
+
+_FILTER = re.compile(r'(?<!\S)([A-Za-z_]+):(?:"([^"]*)"|(\S+))')
+
+
+def parse_filter(text: str) -> tuple[str, dict[str, str]]:
+    """Split a filter line into free words and `key:value` filters (`key:"two words"` too)."""
+    filters: dict[str, str] = {}
+    for m in _FILTER.finditer(text):
+        filters[m.group(1).lower()] = m.group(2) if m.group(2) is not None else m.group(3)
+    return " ".join(_FILTER.sub(" ", text).split()), filters
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column. `width=None` makes it the flexible column that takes the remaining width;
+    `hide_below` drops the column when the table is narrower (80 columns stay readable)."""
+
+    key: str
+    label: str
+    width: int | None = None
+    render: Callable[[dict[str, Any]], Text | str] | None = None
+    hide_below: int = 0
+    justify: Literal["left", "right"] = "left"
+    min_width: int = 12
+
+
+def fmt_rate(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.0f}%"
+
+
+def short_id(value: str | None, world_id: str, width: int) -> str:
+    """An id without its world prefix; when still too long, its tail (the distinctive part)."""
+    text = value or ""
+    if text.startswith(world_id + ":"):
+        text = text[len(world_id) + 1:]
+    return text if len(text) <= width else "\u2026" + text[-(width - 1):]
+
+
+class Rows(DataTable[Any]):
+    """The table's rows: enter is shown in the footer as "Open" (DataTable hides it)."""
+
+    HELP_GROUP = "list"
+    BINDINGS = [Binding("enter", "select_cursor", "Open", id="table.open")]
+
+
+class PagedTable(Vertical):
+    HELP_GROUP = "list"
+    BINDINGS = [
+        Binding("slash", "focus_filter", "Filter", id="table.filter"),
+        Binding("right_square_bracket", "next_page", "Next page", id="table.next_page"),
+        Binding("left_square_bracket", "prev_page", "Prev page", id="table.prev_page"),
+        Binding("ctrl+r", "reload", "Reload", show=False, id="table.reload"),
+    ]
+
+    DEBOUNCE = 0.2  # seconds of typing quiet before the filter re-queries
+
+    class Selected(Message):
+        """Enter on a row."""
+
+        def __init__(self, table: PagedTable, row: dict[str, Any]) -> None:
+            super().__init__()
+            self.table, self.row = table, row
+
+        @property
+        def control(self) -> PagedTable:
+            return self.table
+
+    class Highlighted(Message):
+        """The cursor moved to a row (not a subclass of Selected: handlers match by MRO)."""
+
+        def __init__(self, table: PagedTable, row: dict[str, Any]) -> None:
+            super().__init__()
+            self.table, self.row = table, row
+
+        @property
+        def control(self) -> PagedTable:
+            return self.table
+
+    def __init__(self, fetch: Fetch, columns: list[Column], *, key: str = "id",
+                 placeholder: str = "filter: words, or key:value", page_size: int | None = None,
+                 filter_text: str = "", decorate: Decorate | None = None,
+                 id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.fetch = fetch
+        self.decorate = decorate
+        self.columns = columns
+        self.key = key
+        self.placeholder = placeholder
+        self.page_size = page_size
+        self.page: Page | None = None
+        self.error: str | None = None
+        self.loading_page = False
+        self._filter_text = filter_text
+        self._offset = 0
+        self._rows: dict[str, dict[str, Any]] = {}
+        self._shown: tuple[str, ...] = ()
+        self._debounce: Any = None
+        self._want_key: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Input(self._filter_text, placeholder=self.placeholder, classes="table-filter")
+        yield Rows(cursor_type="row", zebra_stripes=True)
+        yield Static("", classes="table-status")
+
+    @property
+    def table(self) -> DataTable[Any]:
+        return self.query_one(DataTable)
+
+    @property
+    def filter_input(self) -> Input:
+        return self.query_one(Input)
+
+    def on_mount(self) -> None:
+        self.reload()
+
+    # ------------------------------------------------------------------ loading
+
+    def request(self) -> PageRequest:
+        search, filters = parse_filter(self._filter_text)
+        size = self.page_size or self.app.settings.page_size  # type: ignore[attr-defined]
+        return PageRequest(search=search, filters=filters, offset=self._offset, limit=size)
+
+    def reload(self) -> None:
+        """Re-query the current page (after a filter change, a page move or new data)."""
+        self.loading_page = True
+        self._status()
+        app = self.app
+        self._load(app, app.db_path, self.request())  # type: ignore[attr-defined]
+
+    def set_filter(self, text: str) -> None:
+        """Replace the filter line (and re-query from the first page)."""
+        self._filter_text = text
+        self._offset = 0
+        if self.is_mounted:
+            with self.filter_input.prevent(Input.Changed):
+                self.filter_input.value = text
+            self.reload()
+
+    @work(thread=True, exclusive=True, group="page")
+    def _load(self, app: App[Any], db_path: Path, req: PageRequest) -> None:
+        worker = get_current_worker()
+
+        def post(callback: Callable[..., None], *args: Any) -> None:
+            # Back to the UI thread, unless the table or the app went away meanwhile (the
+            # screen was closed while the query ran).
+            if worker.is_cancelled:
+                return
+            with contextlib.suppress(RuntimeError):  # the app is shutting down
+                app.call_from_thread(callback, *args)
+
+        try:
+            db = connect(db_path)
+        except Exception as exc:  # noqa: BLE001 - shown in the status line, never a crash
+            post(self._show, req, None, str(exc))
+            return
+        try:
+            try:
+                page = self.fetch(db, req)
+            except FilterError as exc:
+                post(self._show, req, None, str(exc))
+                return
+            post(self._show, req, page, None)
+            if self.decorate is not None and page.rows and not worker.is_cancelled:
+                post(self._decorated, page, self.decorate(db, [str(r[self.key])
+                                                               for r in page.rows]))
+        except Exception as exc:  # noqa: BLE001 - e.g. a locked or damaged database
+            post(self._show, req, None, f"could not read the list: {exc}")
+        finally:
+            db.conn.close()
+
+    def _show(self, req: PageRequest, page: Page | None, error: str | None) -> None:
+        if not self.is_attached:
+            return
+        self.loading_page = False
+        self.error = error
+        if page is None:
+            self._status()
+            return
+        if page.total and page.offset >= page.total:
+            # The list shrank under the current page (new filter, rows deleted): go to the last.
+            self._offset = (page.total - 1) // page.limit * page.limit
+            self.reload()
+            return
+        self.page = page
+        self._rows = {str(r[self.key]): r for r in page.rows}
+        self._render_rows()
+        self._status()
+
+    def _decorated(self, page: Page, extra: dict[str, dict[str, Any]]) -> None:
+        if not self.is_attached or page is not self.page:
+            return  # a newer page is shown
+        for key, values in extra.items():
+            if key in self._rows:
+                self._rows[key].update(values)
+        self._render_rows()
+
+    # ------------------------------------------------------------------ rendering
+
+    def _visible(self) -> list[Column]:
+        width = self.size.width or self.app.size.width
+        return [c for c in self.columns if width >= c.hide_below]
+
+    def _flex_width(self, visible: list[Column]) -> int:
+        width = self.size.width or self.app.size.width
+        # Each column has one cell of padding each side; 2 more for the vertical scrollbar.
+        # Several flexible columns share what is left equally.
+        fixed = sum((c.width or 0) + 2 for c in visible) + 2
+        flex = [c for c in visible if c.width is None]
+        share = (width - fixed - 2 * len(flex)) // max(1, len(flex))
+        return max(max((c.min_width for c in flex), default=0), share)
+
+    def _render_rows(self) -> None:
+        table = self.table
+        keep = self._want_key
+        if keep is None and table.row_count and table.cursor_row < table.row_count:
+            keep = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        self._want_key = None
+        visible = self._visible()
+        flex = self._flex_width(visible)
+        table.clear(columns=True)
+        for col in visible:
+            table.add_column(Text(col.label, justify=col.justify), key=col.key,
+                             width=col.width or flex)
+        for key, row in self._rows.items():
+            table.add_row(*(self._cell(c, row, c.width or flex) for c in visible), key=key)
+        self._shown = tuple(c.key for c in visible) + (str(flex),)
+        if keep in self._rows:
+            table.move_cursor(row=table.get_row_index(keep), animate=False)
+
+    def _cell(self, col: Column, row: dict[str, Any], width: int) -> Text:
+        if col.key not in row:
+            return Text("\u2026", justify=col.justify)  # a decorated value still on its way
+        if col.render is not None:
+            value = col.render(row)
+            text = value if isinstance(value, Text) else safe(one_line(value, width))
+        else:
+            raw = row.get(col.key)
+            text = safe(one_line("" if raw is None else str(raw), width))
+        text.justify = col.justify
+        return text
+
+    def on_resize(self) -> None:
+        if self.page is None:
+            return
+        visible = self._visible()
+        if tuple(c.key for c in visible) + (str(self._flex_width(visible)),) != self._shown:
+            self._render_rows()
+
+    def _status(self) -> None:
+        out = Text()
+        page = self.page
+        if self.loading_page and page is None:
+            out.append("loading\u2026", style="italic")
+        elif page is not None:
+            if page.total == 0:
+                out.append("no rows match" if self._filter_text.strip() else "no rows yet")
+            else:
+                last = min(page.offset + page.limit, page.total)
+                pages = (page.total + page.limit - 1) // page.limit
+                out.append(f"{page.offset + 1:,}\u2013{last:,} of {page.total:,}")
+                out.append(f"  page {page.offset // page.limit + 1}/{pages}")
+                if pages > 1:
+                    out.append("  [ ] pages", style="dim")
+            if self.loading_page:
+                out.append("  loading\u2026", style="italic")
+        if self.error:
+            out.append("  " if out else "")
+            out.append_text(safe(self.error, style="bold"))
+            out.append(" (!)")
+        self.query_one(".table-status", Static).update(out)
+        self.set_class(bool(self.error), "has-error")
+
+    # ------------------------------------------------------------------ rows and keys
+
+    def current_row(self) -> dict[str, Any] | None:
+        table = self.table
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return self._rows.get(str(key))
+
+    def row_keys(self) -> list[str]:
+        """Keys of the rows on the current page, in order (tests and callers)."""
+        return list(self._rows)
+
+    def select_key(self, key: str) -> None:
+        """Put the cursor on `key` when it is (or, after the next load, will be) on the page."""
+        if key in self._rows:
+            self.table.move_cursor(row=self.table.get_row_index(key), animate=False)
+        else:
+            self._want_key = key
+
+    @on(DataTable.RowSelected)
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        row = self._rows.get(str(event.row_key.value))
+        if row is not None:
+            self.post_message(self.Selected(self, row))
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        row = self._rows.get(str(event.row_key.value))
+        if row is not None:
+            self.post_message(self.Highlighted(self, row))
+
+    @on(Input.Changed)
+    def _changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._filter_text = event.value
+        if self._debounce is not None:
+            self._debounce.stop()
+        self._debounce = self.set_timer(self.DEBOUNCE, self._apply_filter)
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        # Enter applies the filter at once and hands the keyboard to the rows.
+        event.stop()
+        self._filter_text = event.value
+        self._apply_filter()
+        self.table.focus()
+
+    def _apply_filter(self) -> None:
+        if self._debounce is not None:
+            self._debounce.stop()
+            self._debounce = None
+        self._offset = 0
+        self.reload()
+
+    # ------------------------------------------------------------------ actions
+
+    def action_focus_filter(self) -> None:
+        self.filter_input.focus()
+
+    def action_next_page(self) -> None:
+        page = self.page
+        if page is not None and page.offset + page.limit < page.total:
+            self._offset = page.offset + page.limit
+            self.reload()
+
+    def action_prev_page(self) -> None:
+        page = self.page
+        if page is not None and page.offset > 0:
+            self._offset = max(0, page.offset - page.limit)
+            self.reload()
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    def on_key(self, event: Any) -> None:
+        # From the filter line, `down` moves into the rows (no mouse, no Esc needed).
+        if event.key == "down" and self.filter_input.has_focus:
+            event.stop()
+            self.table.focus()

@@ -1,0 +1,146 @@
+"""copal_tui.labelqueue without the UI: stratified stable order, overlap, leases, undo,
+adjudication rows and the migration that adds the queue tables."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from copal_tui import labelqueue
+from copal_tui.labelqueue import LabelQueue, ensure_order, stratum_of
+from store import adjudication_sql, queue_sql
+from store.db import StoreError, connect
+from store.migrations import MIGRATIONS
+from tests.tui_label_support import build_db, rows
+
+
+def _order(db):
+    return rows(db, "SELECT response_id, position, stratum FROM queue_order ORDER BY position")
+
+
+def test_order_is_stratified_by_pattern_and_model_and_stable(tmp_path):
+    db = build_db(tmp_path)
+    conn = connect(db)
+    assert ensure_order(conn) == 72
+    assert ensure_order(conn) == 0  # nothing new: no write
+    order = _order(db)
+    strata = Counter(r["stratum"] for r in order)
+    # Round robin: the first len(strata) responses cover every (pattern, model) stratum.
+    assert {r["stratum"] for r in order[: len(strata)]} == set(strata)
+    patterns = {r["pattern"] for r in rows(db, "SELECT DISTINCT pattern FROM items")}
+    assert {s.split("|")[0] for s in strata} == patterns
+    # Rebuilding from scratch gives the same order (hashes, not insertion order or time).
+    other = build_db(tmp_path / "again")
+    conn2 = connect(other)
+    ensure_order(conn2)
+    assert [r["response_id"] for r in _order(other)] == [r["response_id"] for r in order]
+    conn.conn.close()
+    conn2.conn.close()
+
+
+def test_new_responses_are_appended_without_moving_anyone(tmp_path):
+    db = build_db(tmp_path)
+    conn = connect(db)
+    ensure_order(conn)
+    before = {r["response_id"]: r["position"] for r in _order(db)}
+    conn.execute("INSERT INTO responses (id, item_id, model, variant, text, created_at) "
+                 "VALUES ('late', 'harbor-clinics:I01', 'late/bot', 'base', 'hi', 'now')")
+    assert ensure_order(conn) == 1
+    after = {r["response_id"]: r["position"] for r in _order(db)}
+    assert {k: after[k] for k in before} == before
+    assert after["late"] == max(before.values()) + 1
+    assert stratum_of("scope_restriction", "late/bot") == "scope_restriction|late/bot"
+    conn.conn.close()
+
+
+def test_failed_or_unselected_responses_are_not_queued(tmp_path):
+    db = build_db(tmp_path)
+    conn = connect(db)
+    conn.execute("UPDATE responses SET failure = 'timeout' WHERE id = 'harbor-clinics:I01:a'")
+    conn.execute("UPDATE items SET selected = 0 WHERE id = 'harbor-clinics:I02'")
+    ensure_order(conn)
+    queued = {r["response_id"] for r in _order(db)}
+    assert "harbor-clinics:I01:a" not in queued
+    assert not any(r.startswith("harbor-clinics:I02:") for r in queued)
+    conn.conn.close()
+
+
+def test_overlap_counts_labels_and_live_leases(tmp_path):
+    db = build_db(tmp_path, extra_responses=1)
+    conn = connect(db)
+    ensure_order(conn)
+    extra = "harbor-clinics:I01:extra0"
+    a, b, c = (LabelQueue(conn, who, overlap=2) for who in ("a", "b", "c"))
+    # Everything else has ana's and ben's labels: with overlap 2 only the extra is open.
+    assert a.resume() == extra and b.resume() == extra
+    assert c.resume() is None
+    live = queue_sql.live_leases(conn, "label", "0")
+    assert sorted((r["annotator"], r["slot"]) for r in live) == [("a", 0), ("b", 1)]
+    a.submit(extra, [])
+    b.skip(extra)  # b's slot is free again ...
+    assert c.resume() == extra  # ... and c takes it
+    assert {r["slot"] for r in queue_sql.live_leases(conn, "label", "0")
+            if r["annotator"] == "c"} == {1}
+    # a labelled and b skipped: neither is offered the response again.
+    assert a.take_next() is None and b.take_next() is None
+    p = a.progress()
+    assert (p.mine, p.total, p.slots) == (1, 73, 146)
+    conn.conn.close()
+
+
+def test_undo_reopens_and_relabel_keeps_the_slot(tmp_path):
+    db = build_db(tmp_path, extra_responses=1)
+    conn = connect(db)
+    ensure_order(conn)
+    a = LabelQueue(conn, "a", overlap=1)
+    rid = a.resume()
+    a.submit(rid, [])
+    assert a.take_next() is None
+    undone = a.undo()
+    assert undone == (rid, [])
+    assert a.resume() == rid  # reopened for us, and our slot was kept
+    with __import__("pytest").raises(StoreError):
+        a.submit(rid, ["R99"])
+    conn.conn.close()
+
+
+def test_adjudication_rows_and_undo(tmp_path):
+    db = build_db(tmp_path)
+    conn = connect(db)
+    rid = "harbor-clinics:I01:a"
+    before = adjudication_sql.current_adjudication(conn, rid)
+    done = labelqueue.adjudicate(conn, rid, "lead2", ["R1"], note="ok")
+    assert done.error == 0
+    now = adjudication_sql.current_adjudication(conn, rid)
+    assert now["adjudicator"] == "lead2" and now["observed"] == ["R1"] and now["note"] == "ok"
+    assert labelqueue.undo_adjudication(conn, "lead2") == (rid, ["R1"])
+    assert labelqueue.undo_adjudication(conn, "lead2") is None
+    # The undo retracts the whole response's reference (an undo is the latest row).
+    assert adjudication_sql.current_adjudication(conn, rid) is None and before is not None
+    made = rows(db, "SELECT action, observed FROM adjudications WHERE adjudicator = 'lead2'")
+    assert [(m["action"], m["observed"] and json.loads(m["observed"])) for m in made] == [
+        ("decide", ["R1"]), ("undo", None)]
+    conn.conn.close()
+
+
+def test_migration_m003_upgrades_an_m002_database_keeping_adjudications(tmp_path):
+    db = build_db(tmp_path)
+    conn = connect(db)
+    count = conn.execute("SELECT COUNT(*) FROM current_adjudications").fetchone()[0]
+    names = [m.name for m in MIGRATIONS.applied(conn)]
+    assert names[-1] == "m003_label_queue"
+    # Replay the upgrade on a fresh m002 database.
+    fresh = connect(tmp_path / "old.db", create=True)
+    MIGRATIONS.apply(fresh, stop_before="m003_label_queue")
+    assert "queue_leases" not in fresh.table_names()
+    fresh.execute("PRAGMA foreign_keys = OFF")  # a bare adjudication row, no world around it
+    fresh.execute("INSERT INTO adjudications (response_id, adjudicator, observed, error, "
+                  "created_at) VALUES ('r', 'old', '[]', 1, 'then')")
+    MIGRATIONS.apply(fresh)
+    kept = fresh.execute("SELECT adjudicator, action FROM current_adjudications").fetchall()
+    assert [tuple(r) for r in kept] == [("old", "decide")]
+    assert {"queue_order", "queue_leases"} <= set(fresh.table_names())
+    assert "action" in fresh["adjudications"].columns_dict
+    assert count > 0
+    fresh.conn.close()
+    conn.conn.close()
