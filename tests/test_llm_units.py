@@ -94,3 +94,14 @@ def test_request_hash_covers_what_changes_the_answer():
         assert request_hash(changed) != h
     assert public_url(None) is None and public_url("http://h/v1") == "http://h/v1"
     assert scrub("key sk-1 and sk-1", ["sk-1"]) == "key [redacted] and [redacted]"
+
+
+def test_missing_credentials_is_fatal_not_retried():
+    from copal_tui.llm.retry import is_fatal, is_retryable
+
+    class InternalServerError(Exception):
+        status_code = 500
+
+    exc = InternalServerError("OpenAIException - Missing credentials. Please pass an `api_key`")
+    assert is_fatal(exc) and not is_retryable(exc)
+    assert is_retryable(InternalServerError("upstream exploded"))

@@ -84,6 +84,10 @@ async def acall(spec: ModelSpec, messages: list[dict[str, Any]], api_key: str | 
         kwargs["api_base"] = spec.api_base
     if api_key:
         kwargs["api_key"] = api_key
+    elif spec.api_base and not spec.is_offline:
+        # A local OpenAI-compatible server (vLLM, a stub) needs no key, but the OpenAI client
+        # refuses to send a request without one: send a placeholder, never a real key.
+        kwargs["api_key"] = "no-key"
     if spec.temperature is not None:
         kwargs["temperature"] = spec.temperature
     if spec.max_tokens is not None:

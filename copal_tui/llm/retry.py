@@ -38,10 +38,18 @@ def is_fatal(exc: BaseException) -> bool:
     """Bad key, unknown model or provider: no request of this model can succeed."""
     if status_of(exc) in FATAL_STATUS:
         return True
-    return "LLM Provider NOT provided" in str(exc)
+    text = str(exc)
+    # litellm reports a missing key as a 500 from the client library: not worth retrying.
+    return "LLM Provider NOT provided" in text or "Missing credentials" in text
 
 
 def is_retryable(exc: BaseException) -> bool:
+    if is_fatal(exc):
+        return False
+    return _transient(exc)
+
+
+def _transient(exc: BaseException) -> bool:
     if isinstance(exc, TimeoutError | ConnectionError):
         return True
     status = status_of(exc)

@@ -1,0 +1,114 @@
+"""Store benchmarks: label commit latency, 8 concurrent labelling processes, interchange rates,
+and `copal report --json` wall time and peak memory.
+
+Each function returns a list of result rows {name, value, unit, target, ok, note}.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+COPAL = [sys.executable, "-m", "copal_tui"]
+
+
+def row(name: str, value: float, unit: str, target: str = "", ok: bool | None = None,
+        note: str = "") -> dict[str, Any]:
+    return {"name": name, "value": round(value, 3), "unit": unit, "target": target, "ok": ok,
+            "note": note}
+
+
+def _labeller(db_path: str, annotator: str, rids: list[str], n: int, barrier: Any,
+              out: Any) -> None:
+    from copal_tui import labeling
+    from store.db import connect
+
+    db = connect(db_path)
+    locked = 0
+    barrier.wait()
+    t = time.perf_counter()
+    for i in range(n):
+        try:
+            labeling.submit(db, rids[i % len(rids)], annotator, [])
+        except Exception as exc:  # noqa: BLE001 - counted, the benchmark reports them
+            if "locked" in str(exc):
+                locked += 1
+    out.put((annotator, n, locked, time.perf_counter() - t))
+
+
+def labelling(db: Path, processes: int = 8, per_process: int = 200) -> list[dict[str, Any]]:
+    from copal_tui import labeling
+    from store.db import connect
+
+    conn = connect(db)
+    rids = [r[0] for r in conn.execute("SELECT id FROM responses ORDER BY id LIMIT 500")]
+    samples = []
+    for i in range(100):
+        t = time.perf_counter()
+        labeling.submit(conn, rids[i % len(rids)], "bench-single", [])
+        samples.append((time.perf_counter() - t) * 1000)
+    before = conn.execute("SELECT COUNT(*) FROM label_events").fetchone()[0]
+    ctx = mp.get_context("spawn")
+    barrier, out = ctx.Barrier(processes), ctx.Queue()
+    procs = [ctx.Process(target=_labeller, args=(str(db), f"bench-{p}", rids, per_process,
+                                                 barrier, out)) for p in range(processes)]
+    t = time.perf_counter()
+    for p in procs:
+        p.start()
+    results = [out.get(timeout=600) for _ in procs]
+    for p in procs:
+        p.join()
+    wall = time.perf_counter() - t
+    after = conn.execute("SELECT COUNT(*) FROM label_events").fetchone()[0]
+    locked = sum(r[2] for r in results)
+    lost = processes * per_process - (after - before)
+    return [
+        row("label commit latency (median)", statistics.median(samples), "ms"),
+        row("label commit latency (p95)", sorted(samples)[94], "ms"),
+        row(f"{processes} processes labelling", processes * per_process / wall, "labels/s"),
+        row("'database is locked' errors", locked, "count", "0", locked == 0),
+        row("lost labels", lost, "count", "0", lost == 0),
+    ]
+
+
+def interchange(db: Path) -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "all.jsonl"
+        t = time.perf_counter()
+        subprocess.run([*COPAL, "--db", str(db), "export", "--out", str(out)], check=True,
+                       capture_output=True)
+        export_s = time.perf_counter() - t
+        n = sum(1 for _ in out.open(encoding="utf-8"))
+        fresh = Path(tmp) / "fresh.db"
+        subprocess.run([*COPAL, "--db", str(fresh), "init"], check=True, capture_output=True)
+        t = time.perf_counter()
+        subprocess.run([*COPAL, "--db", str(fresh), "import", str(out)], check=True,
+                       capture_output=True)
+        import_s = time.perf_counter() - t
+    return [row("export", n / export_s, "records/s", note=f"{n} records"),
+            row("import", n / import_s, "records/s", note=f"{n} records")]
+
+
+def report(db: Path, label: str) -> list[dict[str, Any]]:
+    walls = []
+    peak = 0
+    for _ in range(3):
+        t = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        done = subprocess.run([*COPAL, "--db", str(db), "report", "--json"], check=True,
+                              capture_output=True, text=True)
+        walls.append(time.perf_counter() - t)
+        peak = max(peak, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before)
+        json.loads(done.stdout)
+    best = min(walls)
+    return [row(f"report --json ({label})", best, "s", "< 1 s (100k)", best < 1.0
+                if "100k" in label else None, note=f"median {statistics.median(walls):.2f} s"),
+            row(f"report peak memory ({label})", peak / 1024, "MiB")]
