@@ -1,0 +1,247 @@
+"""The dashboard: the report of copal_tui.metrics.report on screen, one tab per section (error
+matrix, facet atlas, paired contrast, judge validity with confusion matrices, human agreement),
+a primary-judge selector, and export of the same report into a folder.
+
+The report is computed in a thread worker with its own connection (it reads every judged
+response, so it never runs in the UI thread); export runs the same way, through the code
+`copal export` uses (copal_tui.export.writer.export_folder), so the files are the same.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+
+from copal_tui.tui.safe import one_line
+from copal_tui.tui.widgets import dashboard_sections as sections
+from copal_tui.tui.widgets.dashboard_export import ExportDialog
+from copal_tui.tui.widgets.dashboard_table import DashboardTable
+from copal_tui.tui.widgets.screen_commands import Command, ScreenCommands
+
+TABS = [("errors", "Errors"), ("facets", "Facets"), ("contrast", "Contrast"),
+        ("validity", "Validity"), ("agreement", "Agreement")]
+
+
+class ReportReady(Message):
+    def __init__(self, generation: int, doc: dict[str, Any] | None, error: str = "") -> None:
+        super().__init__()
+        self.generation, self.doc, self.error = generation, doc, error
+
+
+class ExportDone(Message):
+    def __init__(self, folder: Path, files: list[Path], manifest: Path | None,
+                 error: str = "") -> None:
+        super().__init__()
+        self.folder, self.files, self.manifest, self.error = folder, files, manifest, error
+
+
+class DashboardScreen(Screen[None]):
+    COMMANDS = {ScreenCommands}
+    BINDINGS = [
+        *(Binding(str(i), f"tab('{tab}')", title, id=f"dashboard.{tab}")
+          for i, (tab, title) in enumerate(TABS, start=1)),
+        Binding("j", "next_judge", "Judge", id="dashboard.judge"),
+        Binding("e", "export", "Export", id="dashboard.export"),
+        Binding("r", "reload", "Recompute", show=False, id="dashboard.reload"),
+        Binding("escape,b", "back", "Back", id="dashboard.back"),
+    ]
+    DEFAULT_CSS = """
+    DashboardScreen #dash-status { height: auto; padding: 0 1; }
+    DashboardScreen #dash-tabs { height: 1fr; }
+    DashboardScreen TabPane { padding: 0; }
+    DashboardScreen .dash-pane { height: 1fr; padding: 0 1; }
+    DashboardScreen .dash-block { height: auto; margin-top: 1; }
+    """
+
+    def __init__(self, judge: str | None = None, mode: str = "contract",
+                 bootstrap: int = 1000, seed: int = 0, tab: str = "errors") -> None:
+        super().__init__()
+        # Same defaults as `copal report` / `copal export`, so the screen and the files agree.
+        self.judge, self.mode, self.bootstrap, self.seed = judge, mode, bootstrap, seed
+        self.initial_tab = tab if tab in dict(TABS) else "errors"
+        self.doc: dict[str, Any] | None = None
+        self.error = ""
+        self.generation = 0
+        self.last_export: Path | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="dash-status")
+        with TabbedContent(initial=self.initial_tab, id="dash-tabs"):
+            with TabPane("1 Errors", id="errors"), VerticalScroll(classes="dash-pane"):
+                yield DashboardTable("Error rate on composed items: model x pattern",
+                                     id="dash-errors")
+            with TabPane("2 Facets", id="facets"), VerticalScroll(classes="dash-pane"):
+                yield DashboardTable("Facet atlas: share of judgments that are under-, over-"
+                                     "enforcement or mixed errors", id="dash-facets")
+            with TabPane("3 Contrast", id="contrast"), VerticalScroll(classes="dash-pane"):
+                yield DashboardTable("Paired contrast: single-policy projections vs the "
+                                     "composed item", id="dash-contrast")
+            with TabPane("4 Validity", id="validity"), VerticalScroll(classes="dash-pane"):
+                yield DashboardTable("Judge validity against the human reference",
+                                     id="dash-validity")
+                yield Static("", id="dash-confusion", classes="dash-block")
+            with TabPane("5 Agreement", id="agreement"), VerticalScroll(classes="dash-pane"):
+                yield Static("", id="dash-agreement", classes="dash-block")
+                yield DashboardTable("Pairwise agreement between annotators", id="dash-pairs")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = "copal \u00b7 dashboard"
+        self.compute()
+
+    # ---------------------------------------------------------------- the report
+
+    def options(self) -> Any:
+        from copal_tui.metrics.report import ReportOptions
+
+        return ReportOptions(judge=self.judge, mode=self.mode, bootstrap=self.bootstrap,
+                             seed=self.seed)
+
+    def compute(self) -> None:
+        self.generation += 1
+        self.doc = None
+        self.query_one("#dash-tabs").loading = True
+        judge = "the default judge" if self.judge is None else one_line(
+            f"{self.judge}@{self.mode}")
+        self._status(Text(f"Computing the report ({judge}, bootstrap {self.bootstrap})\u2026"))
+        self._build(self.generation, self.options(), self.app.db_path)  # type: ignore[attr-defined]
+
+    @work(thread=True, exclusive=True, group="dashboard.report")
+    def _build(self, generation: int, opts: Any, db_path: Path) -> None:
+        from copal_tui.metrics.report import ReportError, build_report
+        from store.db import connect
+
+        db = connect(db_path)  # its own connection: never the UI thread's
+        try:
+            self.post_message(ReportReady(generation, build_report(db, opts)))
+        except ReportError as exc:
+            self.post_message(ReportReady(generation, None, str(exc)))
+        finally:
+            db.conn.close()
+
+    def on_report_ready(self, message: ReportReady) -> None:
+        if message.generation != self.generation:
+            return  # a newer request (another judge) superseded this one
+        self.query_one("#dash-tabs").loading = False
+        if message.doc is None:
+            self.error = message.error
+            self._status(Text(f"The report could not be computed: {one_line(message.error, 300)}",
+                              style="bold red"))
+            return
+        self.error = ""
+        self.doc = doc = message.doc
+        self.judge = (doc["scope"]["primary_judge"] or {}).get("judge", self.judge)
+        self.mode = (doc["scope"]["primary_judge"] or {}).get("mode", self.mode)
+        self._status(sections.scope_line(doc))
+        self.query_one("#dash-errors", DashboardTable).show(sections.error_matrix(doc))
+        self.query_one("#dash-facets", DashboardTable).show(sections.facet_atlas(doc))
+        self.query_one("#dash-contrast", DashboardTable).show(sections.paired_contrast(doc))
+        self.query_one("#dash-validity", DashboardTable).show(sections.judge_validity(doc))
+        confusion = Text()
+        for v in doc["judge_validity"]:
+            confusion.append_text(sections.confusion(v))
+            confusion.append("\n\n")
+        self.query_one("#dash-confusion", Static).update(
+            confusion if doc["judge_validity"] else
+            Text("No judge setting has judged a response with a human reference label."))
+        pairs = sections.pairwise(doc)
+        self.query_one("#dash-agreement", Static).update(
+            sections.agreement_summary(doc, pairs.notes))
+        self.query_one("#dash-pairs", DashboardTable).show(pairs)
+        self._focus_tab(self.query_one(TabbedContent).active)
+
+    def _status(self, text: Text) -> None:
+        self.query_one("#dash-status", Static).update(text)
+
+    # ---------------------------------------------------------------- actions
+
+    def action_tab(self, name: str) -> None:
+        self.query_one(TabbedContent).active = name
+        self._focus_tab(name)
+
+    def _focus_tab(self, name: str) -> None:
+        tables = self.query_one(f"TabPane#{name}").query(DataTable)
+        if tables:
+            tables.first().focus()
+
+    def judges(self) -> list[tuple[str, str]]:
+        return [] if self.doc is None else sections.judge_choices(self.doc)
+
+    def action_next_judge(self) -> None:
+        choices = self.judges()
+        if len(choices) < 2:
+            self.notify("Only one judge setting has usable judgments." if choices else
+                        "No judge setting has usable judgments yet.", severity="warning")
+            return
+        current = (self.judge, self.mode)
+        i = choices.index(current) if current in choices else -1
+        self.use_judge(*choices[(i + 1) % len(choices)])
+
+    def use_judge(self, judge: str, mode: str) -> None:
+        self.judge, self.mode = judge, mode
+        self.compute()
+
+    def action_reload(self) -> None:
+        self.compute()
+
+    def action_export(self) -> None:
+        if self.doc is None:
+            self.notify("The report is not ready yet.", severity="warning")
+            return
+        doc = self.doc
+
+        def chosen(result: tuple[Path, str] | None) -> None:
+            if result is not None:
+                self.last_export = result[0]
+                self._status(Text(f"Exporting {result[1]} to {one_line(str(result[0]), 200)}"
+                                  "\u2026"))
+                self._export(doc, result[0], result[1],
+                             self.app.db_path)  # type: ignore[attr-defined]
+
+        self.app.push_screen(ExportDialog(str(self.last_export or "")), chosen)
+
+    @work(thread=True, group="dashboard.export")
+    def _export(self, doc: dict[str, Any], folder: Path, fmt: str, db_path: Path) -> None:
+        from copal_tui.export.writer import export_folder
+        from store.db import connect
+
+        db = connect(db_path)
+        try:
+            files, manifest = export_folder(db, fmt, folder, doc)
+            self.post_message(ExportDone(folder, files, manifest))
+        except OSError as exc:
+            self.post_message(ExportDone(folder, [], None, str(exc)))
+        finally:
+            db.conn.close()
+
+    def on_export_done(self, message: ExportDone) -> None:
+        if message.manifest is None:
+            self.notify(f"Export failed: {one_line(message.error, 200)}", severity="error",
+                        markup=False)
+            self._status(Text(f"Export failed: {one_line(message.error, 300)}", style="red"))
+            return
+        done = (f"Wrote {len(message.files)} file(s) and {message.manifest.name} to "
+                f"{one_line(str(message.folder), 200)}")
+        self.notify(done, markup=False)
+        if self.doc is not None:
+            self._status(sections.scope_line(self.doc).append(f"\n{done}"))
+
+    def action_back(self) -> None:
+        # Never pop down to the app's blank default screen (the bottom of the stack).
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+
+    def palette_commands(self) -> list[Command]:
+        return [(f"Judge: {one_line(j)}@{m}", "use this judge setting as the primary judge",
+                 partial(self.use_judge, j, m)) for j, m in self.judges()]

@@ -1,0 +1,203 @@
+"""The dashboard's tables as plain data: report dict (copal_tui.metrics.report) -> columns, rows
+and the reasons behind every "n/a".
+
+Pure functions, no widgets, so the tests can compare what the screen shows with the report
+dict cell by cell. Numbers use the same formatting as `copal report` (three decimals, "n/a" for
+NaN); names from the store (models, judges, annotators, facets) go through
+copal_tui.tui.safe.one_line, so a name like "[bold]x" is shown literally.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.text import Text
+
+from copal_tui.export.terminal import f3
+from copal_tui.metrics.rates import PATTERN_ORDER
+from copal_tui.tui.safe import one_line
+
+NA = "n/a"
+
+
+@dataclass
+class Section:
+    """One table: column labels, rows of cells (str or Text), row keys, n/a reasons."""
+
+    columns: list[str]
+    rows: list[list[str | Text]] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, key: str, cells: list[str | Text]) -> None:
+        self.keys.append(key)
+        self.rows.append(cells)
+
+
+def name(text: Any, width: int = 40) -> Text:
+    """A store-provided name as literal text (never markup)."""
+    return Text(one_line(str(text), width))
+
+
+def is_na(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def num(d: dict[str, Any], key: str, where: str, notes: list[str]) -> str:
+    """`d[key]` formatted; when undefined, "n/a" and its reason (the sibling `<key>_reason`)
+    recorded once in `notes` so the screen can say why."""
+    value = d.get(key)
+    if not is_na(value):
+        return f3(value)
+    reason = d.get(f"{key}_reason") or "not defined for this data"
+    note = f"{where}: {one_line(str(reason), 200)}"
+    if note not in notes:
+        notes.append(note)
+    return NA
+
+
+def setting(entry: dict[str, Any]) -> str:
+    return f"{entry['judge']}@{entry['mode']}"
+
+
+# ---------------------------------------------------------------- sections
+
+
+def patterns_of(doc: dict[str, Any]) -> list[str]:
+    seen: list[str] = []
+    for row in doc["error_rates"]:
+        seen += [p for p in row["by_pattern"] if p not in seen]
+    return [p for p in PATTERN_ORDER if p in seen] + [p for p in seen if p not in PATTERN_ORDER]
+
+
+def error_matrix(doc: dict[str, Any]) -> Section:
+    """Model (rows) x pattern (columns) error rate on composed items, plus all patterns."""
+    patterns = patterns_of(doc)
+    s = Section(["model", *(p.replace("_", " ") for p in patterns), "all", "errors", "n"])
+    for row in doc["error_rates"]:
+        model = str(row["model"])
+        cells: list[str | Text] = [name(model)]
+        for p in patterns:
+            cell = row["by_pattern"].get(p)
+            # A pattern the model never answered is absent (not NaN): nothing to explain.
+            cells.append("-" if cell is None else
+                         num(cell, "error_rate", f"{one_line(model)} x {p}", s.notes))
+        cells += [num(row, "error_rate", one_line(model), s.notes), str(row["errors"]),
+                  str(row["n"])]
+        s.add(model, cells)
+    o = doc["overall"]
+    s.add("(all models)", [Text("(all models)", style="italic"), *([""] * len(patterns)),
+                           num(o, "error_rate", "all models", s.notes), str(o["errors"]),
+                           str(o["n"])])
+    if "overall_error_rate_reason" in doc:
+        s.notes.append(f"all models: {one_line(doc['overall_error_rate_reason'], 200)}")
+    return s
+
+
+def facet_atlas(doc: dict[str, Any]) -> Section:
+    """Per facet: share of judgments that are under-, over-enforcement or mixed errors."""
+    s = Section(["facet", "pattern", "n", "errors", "under", "over", "mixed"])
+    for facet, a in doc["facet_atlas"].items():
+        where = one_line(facet)
+        s.add(facet, [name(facet), name(a.get("pattern") or "-"), str(a["n"]), str(a["errors"]),
+                      num(a, "under_enforcement_share", f"{where} under", s.notes),
+                      num(a, "over_enforcement_share", f"{where} over", s.notes),
+                      num(a, "mixed_share", f"{where} mixed", s.notes)])
+    return s
+
+
+def paired_contrast(doc: dict[str, Any]) -> Section:
+    """Per model: error on the single-policy projections vs the composed item, and the rate of
+    errors that only composition induces (with its CI)."""
+    s = Section(["model", "n", "single", "composed", "induced", "induced CI"])
+    for r in doc["paired_contrast"]:
+        model = str(r["model"])
+        where = one_line(model)
+        low = num(r, "composition_induced_ci_low", f"{where} induced CI", s.notes)
+        high = num(r, "composition_induced_ci_high", f"{where} induced CI", s.notes)
+        s.add(model, [name(model), str(r["n"]),
+                      num(r, "single_error_rate", f"{where} single", s.notes),
+                      num(r, "composed_error_rate", f"{where} composed", s.notes),
+                      num(r, "composition_induced_rate", f"{where} induced", s.notes),
+                      NA if NA in (low, high) else f"[{low}, {high}]"])
+    return s
+
+
+def judge_validity(doc: dict[str, Any]) -> Section:
+    """Per judge setting against the human reference: the confusion counts and the rates."""
+    s = Section(["judge", "n", "tp", "fp", "fn", "tn", "agree", "prec", "recall", "F1",
+                 "kappa"])
+    for v in doc["judge_validity"]:
+        key = setting(v)
+        where = one_line(key)
+        s.add(key, [name(key), str(v["n"]), str(v["tp"]), str(v["fp"]), str(v["fn"]),
+                    str(v["tn"]), num(v, "agreement", f"{where} agreement", s.notes),
+                    num(v, "precision", f"{where} precision", s.notes),
+                    num(v, "recall", f"{where} recall", s.notes),
+                    num(v, "f1", f"{where} F1", s.notes),
+                    num(v, "kappa", f"{where} kappa", s.notes)])
+    return s
+
+
+def confusion(v: dict[str, Any]) -> Text:
+    """The 2x2 confusion matrix of one judge setting ("error" is the positive class)."""
+    tp, fp, fn, tn = (int(v[k]) for k in ("tp", "fp", "fn", "tn"))
+    width = max(len(str(x)) for x in (tp, fp, fn, tn, "human")) + 2
+    out = Text()
+    out.append("confusion matrix of ", style="bold")
+    out.append(one_line(setting(v)), style="bold")
+    out.append(f"  (n {v['n']}; positive = error)\n")
+    out.append(f"{'':16}{'human error':>{width + 6}}{'human ok':>{width + 6}}\n")
+    out.append(f"{'judge error':16}{('tp ' + str(tp)):>{width + 6}}{('fp ' + str(fp)):>{width + 6}}\n")
+    out.append(f"{'judge ok':16}{('fn ' + str(fn)):>{width + 6}}{('tn ' + str(tn)):>{width + 6}}")
+    return out
+
+
+def pairwise(doc: dict[str, Any]) -> Section:
+    """Human agreement: one row per pair of annotators."""
+    s = Section(["annotator", "annotator", "n", "agree", "kappa"])
+    for pr in doc["human_agreement"]["pairwise"]:
+        a, b = str(pr["annotator_a"]), str(pr["annotator_b"])
+        where = f"{one_line(a)}/{one_line(b)}"
+        s.add(f"{a}\t{b}", [name(a), name(b), str(pr["n"]),
+                            num(pr, "agreement", f"{where} agreement", s.notes),
+                            num(pr, "kappa", f"{where} kappa", s.notes)])
+    return s
+
+
+def agreement_summary(doc: dict[str, Any], notes: list[str]) -> Text:
+    """The headline agreement numbers (n/a reasons go into `notes`)."""
+    ha = doc["human_agreement"]
+    alpha = num(ha, "krippendorff_alpha", "Krippendorff's alpha", notes)
+    kappa = num(ha, "mean_pairwise_kappa", "mean pairwise kappa", notes)
+    out = Text()
+    out.append("Krippendorff's alpha ", style="bold")
+    out.append(alpha)
+    out.append("   mean pairwise kappa ", style="bold")
+    out.append(kappa)
+    out.append("   multiply labelled ", style="bold")
+    out.append(f"{ha['n_multiply_labelled']} of {ha['n_responses']}")
+    out.append("\nannotators: ")
+    out.append(one_line(", ".join(map(str, ha["annotators"])) or "none", 200))
+    ref = doc["reference_labels"]
+    out.append(f"\nreference labels: {ref['n']} ({ref['adjudicated']} adjudicated, "
+               f"{ref['majority']} majority, {ref['ties_excluded']} ties excluded)")
+    return out
+
+
+def scope_line(doc: dict[str, Any]) -> Text:
+    scope = doc["scope"]
+    primary = scope.get("primary_judge")
+    out = Text()
+    out.append("judge ", style="bold")
+    out.append(one_line(setting(primary), 40) if primary else "none (no usable judgments)")
+    out.append(f" \u00b7 {len(scope['worlds'])} world(s) \u00b7 bootstrap {scope['bootstrap']}, "
+               f"seed {scope['seed']}")
+    return out
+
+
+def judge_choices(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """Judge settings with usable judgments, as (judge, mode), in the report's order."""
+    return [(s["judge"], s["mode"]) for s in doc["scope"]["judge_settings"] if s["usable"] > 0]

@@ -1,0 +1,65 @@
+"""One dashboard table: a title, a read-only DataTable and the reasons behind its "n/a" cells.
+
+Fed a `dashboard_sections.Section`; the table is rebuilt whole on each report (a report has a
+row per model, facet, judge setting or annotator pair: small, never a list of responses).
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from copal_tui.tui.widgets.dashboard_sections import Section
+
+
+class DashboardTable(Vertical):
+    DEFAULT_CSS = """
+    DashboardTable { height: auto; }
+    DashboardTable > .dash-title { text-style: bold; color: $accent; }
+    DashboardTable > .dash-notes { color: $text-muted; }
+    """
+
+    def __init__(self, title: str, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self.title_text = title
+        self.section: Section | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.title_text, classes="dash-title")
+        table: DataTable[object] = DataTable(cursor_type="row", zebra_stripes=True)
+        # Inline: the app stylesheet gives every DataTable `height: 1fr` (full-screen lists),
+        # which would stretch each of these small tables over the whole pane.
+        table.styles.height = "auto"
+        table.styles.max_height = 24
+        yield table
+        yield Static("", classes="dash-notes")
+
+    @property
+    def table(self) -> DataTable[object]:
+        return self.query_one(DataTable)
+
+    def show(self, section: Section) -> None:
+        self.section = section
+        table = self.table
+        table.clear(columns=True)
+        # Long headers (pattern names) on two lines keep the matrix within 80 columns.
+        labels = [c.replace(" ", "\n", 1) if len(c) > 10 else c for c in section.columns]
+        table.header_height = 2 if any("\n" in c for c in labels) else 1
+        for i, label in enumerate(labels):
+            table.add_column(label, key=f"c{i}")
+        for key, cells in zip(section.keys, section.rows, strict=True):
+            table.add_row(*cells, key=key)
+        if not section.rows:
+            table.add_row(*(["(none)"] + [""] * (len(section.columns) - 1)), key="(none)")
+        notes = self.query_one(".dash-notes", Static)
+        # The reasons are plain text from the metrics code and the store: never markup.
+        notes.update("n/a: " + "\n     ".join(section.notes) if section.notes else "")
+        notes.display = bool(section.notes)
+        # The rows arrive after the first layout: re-measure so `height: auto` fits them.
+        table.refresh(layout=True)
+        self.refresh(layout=True)
+
+    def cell(self, row_key: str, column: int) -> str:
+        """The text shown in a cell (for tests and the screen's own lookups)."""
+        return str(self.table.get_cell(row_key, f"c{column}"))
