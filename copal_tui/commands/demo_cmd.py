@@ -58,9 +58,9 @@ def demo(demo_db: Path | None, no_tui: bool, budget: int) -> None:
                ", ".join(f"{n} {t}" for t, n in counts.items()))
     click.echo("offline engine: deterministic heuristics, not a language model")
     # Sized to finish in well under a minute on two cores: the paper's matched budget of 12
-    # items per world, one variant per facet, three candidate compositions per pattern.
+    # items per world, one variant per facet, two candidate compositions per pattern.
     opts = Options(models=DEMO_MODELS, judges=[DEMO_JUDGE], modes=["contract"], budget=budget,
-                   variants=1, per_pattern=3, concurrency=16)
+                   variants=1, per_pattern=2, concurrency=16)
     # The full-policy judge runs where human labels exist (the showcase worlds), which is what
     # the judge-validity comparison of the two settings needs.
     full_policy = replace(opts, modes=["full_policy"], worlds=SHOWCASE_WORLDS)
