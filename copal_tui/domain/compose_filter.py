@@ -54,6 +54,10 @@ def candidates(clauses: list[dict[str, Any]], per_pattern: int = 6) -> list[Cand
     usable = [c for c in clauses if c.get("effect")]
     found: dict[Pattern, list[Candidate]] = {p: [] for p in Pattern}
     for a, b in combinations(sorted(usable, key=lambda c: c["id"]), 2):
+        if set(a.get("policy_ids") or ()) & set(b.get("policy_ids") or ()):
+            # Two clauses of one policy ("may share A only after verifying B") are that
+            # policy's own structure, not a composition of policies.
+            continue
         shared = compatible(a, b)
         if not shared:
             continue
