@@ -38,9 +38,11 @@ def _wait(url: str) -> None:
 
 def throughput(concurrencies: list[int], latency: float = 0.2,
                units_per_slot: int = 8) -> list[dict[str, Any]]:
+    from copal_tui.llm import provider
     from copal_tui.pipeline.base import Options
     from copal_tui.pipeline.runner import run_stages
 
+    provider.get_litellm()  # its import (seconds) is start-up cost, not throughput
     port = _free_port()
     stub = subprocess.Popen([sys.executable, str(HERE / "stub.py"), str(port), str(latency)])
     rows: list[dict[str, Any]] = []
