@@ -28,6 +28,13 @@ def current_label(db: Database, response_id: str, annotator: str) -> dict[str, A
     return out
 
 
+def current_adjudication(db: Database, response_id: str) -> dict[str, Any] | None:
+    row = db.execute(
+        "SELECT * FROM current_adjudications WHERE response_id = ?", (response_id,)
+    ).fetchone()
+    return None if row is None else dict(row)
+
+
 def latest_current_label_of(db: Database, annotator: str) -> dict[str, Any] | None:
     """The annotator's most recent label that is still current (what `undo` retracts)."""
     # Walks the annotator's events newest first (annotator index; `+e.action` keeps the planner

@@ -27,6 +27,7 @@ from copal_tui.interchange.loader import (
     iter_records,
     load_world,
 )
+from store import labels as label_sql
 from store import reads, writes
 from store.db import write
 
@@ -243,11 +244,8 @@ class _Importer:
     def _label(self, src: SourceRecord, d: dict[str, Any]) -> None:
         self._once(("label", d["response_id"], d["annotator"]), src.path, src.line, "annotator")
         marks = self._marks(src, d)
-        stored = self.db.execute(
-            "SELECT * FROM current_labels WHERE response_id = ? AND annotator = ?",
-            (d["response_id"], d["annotator"]),
-        ).fetchone()
-        if stored is not None and _same(rec.label_record(dict(stored)),
+        stored = label_sql.current_label(self.db, d["response_id"], d["annotator"])
+        if stored is not None and _same(rec.label_record(stored),
                                         {**d, "error": marks["error"]}):
             return
         writes.append_label_event(
@@ -259,10 +257,8 @@ class _Importer:
     def _adjudication(self, src: SourceRecord, d: dict[str, Any]) -> None:
         self._once(("adjudication", d["response_id"]), src.path, src.line, "response_id")
         marks = self._marks(src, d)
-        stored = self.db.execute(
-            "SELECT * FROM current_adjudications WHERE response_id = ?", (d["response_id"],)
-        ).fetchone()
-        if stored is not None and _same(rec.adjudication_record(dict(stored)),
+        stored = label_sql.current_adjudication(self.db, d["response_id"])
+        if stored is not None and _same(rec.adjudication_record(stored),
                                         {**d, "error": marks["error"]}):
             return
         writes.append_adjudication(
