@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from copal_tui import __version__
-from copal_tui.interchange.loader import ImportFailure
+from copal_tui.interchange.errors import ImportFailure
 from store.db import StoreError
 
 EXIT_BAD_INPUT = 2

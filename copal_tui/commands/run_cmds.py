@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING
 import click
 
 from copal_tui.commands.context import db_path, open_db
-from copal_tui.pipeline import STAGES
-from copal_tui.pipeline.base import DEFAULT_GENERATOR, Options, Progress
+from copal_tui.pipeline import DEFAULT_GENERATOR, STAGES
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
+
+    from copal_tui.pipeline.base import Options, Progress
 
 
 def options_from(worlds: tuple[str, ...], all_worlds: bool, models: tuple[str, ...],
@@ -21,6 +22,8 @@ def options_from(worlds: tuple[str, ...], all_worlds: bool, models: tuple[str, .
                  variants: int, concurrency: int, models_file: Path | None) -> Options:
     if worlds and all_worlds:
         raise click.UsageError("give --world IDs or --all, not both")
+    from copal_tui.pipeline.base import Options
+
     return Options(
         worlds=list(worlds) or None, models=list(models), judges=list(judges),
         modes=[m.replace("-", "_") for m in modes] or ["contract"], generator=generator,

@@ -16,22 +16,10 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from copal_tui.domain.schema import RECORD_ADAPTER, WorldFile
+from copal_tui.interchange.errors import ImportFailure
 
 WORLD_SUFFIXES = (".yaml", ".yml")
 RECORD_SUFFIXES = (".jsonl",)
-
-
-class ImportFailure(Exception):
-    def __init__(
-        self, path: Path | str, message: str, line: int | None = None, field: str | None = None
-    ) -> None:
-        super().__init__(message)
-        self.path, self.message, self.line, self.field = str(path), message, line, field
-
-    def __str__(self) -> str:
-        where = self.path if self.line is None else f"{self.path}:{self.line}"
-        what = f"{self.field}: " if self.field else ""
-        return f"{where}: {what}{self.message}"
 
 
 @dataclass

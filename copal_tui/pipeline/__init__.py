@@ -5,3 +5,7 @@ baselines are answered and judged like COPAL's own suite.
 """
 
 STAGES = ("ground", "compose", "generate", "select", "project", "ablate", "respond", "judge")
+
+# The model for the construction stages unless --generator says otherwise (here, not in base.py,
+# so the CLI can show it without importing the pipeline).
+DEFAULT_GENERATOR = "offline/heuristic"

@@ -21,13 +21,13 @@ from typing import Any, TypeVar
 from sqlite_utils import Database
 
 from copal_tui import __version__
+from copal_tui.pipeline import DEFAULT_GENERATOR
 from store import runs
 from store.db import connect, write
 from store.migrations import require_current, schema_version
 
 T = TypeVar("T")
 
-DEFAULT_GENERATOR = "offline/heuristic"
 
 
 @dataclass
