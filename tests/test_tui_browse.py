@@ -297,6 +297,9 @@ async def test_leaving_before_the_lists_load_is_harmless(browse_db: Path) -> Non
         await settle(pilot)
         for _ in range(3):
             pilot.app.action_open("world", world_id=W, tab="items")
+            # Let the push land (one refresh) so `b` reaches the world screen, not the one
+            # below it; the lists themselves load in workers and are still pending.
+            await pilot.pause()
             await pilot.press("b")
         await settle(pilot)
         assert isinstance(pilot.app.screen, WorldsScreen)
