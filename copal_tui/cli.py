@@ -50,10 +50,12 @@ class CopalGroup(click.Group):
 
 
 def _config_errors() -> tuple[type[Exception], ...]:
-    # A bad models file or a missing key variable (the models module does not import litellm).
+    # A bad models file or a missing key variable (the models module does not import litellm),
+    # or a bad COPAL_* setting for the terminal app.
     from copal_tui.llm.models import ModelConfigError
+    from copal_tui.tui.settings import SettingsError
 
-    return (ModelConfigError,)
+    return (ModelConfigError, SettingsError)
 
 
 def _fail(message: str, code: int) -> None:

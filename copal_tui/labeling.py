@@ -10,12 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlite_utils import Database
-
 from copal_tui.domain.contract import content_sha256, evaluate, unknown_ids
 from store import labels as label_sql
 from store import reads, writes
-from store.db import StoreError, write
+from store.db import Database, StoreError, write
 
 
 @dataclass(frozen=True)

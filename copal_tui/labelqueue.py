@@ -27,12 +27,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlite_utils import Database
-
 from copal_tui import labeling
 from copal_tui.domain.contract import content_sha256, evaluate, unknown_ids
 from store import adjudication_sql, queue_sql
-from store.db import StoreError, utcnow, write
+from store.db import Database, StoreError, utcnow, write
 
 
 def _sha(text: str) -> str:

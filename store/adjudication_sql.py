@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlite_utils import Database
-
-from store.db import dumps, loads, utcnow
+from store.db import Database, dumps, loads, utcnow
 
 # Responses needing a human reference: annotators disagree on the error or on any item mark,
 # or a judge's error differs from the annotators' (agreed) error. Marks are compared as sorted

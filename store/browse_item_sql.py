@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlite_utils import Database
-
 from store.browse_sql import CURRENT_LABEL
-from store.db import loads
+from store.db import Database, loads
 
 RESPONSE_LIMIT = 200
 PROJECTION_LIMIT = 50

@@ -15,9 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlite_utils import Database
-
-from store.db import loads
+from store.db import Database, loads
 
 # A label event is an annotator's current label when it is a label and no later label/undo of
 # the same annotator on the same response exists (the `current_labels` view, written so that

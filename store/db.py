@@ -9,16 +9,64 @@ locked" no matter the busy timeout.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-
-from sqlite_utils import Database
+from typing import Any
 
 BUSY_TIMEOUT_MS = 30_000
+
+
+class Database:
+    """One sqlite3 connection with copal's pragmas (`connect()` builds it).
+
+    Deliberately thin: the store only ever needs `execute`, the raw `conn` and nested
+    savepoints. Wrapping sqlite-utils' `Database` here cost every command (and the TUI's cold
+    start) about 0.3 s of imports, numpy included, for features nothing used; sqlite-utils is
+    still what runs the migrations (`store.migrations`).
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> sqlite3.Cursor:
+        return self.conn.execute(sql, params)
+
+    @contextmanager
+    def atomic(self) -> Iterator[Database]:
+        """A transaction, or a savepoint inside one (so helpers can nest freely)."""
+        conn = self.conn
+        if not conn.in_transaction:
+            conn.execute("BEGIN")
+            try:
+                yield self
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            else:
+                conn.execute("COMMIT")
+            return
+        name = f"copal_{id(self):x}_{_savepoints.__next__()}"
+        conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield self
+        except BaseException:
+            conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
+            conn.execute(f"RELEASE SAVEPOINT {name}")
+            raise
+        else:
+            conn.execute(f"RELEASE SAVEPOINT {name}")
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+_savepoints = itertools.count()
 
 
 class StoreError(Exception):

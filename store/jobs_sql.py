@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlite_utils import Database
+from store.db import Database
 
 RUN_COLUMNS = ("id", "stage", "status", "started_at", "finished_at", "calls", "cache_hits",
                "failures", "cost")

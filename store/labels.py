@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlite_utils import Database
-
-from store.db import loads
+from store.db import Database, loads
 
 
 def current_label(db: Database, response_id: str, annotator: str) -> dict[str, Any] | None:

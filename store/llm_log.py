@@ -11,9 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlite_utils import Database
-
-from store.db import write
+from store.db import Database, write
 
 
 @dataclass(frozen=True)

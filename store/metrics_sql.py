@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlite_utils import Database
+from store.db import Database
 
 MODEL = "CASE WHEN r.variant = 'base' THEN r.model ELSE r.model || '#' || r.variant END"
 

@@ -2,14 +2,20 @@
 
 Never edit a migration once it has landed on main: add a new `mNNN_...` function instead. The
 TUI and other interactive commands refuse a database with pending migrations (`require_current`)
-rather than migrating under several annotators at once; `copal migrate` applies them.
+rather than migrating under several annotators at once; `copal migrate` applies them. That check
+lives in `store.schema_state` (no sqlite-utils import, so start-up stays light); a test keeps its
+list of names equal to the migrations registered here.
 """
 
 from __future__ import annotations
 
 from sqlite_utils import Database, Migrations
 
-from store.db import StoreError, write
+from store import db as store_db
+from store.db import write
+from store.schema_state import require_current, schema_version
+
+__all__ = ["MIGRATIONS", "latest", "migrate", "pending", "require_current", "schema_version"]
 
 MIGRATIONS = Migrations("copal")
 
@@ -305,32 +311,18 @@ def _split(script: str) -> list[str]:
     return out
 
 
-def pending(db: Database) -> list[str]:
-    return [m.name for m in MIGRATIONS.pending(db)]
+def pending(db: store_db.Database) -> list[str]:
+    return [m.name for m in MIGRATIONS.pending(Database(db.conn))]
 
 
 def latest() -> str:
     return MIGRATIONS._migrations[-1].name
 
 
-def migrate(db: Database) -> list[str]:
+def migrate(db: store_db.Database) -> list[str]:
     """Apply pending migrations in one write transaction; returns the names applied."""
     todo = pending(db)
     if todo:
         with write(db):
-            MIGRATIONS.apply(db)
+            MIGRATIONS.apply(Database(db.conn))
     return todo
-
-
-def require_current(db: Database) -> None:
-    todo = pending(db)
-    if todo:
-        raise StoreError(
-            f"database has {len(todo)} pending migration(s) ({', '.join(todo)}); "
-            "run `copal migrate` first"
-        )
-
-
-def schema_version(db: Database) -> str | None:
-    applied = MIGRATIONS.applied(db)
-    return applied[-1].name if applied else None

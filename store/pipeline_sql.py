@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlite_utils import Database
-
-from store.db import loads
+from store.db import Database, loads
 
 
 def _rows(db: Database, sql: str, params: tuple = (), json_cols: tuple[str, ...] = ()) -> list[dict]:

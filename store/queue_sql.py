@@ -15,9 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlite_utils import Database
-
-from store.db import loads, utcnow
+from store.db import Database, loads, utcnow
 
 # A response enters the label queue when it was answered (text, no failure) for an item in the
 # evaluation suite: a selected item or a projection of one (what the judge stage judges). Text

@@ -8,9 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from sqlite_utils import Database
-
-from store.db import loads, scalar
+from store.db import Database, loads, scalar
 
 
 def _row(db: Database, sql: str, params: tuple = ()) -> dict[str, Any] | None:

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlite_utils import Database
-
-from store.db import dumps, utcnow, write
+from store.db import Database, dumps, utcnow, write
 
 
 def start(db: Database, run_id: str, stage: str, manifest: dict[str, Any]) -> None:

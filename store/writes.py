@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlite_utils import Database
-
-from store.db import dumps, utcnow
+from store.db import Database, dumps, utcnow
 
 
 def insert_world(db: Database, w: dict[str, Any], source_path: str | None = None) -> None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from sqlite_utils import Database
+
 from copal_tui import __version__
+from store import schema_state
 from store.db import connect
 from store.migrations import MIGRATIONS, pending
 
@@ -19,8 +22,16 @@ def test_blank_database_migrates_to_latest(cli, db_path):
     assert done.exit_code == 0, done.output
     db = connect(db_path)
     assert pending(db) == []
-    assert [m.name for m in MIGRATIONS.applied(db)] == [m.name for m in MIGRATIONS._migrations]
+    names = [m.name for m in MIGRATIONS.applied(Database(db.conn))]
+    assert names == [m.name for m in MIGRATIONS._migrations]
+    assert schema_state.applied(db) == names  # the light reader agrees with sqlite-utils
     assert cli("stats", "--json").exit_code == 0
+
+
+def test_light_migration_names_match_the_registered_migrations():
+    # store.schema_state decides "pending?" without importing sqlite-utils; it must list
+    # exactly the migrations store.migrations registers, in order.
+    assert list(schema_state.NAMES) == [m.name for m in MIGRATIONS._migrations]
 
 
 def test_connection_pragmas(initialised):
@@ -32,7 +43,7 @@ def test_connection_pragmas(initialised):
 
 
 def test_every_foreign_key_is_indexed(initialised):
-    db = connect(initialised)
+    db = Database(connect(initialised).conn)
     for table in db.table_names():
         fks = db.execute(f"PRAGMA foreign_key_list([{table}])").fetchall()
         index_heads = set()
@@ -87,7 +98,7 @@ def test_missing_database_is_one_line_error(cli, tmp_path):
 
 
 def test_older_database_is_refused_then_upgraded_keeping_data(cli, db_path, samples):
-    db = connect(db_path, create=True)
+    db = Database(connect(db_path, create=True).conn)
     MIGRATIONS.apply(db, stop_before="m002_item_gate_route")
     db.execute("INSERT INTO worlds (id, name, industry, use_case, risk_tier, context, created_at) "
                "VALUES ('w', 'W', 'i', 'u', 'low', 'c', 'now')")

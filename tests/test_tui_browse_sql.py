@@ -7,13 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlite_utils import Database
 
 from copal_tui import labeling
 from store import browse_item_sql as item_sql
 from store import browse_sql as sql
 from store import runs
-from store.db import connect
+from store.db import Database, connect
 from tests import test_tui_browse_data as data
 from tests.test_tui_browse_data import EVIL_ID, I01, W
 

@@ -75,3 +75,37 @@ def test_litellm_is_imported_only_by_the_job_worker(cli, initialised, samples, t
     assert out["job"] == "done", out
     assert out["after_job"] is True
     assert out["imported_in_main_thread"] == [False], out
+
+
+async def test_exit_interrupts_a_query_still_running_in_a_worker(initialised):
+    # A worker's long query (world statistics over a big database, a report) must not keep the
+    # process alive once the app has exited: exit() interrupts every worker connection.
+    import sqlite3
+    import threading
+
+    from copal_tui.tui.app import make_app
+
+    app = make_app(initialised)
+    started, outcome = threading.Event(), {}
+
+    def endless() -> None:
+        with app.worker_db() as db:
+            # Signal from inside the running statement, so exit() cannot come before it starts.
+            db.conn.set_progress_handler(lambda: started.set() or 0, 1000)
+            try:  # a query that never finishes on its own
+                db.execute("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) "
+                           "SELECT COUNT(*) FROM n").fetchone()
+                outcome["result"] = "finished"
+            except sqlite3.OperationalError as exc:
+                outcome["result"] = str(exc)
+
+    async with app.run_test() as pilot:
+        thread = threading.Thread(target=endless, daemon=True)
+        thread.start()
+        assert started.wait(30)
+        await pilot.pause()
+        app.exit()
+    thread.join(60)
+    assert not thread.is_alive()
+    assert outcome["result"] == "interrupted"
+    assert app._worker_conns == set()  # closed and forgotten

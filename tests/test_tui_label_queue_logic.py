@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from sqlite_utils import Database
+
 from copal_tui import labelqueue
 from copal_tui.labelqueue import LabelQueue, ensure_order, stratum_of
 from store import adjudication_sql, queue_sql
@@ -127,10 +129,10 @@ def test_migration_m003_upgrades_an_m002_database_keeping_adjudications(tmp_path
     db = build_db(tmp_path)
     conn = connect(db)
     count = conn.execute("SELECT COUNT(*) FROM current_adjudications").fetchone()[0]
-    names = [m.name for m in MIGRATIONS.applied(conn)]
+    names = [m.name for m in MIGRATIONS.applied(Database(conn.conn))]
     assert names[-1] == "m003_label_queue"
     # Replay the upgrade on a fresh m002 database.
-    fresh = connect(tmp_path / "old.db", create=True)
+    fresh = Database(connect(tmp_path / "old.db", create=True).conn)
     MIGRATIONS.apply(fresh, stop_before="m003_label_queue")
     assert "queue_leases" not in fresh.table_names()
     fresh.execute("PRAGMA foreign_keys = OFF")  # a bare adjudication row, no world around it

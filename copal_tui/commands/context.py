@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from sqlite_utils import Database
 
-from store.db import connect
-from store.migrations import require_current
+from store.db import Database, connect
+from store.schema_state import require_current
 
 
 def db_path(ctx: click.Context) -> Path:

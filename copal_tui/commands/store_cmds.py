@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import click
 
 from copal_tui.commands.context import db_path, open_db
 from store import reads
 from store.db import StoreError, connect
-from store.migrations import migrate as apply_migrations
-from store.migrations import pending
 
 
 @click.command()
@@ -22,7 +21,7 @@ def init(ctx: click.Context) -> None:
     path = db_path(ctx)
     existed = path.exists()
     db = connect(path, create=True)
-    applied = apply_migrations(db)
+    applied = _migrations().migrate(db)
     state = "existing" if existed else "new"
     click.echo(f"{state} database {path}: {len(applied)} migration(s) applied")
 
@@ -32,8 +31,8 @@ def init(ctx: click.Context) -> None:
 def migrate(ctx: click.Context) -> None:
     """Apply pending schema migrations."""
     db = open_db(ctx, current=False)
-    todo = pending(db)
-    applied = apply_migrations(db)
+    todo = _migrations().pending(db)
+    applied = _migrations().migrate(db)
     click.echo(f"{len(applied)} migration(s) applied" + (f": {', '.join(todo)}" if todo else ""))
 
 
@@ -103,3 +102,11 @@ def backup(ctx: click.Context, out: Path) -> None:
 
 
 COMMANDS = [init, migrate, import_, schema, stats, backup]
+
+
+def _migrations() -> Any:
+    # sqlite-utils (which runs the migrations) costs ~0.25 s to import: only the commands that
+    # migrate pay it, not every start of the CLI or the TUI.
+    from store import migrations
+
+    return migrations

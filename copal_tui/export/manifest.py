@@ -16,12 +16,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from sqlite_utils import Database
-
 from copal_tui import __version__
 from store import metrics_sql as q
-from store.db import utcnow
-from store.migrations import schema_version
+from store.db import Database, utcnow
+from store.schema_state import schema_version
 
 MANIFEST_FORMAT = "copal-export-manifest/1"
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sqlite_utils import Database
-
 from copal_tui.export.manifest import atomic_write, build_manifest, write_manifest
 from copal_tui.export.tables import report_tables, scope_lines
+from store.db import Database
 
 FOLDER_FORMATS = ("csv", "json", "md", "latex", "jsonl")
 HEADING = "copal report"

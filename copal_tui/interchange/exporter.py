@@ -12,9 +12,8 @@ from collections import Counter
 from pathlib import Path
 from typing import IO
 
-from sqlite_utils import Database
-
 from copal_tui.interchange.records import iter_records
+from store.db import Database
 
 
 def write_jsonl(db: Database, out: IO[str]) -> Counter[str]:

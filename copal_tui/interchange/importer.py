@@ -14,8 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sqlite_utils import Database
-
 from copal_tui.domain.contract import content_sha256, evaluate, unknown_ids
 from copal_tui.domain.schema import RECORD_ORDER, WorldFile
 from copal_tui.domain.taxonomy import FACET_PATTERN
@@ -29,7 +27,7 @@ from copal_tui.interchange.loader import (
 )
 from store import labels as label_sql
 from store import reads, writes
-from store.db import write
+from store.db import Database, write
 
 
 def import_paths(db: Database, paths: list[Path]) -> Counter[str]:

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlite_utils import Database
-
 from store import reads
-from store.db import loads
+from store.db import Database, loads
 
 
 def world_record(row: dict[str, Any]) -> dict[str, Any]:

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlite_utils import Database
 
 from store import metrics_sql as q
+from store.db import Database
 
 UNDER, OVER, MIXED, UNKNOWN, FAILED = 1, 2, 3, 4, 5
 DIRECTION = {0: "none", UNDER: "under_enforcement", OVER: "over_enforcement", MIXED: "mixed",

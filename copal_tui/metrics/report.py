@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlite_utils import Database
-
 from copal_tui.metrics import frame
 from copal_tui.metrics.agreement import human_agreement
 from copal_tui.metrics.contrast import paired_contrast
@@ -30,6 +28,7 @@ from copal_tui.metrics.rates import (
 from copal_tui.metrics.sensitivity import judge_sensitivity
 from copal_tui.metrics.validity import judge_validity
 from store import metrics_sql as q
+from store.db import Database
 
 REPORT_FORMAT = "copal-report/1"
 MODES = ("contract", "full_policy")

@@ -18,13 +18,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlite_utils import Database
-
 from copal_tui import __version__
 from copal_tui.pipeline import DEFAULT_GENERATOR
 from store import runs
-from store.db import connect, write
-from store.migrations import require_current, schema_version
+from store.db import Database, connect, write
+from store.schema_state import require_current, schema_version
 
 T = TypeVar("T")
 

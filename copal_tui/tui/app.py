@@ -2,25 +2,28 @@
 
 Screens are registered by name and imported lazily (`SCREENS`), so starting the app loads only
 what the first screen needs; litellm is never imported here (jobs import it in their worker
-thread). The app owns one SQLite connection for the UI thread; workers open their own.
+thread). The app owns one SQLite connection for the UI thread; workers open their own through
+`worker_db`, which the app interrupts when it exits.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlite_utils import Database
 from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
 from copal_tui.tui.settings import Settings
-from store.db import connect
-from store.migrations import require_current
+from store.db import Database, connect
+from store.schema_state import require_current
 
 # name -> "module:Class" (imported on first use)
 SCREENS: dict[str, str] = {
@@ -69,9 +72,11 @@ class CopalApp(App[None]):
         self.db_path = Path(db_path)
         self.mode = mode
         self.annotator = annotator or _default_annotator()
-        self.settings = settings or Settings()
+        self.settings = settings or Settings.from_env()
         self._db: Database | None = None
         self._too_small = False
+        self._worker_conns: set[sqlite3.Connection] = set()
+        self._worker_lock = threading.Lock()
 
     @property
     def db(self) -> Database:
@@ -89,6 +94,31 @@ class CopalApp(App[None]):
             f" as {self.annotator}" if self.mode != "browse" else "")
         self.push_screen(self.make_screen(START[self.mode]))
         self._check_size()
+
+    @contextmanager
+    def worker_db(self) -> Iterator[Database]:
+        """A connection for one thread worker (never the UI thread's), closed afterwards.
+
+        If the app exits while the worker's query runs, `exit` interrupts it: a long aggregate
+        (world statistics over 100,000 responses, a report) would otherwise keep the process
+        alive after the screen is gone, because Python joins worker threads at exit.
+        """
+        db = connect(self.db_path)
+        with self._worker_lock:
+            self._worker_conns.add(db.conn)
+        try:
+            yield db
+        finally:
+            with self._worker_lock:
+                self._worker_conns.discard(db.conn)
+            db.conn.close()
+
+    def exit(self, result: Any = None, return_code: int = 0,
+             message: Any = None) -> None:
+        with self._worker_lock:
+            for conn in self._worker_conns:
+                conn.interrupt()  # sqlite3 allows this from another thread
+        super().exit(result, return_code, message)
 
     def on_unmount(self) -> None:
         if self._db is not None:

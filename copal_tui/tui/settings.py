@@ -1,24 +1,91 @@
-"""User settings for the TUI (pydantic-settings): environment variables `COPAL_*`.
+"""User settings for the TUI: environment variables `COPAL_*`.
 
 `COPAL_KEYMAP='{"label.submit": "ctrl+s", "app.help": "f1"}'` remaps any binding by its id;
 `COPAL_OVERLAP=3` sets how many annotators label each response; `COPAL_BLIND=false` shows the
-judge while labelling (off by default: annotators label blind).
+judge while labelling (off by default: annotators label blind); `COPAL_PAGE_SIZE`,
+`COPAL_LEASE_MINUTES`, `COPAL_THEME`, `COPAL_MIN_WIDTH`, `COPAL_MIN_HEIGHT` likewise.
+
+Why a dataclass and not pydantic-settings' `BaseSettings`: importing pydantic-settings cost the
+TUI's cold start about 0.25 s (a third of copal's own start-up, see BENCHMARKS.md) on every run,
+mostly with no `COPAL_*` variable set at all. The fields and their bounds live here once
+(`annotated_types` constraints, which pydantic enforces); pydantic itself is imported only when
+there is something to validate: a variable in the environment or an explicit override.
 """
 
 from __future__ import annotations
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+import dataclasses
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, get_type_hints
+
+from annotated_types import Ge, Gt, Le
+
+PREFIX = "COPAL_"
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="COPAL_", extra="ignore")
+class SettingsError(ValueError):
+    """A `COPAL_*` variable that does not parse or is out of range (one line per problem)."""
 
-    keymap: dict[str, str] = Field(default_factory=dict, description="binding id -> keys")
+
+@dataclass(frozen=True)
+class Settings:
+    keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys
     theme: str = "textual-dark"
-    overlap: int = Field(default=2, ge=1, le=10)
-    lease_minutes: float = Field(default=30, gt=0)
+    overlap: Annotated[int, Ge(1), Le(10)] = 2
+    lease_minutes: Annotated[float, Gt(0)] = 30
     blind: bool = True
-    page_size: int = Field(default=100, ge=10, le=2000)
+    page_size: Annotated[int, Ge(10), Le(2000)] = 100
     min_width: int = 80
     min_height: int = 24
+
+    def __post_init__(self) -> None:
+        # Every value that is not the default is coerced and checked, whoever passed it.
+        changed = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                   if getattr(self, f.name) != _default(f)}
+        for name, value in _validate(changed).items():
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Settings from `COPAL_<FIELD>` variables (case-insensitive); the rest default."""
+        env = os.environ if environ is None else environ
+        names = {f.name for f in dataclasses.fields(cls)}
+        raw: dict[str, Any] = {}
+        for key, value in env.items():
+            if key.upper().startswith(PREFIX) and key[len(PREFIX):].lower() in names:
+                name = key[len(PREFIX):].lower()
+                raw[name] = _decode(name, key, value) if name == "keymap" else value
+        return cls(**raw)
+
+
+def _default(f: dataclasses.Field[Any]) -> Any:
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return f.default
+
+
+def _decode(name: str, key: str, value: str) -> Any:
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(f"{key}: not JSON ({exc.msg})") from None
+
+
+def _validate(values: dict[str, Any]) -> dict[str, Any]:
+    """Coerce and check values against the field types (pydantic, imported only here)."""
+    if not values:
+        return {}
+    from pydantic import TypeAdapter, ValidationError
+
+    hints = get_type_hints(Settings, include_extras=True)
+    out = {}
+    for name, value in values.items():
+        try:
+            out[name] = TypeAdapter(hints[name]).validate_python(value)
+        except ValidationError as exc:
+            problem = exc.errors()[0]["msg"]
+            raise SettingsError(f"{PREFIX}{name.upper()}={value!r}: {problem}") from None
+    return out

@@ -32,7 +32,7 @@ from copal_tui.tui.screens.marking import MARK_BINDINGS, MarkingScreen
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
 from copal_tui.tui.widgets.marks_matrix import MarksMatrix, columns_for
 from store import adjudication_sql, queue_sql
-from store.db import StoreError, connect, utcnow
+from store.db import StoreError, utcnow
 
 
 class AdjudicateScreen(MarkingScreen):
@@ -126,11 +126,8 @@ class AdjudicateScreen(MarkingScreen):
     @work(thread=True, exclusive=True, group="adjudicate-counts")
     def _recount(self) -> None:
         """Count candidates and decisions (reads every label) off the UI thread."""
-        db = connect(self.copal.db_path)
-        try:
+        with self.copal.worker_db() as db:
             counts = adjudication_sql.adjudication_counts(db, self.search)
-        finally:
-            db.conn.close()
         with suppress(RuntimeError):  # the app closed while the worker ran
             self.app.call_from_thread(self._got_counts, counts)
 

@@ -115,20 +115,17 @@ class DashboardScreen(Screen[None]):
         judge = "the default judge" if self.judge is None else one_line(
             f"{self.judge}@{self.mode}")
         self._status(Text(f"Computing the report ({judge}, bootstrap {self.bootstrap})\u2026"))
-        self._build(self.generation, self.options(), self.app.db_path)  # type: ignore[attr-defined]
+        self._build(self.generation, self.options())
 
     @work(thread=True, exclusive=True, group="dashboard.report")
-    def _build(self, generation: int, opts: Any, db_path: Path) -> None:
+    def _build(self, generation: int, opts: Any) -> None:
         from copal_tui.metrics.report import ReportError, build_report
-        from store.db import connect
 
-        db = connect(db_path)  # its own connection: never the UI thread's
-        try:
-            self.post_message(ReportReady(generation, build_report(db, opts)))
-        except ReportError as exc:
-            self.post_message(ReportReady(generation, None, str(exc)))
-        finally:
-            db.conn.close()
+        with self.app.worker_db() as db:  # type: ignore[attr-defined]
+            try:
+                self.post_message(ReportReady(generation, build_report(db, opts)))
+            except ReportError as exc:
+                self.post_message(ReportReady(generation, None, str(exc)))
 
     def on_report_ready(self, message: ReportReady) -> None:
         if message.generation != self.generation:
@@ -206,24 +203,20 @@ class DashboardScreen(Screen[None]):
                 self.last_export = result[0]
                 self._status(Text(f"Exporting {result[1]} to {one_line(str(result[0]), 200)}"
                                   "\u2026"))
-                self._export(doc, result[0], result[1],
-                             self.app.db_path)  # type: ignore[attr-defined]
+                self._export(doc, result[0], result[1])
 
         self.app.push_screen(ExportDialog(str(self.last_export or "")), chosen)
 
     @work(thread=True, group="dashboard.export")
-    def _export(self, doc: dict[str, Any], folder: Path, fmt: str, db_path: Path) -> None:
+    def _export(self, doc: dict[str, Any], folder: Path, fmt: str) -> None:
         from copal_tui.export.writer import export_folder
-        from store.db import connect
 
-        db = connect(db_path)
-        try:
-            files, manifest = export_folder(db, fmt, folder, doc)
-            self.post_message(ExportDone(folder, files, manifest))
-        except OSError as exc:
-            self.post_message(ExportDone(folder, [], None, str(exc)))
-        finally:
-            db.conn.close()
+        with self.app.worker_db() as db:  # type: ignore[attr-defined]
+            try:
+                files, manifest = export_folder(db, fmt, folder, doc)
+                self.post_message(ExportDone(folder, files, manifest))
+            except OSError as exc:
+                self.post_message(ExportDone(folder, [], None, str(exc)))
 
     def on_export_done(self, message: ExportDone) -> None:
         if message.manifest is None:

@@ -26,7 +26,7 @@ from copal_tui.tui.screens.marking import MARK_BINDINGS, MarkingScreen
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
 from copal_tui.tui.widgets.marks_matrix import columns_for
 from store import queue_sql
-from store.db import StoreError, connect
+from store.db import StoreError
 
 
 class LabelQueueScreen(MarkingScreen):
@@ -58,22 +58,16 @@ class LabelQueueScreen(MarkingScreen):
 
     @work(thread=True, exclusive=True, group="label-order")
     def _prepare(self) -> None:
-        db = connect(self.copal.db_path)
-        try:
+        with self.copal.worker_db() as db:
             ensure_order(db)
             totals = queue_sql.queue_totals(db, self.copal.settings.overlap)
-        finally:
-            db.conn.close()
         self._from_worker(self._start, totals)
 
     @work(thread=True, exclusive=True, group="label-totals")
     def _count(self) -> None:
         """Recount the queue's totals (a scan of the queue) off the UI thread."""
-        db = connect(self.copal.db_path)
-        try:
+        with self.copal.worker_db() as db:
             totals = queue_sql.queue_totals(db, self.copal.settings.overlap)
-        finally:
-            db.conn.close()
         self._from_worker(self._got_totals, totals)
 
     def _from_worker(self, callback: Any, *args: Any) -> None:

@@ -25,7 +25,6 @@ from copal_tui.tui.widgets.paged_table import Column, PagedTable, fmt_rate, shor
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
 from store import browse_sql as sql
 from store import reads
-from store.db import connect
 
 TABS = ["policies", "clauses", "compositions", "items", "runs"]
 
@@ -163,11 +162,8 @@ class WorldScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="world-stats")
     def _load_stats(self, app: Any, db_path: Any) -> None:
-        db = connect(db_path)
-        try:
+        with app.worker_db() as db:
             stats = sql.world_stats(db, [self.world_id]).get(self.world_id)
-        finally:
-            db.conn.close()
         if stats is not None and not get_current_worker().is_cancelled:
             app.call_from_thread(self._show_stats, stats)
 

@@ -18,11 +18,9 @@ import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from rich.text import Text
-from sqlite_utils import Database
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -33,7 +31,7 @@ from textual.worker import get_current_worker
 
 from copal_tui.tui.safe import one_line, safe
 from store.browse_sql import FilterError, Page, PageRequest
-from store.db import connect
+from store.db import Database
 
 Fetch = Callable[[Database, PageRequest], Page]
 # Optional second pass over the shown page: row key -> extra columns (slow aggregates).
@@ -165,7 +163,7 @@ class PagedTable(Vertical):
         self.loading_page = True
         self._status()
         app = self.app
-        self._load(app, app.db_path, self.request())  # type: ignore[attr-defined]
+        self._load(app, self.request())
 
     def set_filter(self, text: str) -> None:
         """Replace the filter line (and re-query from the first page)."""
@@ -177,7 +175,7 @@ class PagedTable(Vertical):
             self.reload()
 
     @work(thread=True, exclusive=True, group="page")
-    def _load(self, app: App[Any], db_path: Path, req: PageRequest) -> None:
+    def _load(self, app: App[Any], req: PageRequest) -> None:
         worker = get_current_worker()
 
         def post(callback: Callable[..., None], *args: Any) -> None:
@@ -189,24 +187,18 @@ class PagedTable(Vertical):
                 app.call_from_thread(callback, *args)
 
         try:
-            db = connect(db_path)
-        except Exception as exc:  # noqa: BLE001 - shown in the status line, never a crash
-            post(self._show, req, None, str(exc))
-            return
-        try:
-            try:
-                page = self.fetch(db, req)
-            except FilterError as exc:
-                post(self._show, req, None, str(exc))
-                return
-            post(self._show, req, page, None)
-            if self.decorate is not None and page.rows and not worker.is_cancelled:
-                post(self._decorated, page, self.decorate(db, [str(r[self.key])
-                                                               for r in page.rows]))
-        except Exception as exc:  # noqa: BLE001 - e.g. a locked or damaged database
+            with app.worker_db() as db:  # type: ignore[attr-defined]
+                try:
+                    page = self.fetch(db, req)
+                except FilterError as exc:
+                    post(self._show, req, None, str(exc))
+                    return
+                post(self._show, req, page, None)
+                if self.decorate is not None and page.rows and not worker.is_cancelled:
+                    post(self._decorated, page, self.decorate(db, [str(r[self.key])
+                                                                   for r in page.rows]))
+        except Exception as exc:  # noqa: BLE001 - a locked or damaged database: a status line
             post(self._show, req, None, f"could not read the list: {exc}")
-        finally:
-            db.conn.close()
 
     def _show(self, req: PageRequest, page: Page | None, error: str | None) -> None:
         if not self.is_attached:
