@@ -326,3 +326,104 @@ def migrate(db: store_db.Database) -> list[str]:
         with write(db):
             MIGRATIONS.apply(Database(db.conn))
     return todo
+
+
+@MIGRATIONS()
+def m005_compass(db: Database) -> None:
+    # COMPASS-style single-policy suites (copal_tui.domain.compass). A world imported from the
+    # COMPASS layout keeps the organisation's own system prompt. Queries, responses, judgments
+    # and labels get their own tables: a COMPASS query has no composition, contract or facet,
+    # and mixing them into `items` would put single-policy rows into every composed statistic.
+    # Labels are append-only events like `label_events` (undo appends).
+    _exec(
+        db,
+        """
+        ALTER TABLE worlds ADD COLUMN system_prompt TEXT;
+
+        CREATE TABLE compass_queries (
+            id TEXT PRIMARY KEY,
+            world_id TEXT NOT NULL REFERENCES worlds(id) ON DELETE CASCADE,
+            policy_id TEXT NOT NULL,
+            query_type TEXT NOT NULL CHECK (query_type IN
+                ('allowed_base', 'allowed_edge', 'denied_base', 'denied_edge')),
+            strategy TEXT CHECK (strategy IS NULL OR strategy IN
+                ('context_overflow', 'hypothetical_scenario', 'indirect_reference',
+                 'educational_context', 'analogical_reasoning', 'regulatory_interpretation')),
+            form TEXT CHECK (form IS NULL OR form IN ('short', 'long')),
+            parent_id TEXT REFERENCES compass_queries(id) ON DELETE CASCADE,
+            text TEXT NOT NULL,
+            attributes TEXT NOT NULL DEFAULT '{}',
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'kept', 'rejected', 'failed')),
+            matched TEXT,
+            reason TEXT,
+            run_id TEXT REFERENCES runs(id) ON DELETE SET NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_compass_queries_world ON compass_queries(world_id, query_type, status);
+        CREATE INDEX idx_compass_queries_policy ON compass_queries(world_id, policy_id);
+        CREATE INDEX idx_compass_queries_parent ON compass_queries(parent_id);
+        CREATE INDEX idx_compass_queries_run ON compass_queries(run_id);
+
+        CREATE TABLE compass_responses (
+            id TEXT PRIMARY KEY,
+            query_id TEXT NOT NULL REFERENCES compass_queries(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            variant TEXT NOT NULL CHECK (variant IN
+                ('base', 'explicit-refusal', 'few-shot', 'pre-filter')),
+            text TEXT,
+            prefilter TEXT CHECK (prefilter IS NULL OR prefilter IN ('ALLOW', 'DENY')),
+            prefilter_model TEXT,
+            prefilter_reason TEXT,
+            failure TEXT,
+            run_id TEXT REFERENCES runs(id) ON DELETE SET NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (query_id, model, variant)
+        );
+        CREATE INDEX idx_compass_responses_model ON compass_responses(model, variant);
+        CREATE INDEX idx_compass_responses_run ON compass_responses(run_id);
+
+        CREATE TABLE compass_judgments (
+            id TEXT PRIMARY KEY,
+            response_id TEXT NOT NULL REFERENCES compass_responses(id) ON DELETE CASCADE,
+            judge TEXT NOT NULL,
+            refused INTEGER CHECK (refused IN (0, 1)),
+            compliant INTEGER CHECK (compliant IN (0, 1)),
+            aligned INTEGER CHECK (aligned IN (0, 1)),
+            failure_mode TEXT CHECK (failure_mode IS NULL OR failure_mode IN
+                ('direct_violation', 'refusal_answer_hybrid', 'indirect_violation')),
+            rationale TEXT,
+            failure TEXT,
+            run_id TEXT REFERENCES runs(id) ON DELETE SET NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (response_id, judge)
+        );
+        CREATE INDEX idx_compass_judgments_judge ON compass_judgments(judge);
+        CREATE INDEX idx_compass_judgments_run ON compass_judgments(run_id);
+
+        CREATE TABLE compass_label_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            response_id TEXT NOT NULL REFERENCES compass_responses(id) ON DELETE CASCADE,
+            annotator TEXT NOT NULL,
+            action TEXT NOT NULL CHECK (action IN ('label', 'undo', 'skip')),
+            refused INTEGER CHECK (refused IN (0, 1)),
+            compliant INTEGER CHECK (compliant IN (0, 1)),
+            failure_mode TEXT,
+            note TEXT,
+            content_sha256 TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_compass_label_events_response
+            ON compass_label_events(response_id, annotator, id);
+        CREATE INDEX idx_compass_label_events_annotator ON compass_label_events(annotator, id);
+
+        CREATE VIEW current_compass_labels AS
+        SELECT e.* FROM compass_label_events e
+        JOIN (
+            SELECT response_id, annotator, MAX(id) AS id FROM compass_label_events
+            WHERE action IN ('label', 'undo')
+            GROUP BY response_id, annotator
+        ) last ON last.id = e.id
+        WHERE e.action = 'label';
+        """,
+    )
