@@ -9,7 +9,8 @@ from __future__ import annotations
 from store.db import Database, StoreError
 
 SET = "copal"
-NAMES = ("m001_initial", "m002_item_gate_route", "m003_label_queue", "m005_compass")
+NAMES = ("m001_initial", "m002_item_gate_route", "m003_label_queue", "m005_compass",
+         "m006_dialogues")
 
 
 def applied(db: Database) -> list[str]:

@@ -1,0 +1,122 @@
+"""Importing CompliBench conversations and judge outputs into the store, all or nothing.
+
+`import_conversations` parses every conversation file first (any problem: ImportFailure, nothing
+written), then writes them in one transaction. A conversation already stored from identical bytes
+is skipped; the same id with different content is an error (a silent replace would change the
+truth under judgments already made). `import_judge_outputs` stores each file as one attempt of
+the named judge; its conversation must be imported already and every turn it names must be an
+assistant turn of it. Re-importing an identical attempt is skipped; a different one is an error
+unless `replace` is set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from copal_tui.interchange.complibench import (
+    Conversation,
+    JudgeOutput,
+    conversation_files,
+    judge_files,
+    parse_conversation,
+    parse_judge_output,
+)
+from copal_tui.interchange.errors import ImportFailure
+from store import dialogue_sql
+from store.db import Database, write
+
+
+@dataclass
+class DialogueImport:
+    added: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def import_conversations(db: Database, root: Path) -> DialogueImport:
+    parsed: list[Conversation] = []
+    seen: dict[str, Path] = {}
+    for path in conversation_files(root):
+        c = parse_conversation(path)
+        if c.id in seen:
+            raise ImportFailure(path, f"conversation id {c.id} also comes from {seen[c.id]}")
+        seen[c.id] = path
+        parsed.append(c)
+    out = DialogueImport()
+    with write(db):
+        for c in parsed:
+            stored = dialogue_sql.dialogue_sha(db, c.id)
+            if stored == c.raw_sha256:
+                out.skipped.append(c.id)
+                continue
+            if stored is not False:
+                raise ImportFailure(c.path, f"conversation {c.id} is already stored with "
+                                    "different content (import it under another folder name "
+                                    "or delete the old one first)")
+            dialogue_sql.insert_dialogue(
+                db,
+                {"id": c.id, "domain": c.domain, "source_path": str(c.path),
+                 "source_sha256": c.raw_sha256, "overrides": c.overrides},
+                [{"category": g.category, "key": g.key, "phase": g.phase, "text": g.text}
+                 for g in c.guidelines],
+                [{"turn_index": t.turn_index, "role": t.role, "content": t.content,
+                  "category": None if t.guideline is None else t.guideline.category,
+                  "key": None if t.guideline is None else _stored_key(c, t.guideline.key),
+                  "phase": None if t.guideline is None else t.guideline.phase,
+                  "violation": t.violation, "guideline_text": t.guideline_text,
+                  "evidence": t.evidence} for t in c.turns],
+            )
+            out.added.append(c.id)
+    return out
+
+
+def _stored_key(c: Conversation, key: str | None) -> str | None:
+    # Keep the document's own spelling of the key (the parser compares normalised keys).
+    if key is None:
+        return None
+    for g in c.guidelines:
+        if " ".join(g.key.split()).lower() == key:
+            return g.key
+    return key
+
+
+def _rows(out: JudgeOutput) -> list[dict[str, object]]:
+    return [{"turn_index": t.turn_index,
+             "category": None if t.guideline is None else t.guideline.category,
+             "key": None if t.guideline is None else t.guideline.key,
+             "phase": None if t.guideline is None else t.guideline.phase,
+             "violation": int(t.violation), "reason": t.reason} for t in out.turns]
+
+
+def import_judge_outputs(db: Database, root: Path, judge: str, *,
+                         replace: bool = False) -> DialogueImport:
+    if not judge.strip():
+        raise ImportFailure(root, "a judge name is required (--judge NAME)")
+    outputs = [parse_judge_output(p) for p in judge_files(root)]
+    result = DialogueImport()
+    with write(db):
+        for o in outputs:
+            d = dialogue_sql.dialogue(db, o.conversation_id)
+            if d is None:
+                raise ImportFailure(o.path, f"conversation {o.conversation_id} is not imported "
+                                    "(import it with --from complibench first)")
+            assistant = {t["turn_index"] for t in d["turns"] if t["role"] == "assistant"}
+            stray = sorted(t.turn_index for t in o.turns if t.turn_index not in assistant)
+            if stray:
+                raise ImportFailure(o.path, f"turns {stray} are not assistant turns of "
+                                    f"{o.conversation_id}", field="turn_guidelines")
+            rows = _rows(o)
+            label = f"{o.conversation_id} attempt {o.attempt}"
+            old = dialogue_sql.attempt_predictions(db, o.conversation_id, judge, o.attempt)
+            if old is not None and not replace:
+                if old == rows:
+                    result.skipped.append(label)
+                    continue
+                raise ImportFailure(o.path, f"{judge} already has a different {label} "
+                                    "(use --replace to overwrite it)")
+            dialogue_sql.replace_attempt(
+                db, {"dialogue_id": o.conversation_id, "judge": judge, "attempt": o.attempt,
+                     "binary": all(t.guideline is None for t in o.turns) and bool(o.turns),
+                     "source": "import", "source_path": str(o.path)}, rows)
+            result.added.append(label)
+    return result

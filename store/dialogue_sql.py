@@ -1,0 +1,124 @@
+"""SQL for dialogue judging (migration m006_dialogues): dialogues with their guideline documents
+and per-turn truth, judge attempts with per-turn predictions, and what the metrics read.
+
+Values arrive checked by `copal_tui.interchange.complibench` / `copal_tui.domain.dialogue`.
+Callers open the transaction with `store.db.write`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from store.db import Database, dumps, loads, utcnow
+
+# ------------------------------------------------------------------ writes
+
+
+def insert_dialogue(db: Database, d: dict[str, Any], guidelines: Iterable[dict[str, Any]],
+                    turns: Iterable[dict[str, Any]], run_id: str | None = None) -> None:
+    db.execute(
+        "INSERT INTO dialogues (id, domain, source_path, source_sha256, overrides, variant_of, "
+        "run_id, created_at) VALUES (?,?,?,?,?,?,?,?)",
+        (d["id"], d["domain"], d.get("source_path"), d.get("source_sha256"),
+         dumps(d.get("overrides") or {}), d.get("variant_of"), run_id, utcnow()),
+    )
+    db.conn.executemany(
+        "INSERT INTO dialogue_guidelines (dialogue_id, position, category, key, phase, text) "
+        "VALUES (?,?,?,?,?,?)",
+        [(d["id"], k, g["category"], g["key"], g.get("phase"), g["text"])
+         for k, g in enumerate(guidelines)],
+    )
+    db.conn.executemany(
+        "INSERT INTO dialogue_turns (dialogue_id, turn_index, role, content, category, key, "
+        "phase, violation, guideline_text, evidence) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        [(d["id"], t["turn_index"], t["role"], t["content"], t.get("category"), t.get("key"),
+          t.get("phase"), int(bool(t.get("violation"))), t.get("guideline_text"),
+          t.get("evidence")) for t in turns],
+    )
+
+
+def dialogue_sha(db: Database, dialogue_id: str) -> str | None | bool:
+    """The stored source hash; False when the dialogue does not exist."""
+    row = db.execute("SELECT source_sha256 FROM dialogues WHERE id = ?",
+                     (dialogue_id,)).fetchone()
+    return False if row is None else row[0]
+
+
+def replace_attempt(db: Database, a: dict[str, Any], predictions: Iterable[dict[str, Any]],
+                    run_id: str | None = None) -> None:
+    """Store one judge attempt (replacing an earlier one with the same key) and its turns."""
+    key = (a["dialogue_id"], a["judge"], a["attempt"])
+    db.execute("DELETE FROM dialogue_attempts WHERE dialogue_id = ? AND judge = ? AND "
+               "attempt = ?", key)
+    db.execute(
+        "INSERT INTO dialogue_attempts (dialogue_id, judge, attempt, binary_verdicts, source, "
+        "source_path, failure, run_id, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+        (*key, int(bool(a.get("binary"))), a["source"], a.get("source_path"), a.get("failure"),
+         run_id, utcnow()),
+    )
+    db.conn.executemany(
+        "INSERT INTO dialogue_predictions (dialogue_id, judge, attempt, turn_index, category, "
+        "key, phase, violation, reason) VALUES (?,?,?,?,?,?,?,?,?)",
+        [(*key, p["turn_index"], p.get("category"), p.get("key"), p.get("phase"),
+          int(bool(p["violation"])), p.get("reason")) for p in predictions],
+    )
+
+
+def attempt_predictions(db: Database, dialogue_id: str, judge: str,
+                        attempt: int) -> list[dict[str, Any]] | None:
+    """The stored predictions of one attempt (None when the attempt does not exist)."""
+    if db.execute("SELECT 1 FROM dialogue_attempts WHERE dialogue_id = ? AND judge = ? AND "
+                  "attempt = ?", (dialogue_id, judge, attempt)).fetchone() is None:
+        return None
+    return [dict(r) for r in db.execute(
+        "SELECT turn_index, category, key, phase, violation, reason FROM dialogue_predictions "
+        "WHERE dialogue_id = ? AND judge = ? AND attempt = ? ORDER BY turn_index",
+        (dialogue_id, judge, attempt))]
+
+
+# ------------------------------------------------------------------ reads
+
+
+def dialogue_ids(db: Database, domain: str | None = None) -> list[str]:
+    if domain is None:
+        return [r[0] for r in db.execute("SELECT id FROM dialogues ORDER BY id")]
+    return [r[0] for r in db.execute("SELECT id FROM dialogues WHERE domain = ? ORDER BY id",
+                                     (domain,))]
+
+
+def dialogue(db: Database, dialogue_id: str) -> dict[str, Any] | None:
+    row = db.execute("SELECT * FROM dialogues WHERE id = ?", (dialogue_id,)).fetchone()
+    if row is None:
+        return None
+    d = dict(row)
+    d["overrides"] = loads(d["overrides"])
+    d["guidelines"] = [dict(r) for r in db.execute(
+        "SELECT category, key, phase, text FROM dialogue_guidelines WHERE dialogue_id = ? "
+        "ORDER BY position", (dialogue_id,))]
+    d["turns"] = [dict(r) for r in db.execute(
+        "SELECT * FROM dialogue_turns WHERE dialogue_id = ? ORDER BY turn_index",
+        (dialogue_id,))]
+    return d
+
+
+def truth_turns(db: Database) -> list[tuple[Any, ...]]:
+    """(dialogue, domain, turn, category, key, phase, violation) of every assistant turn."""
+    return [tuple(r) for r in db.execute(
+        "SELECT t.dialogue_id, d.domain, t.turn_index, t.category, t.key, t.phase, t.violation "
+        "FROM dialogue_turns t JOIN dialogues d ON d.id = t.dialogue_id "
+        "WHERE t.role = 'assistant' ORDER BY t.dialogue_id, t.turn_index")]
+
+
+def attempts(db: Database) -> list[tuple[Any, ...]]:
+    """(dialogue, judge, attempt, binary, failure) of every judge attempt."""
+    return [tuple(r) for r in db.execute(
+        "SELECT dialogue_id, judge, attempt, binary_verdicts, failure FROM dialogue_attempts "
+        "ORDER BY judge, attempt, dialogue_id")]
+
+
+def predictions(db: Database) -> list[tuple[Any, ...]]:
+    """(dialogue, judge, attempt, turn, category, key, phase, violation) of every prediction."""
+    return [tuple(r) for r in db.execute(
+        "SELECT dialogue_id, judge, attempt, turn_index, category, key, phase, violation "
+        "FROM dialogue_predictions ORDER BY judge, attempt, dialogue_id, turn_index")]
