@@ -38,13 +38,26 @@ def migrate(ctx: click.Context) -> None:
 
 @click.command("import")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--from", "source", type=click.Choice(["copal", "compass"]), default="copal",
+              show_default=True,
+              help="copal: world YAML and JSONL interchange files. compass: COMPASS scenario "
+                   "folders (policies/<Org>.json, contexts/<Org>.txt, system_prompts/<Org>.txt), "
+                   "one world per organisation.")
 @click.pass_context
-def import_(ctx: click.Context, paths: tuple[Path, ...]) -> None:
-    """Import world YAML files, JSONL interchange files, or folders of both (one transaction)."""
-    from copal_tui.interchange.importer import import_paths
+def import_(ctx: click.Context, paths: tuple[Path, ...], source: str) -> None:
+    """Import world YAML files, JSONL interchange files, or folders of both (one transaction).
 
+    With --from compass, each PATH is a COMPASS scenario folder instead.
+    """
     db = open_db(ctx)
-    counts = import_paths(db, list(paths))
+    if source == "compass":
+        from copal_tui.interchange.compass_import import import_compass
+
+        counts = import_compass(db, list(paths))
+    else:
+        from copal_tui.interchange.importer import import_paths
+
+        counts = import_paths(db, list(paths))
     total = sum(counts.values())
     detail = ", ".join(f"{n} {t}" for t, n in counts.items()) or "nothing new"
     click.echo(f"imported {total} record(s): {detail}")
