@@ -121,3 +121,19 @@ def test_judge_output_needs_its_conversation_and_assistant_turns(initialised, co
     with pytest.raises(ImportFailure, match="not assistant turns"):
         import_judge_outputs(db, tmp_path / "other", "J")
     assert db.execute("SELECT COUNT(*) FROM dialogue_attempts").fetchone()[0] == 0
+
+
+def test_cli_imports_conversations_then_judge_outputs(cli, initialised, corpus):
+    assert cli("import", "--from", "complibench-judge", str(corpus)).exit_code == 2  # no --judge
+    bad = corpus / "airlines" / "broken.json"
+    bad.write_text("{oops", encoding="utf-8")
+    failed = cli("import", "--from", "complibench", str(corpus))
+    assert failed.exit_code == 2 and "broken.json" in failed.stderr
+    assert connect(initialised).execute("SELECT COUNT(*) FROM dialogues").fetchone()[0] == 0
+    bad.unlink()
+    done = cli("import", "--from", "complibench", str(corpus))
+    assert done.exit_code == 0 and "imported 3 conversation(s)" in done.stdout
+    judged = cli("import", "--from", "complibench-judge", "--judge", "J", str(corpus))
+    assert judged.exit_code == 0 and "imported 4 attempt(s) of J" in judged.stdout
+    again = cli("import", "--from", "complibench-judge", "--judge", "J", str(corpus))
+    assert "imported 0" in again.stdout and "4 already stored" in again.stdout

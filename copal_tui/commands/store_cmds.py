@@ -38,18 +38,31 @@ def migrate(ctx: click.Context) -> None:
 
 @click.command("import")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--from", "source", type=click.Choice(["copal", "compass"]), default="copal",
-              show_default=True,
+@click.option("--from", "source",
+              type=click.Choice(["copal", "compass", "complibench", "complibench-judge"]),
+              default="copal", show_default=True,
               help="copal: world YAML and JSONL interchange files. compass: COMPASS scenario "
                    "folders (policies/<Org>.json, contexts/<Org>.txt, system_prompts/<Org>.txt), "
-                   "one world per organisation.")
+                   "one world per organisation. complibench: CompliBench conversation files or "
+                   "folders (id <folder>/<stem>). complibench-judge: judge outputs "
+                   "(<stem>_usage.json, <stem>_usage_attempt<k>.json), with --judge.")
+@click.option("--judge", default=None, help="Judge name for --from complibench-judge.")
+@click.option("--replace", is_flag=True,
+              help="complibench-judge: overwrite an attempt already stored with other content.")
 @click.pass_context
-def import_(ctx: click.Context, paths: tuple[Path, ...], source: str) -> None:
+def import_(ctx: click.Context, paths: tuple[Path, ...], source: str, judge: str | None,
+            replace: bool) -> None:
     """Import world YAML files, JSONL interchange files, or folders of both (one transaction).
 
-    With --from compass, each PATH is a COMPASS scenario folder instead.
+    With --from compass, each PATH is a COMPASS scenario folder instead; with --from
+    complibench / complibench-judge, CompliBench conversations / judge outputs.
     """
     db = open_db(ctx)
+    if source.startswith("complibench"):
+        _import_dialogues(db, paths, source, judge, replace)
+        return
+    if judge is not None or replace:
+        raise click.UsageError("--judge and --replace go with --from complibench-judge")
     if source == "compass":
         from copal_tui.interchange.compass_import import import_compass
 
@@ -61,6 +74,26 @@ def import_(ctx: click.Context, paths: tuple[Path, ...], source: str) -> None:
     total = sum(counts.values())
     detail = ", ".join(f"{n} {t}" for t, n in counts.items()) or "nothing new"
     click.echo(f"imported {total} record(s): {detail}")
+
+
+def _import_dialogues(db: Any, paths: tuple[Path, ...], source: str, judge: str | None,
+                      replace: bool) -> None:
+    from copal_tui.interchange import complibench_import as ci
+
+    if source == "complibench-judge" and not judge:
+        raise click.UsageError("--from complibench-judge needs --judge NAME")
+    if source == "complibench" and (judge or replace):
+        raise click.UsageError("--judge and --replace go with --from complibench-judge")
+    from store.db import write
+
+    added = skipped = 0
+    with write(db):  # every PATH or none: a bad file anywhere leaves the database as it was
+        for path in paths:
+            done = ci.import_conversations(db, path) if source == "complibench" else \
+                ci.import_judge_outputs(db, path, judge or "", replace=replace)
+            added, skipped = added + len(done.added), skipped + len(done.skipped)
+    what = "conversation(s)" if source == "complibench" else f"attempt(s) of {judge}"
+    click.echo(f"imported {added} {what}; {skipped} already stored identically")
 
 
 @click.command()
