@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--markdown", type=Path, help="Also write the table as Markdown.")
     args = ap.parse_args(argv)
 
     import bench_pipeline
@@ -71,7 +72,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps({"machine": machine(), "quick": args.quick,
                                          "results": rows}, indent=2), encoding="utf-8")
+    if args.markdown:
+        args.markdown.write_text(markdown(machine(), rows), encoding="utf-8")
     return 0
+
+
+def markdown(m: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    """The results as a Markdown table, headed by the machine they were measured on."""
+    out = [f"Measured {m['date']} on {m['cores']} cores, {m['memory_gib']} GiB, Python "
+           f"{m['python']} ({m['platform']}).", "",
+           "| benchmark | value | unit | target | met | note |", "|---|---:|---|---|---|---|"]
+    for r in rows:
+        met = "" if r["ok"] is None else ("yes" if r["ok"] else "**no**")
+        out.append(f"| {r['name']} | {r['value']} | {r['unit']} | {r['target']} | {met} | "
+                   f"{r['note']} |")
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":
