@@ -13,15 +13,22 @@ Conventions:
   as failed, never used;
 - the target model is `responses.model`, suffixed `#variant` when the variant is not 'base',
   so two system-prompt variants of one model are two rows, never silently pooled;
-- `worlds` (a list of world ids, or None for all) restricts a query through `world_id`.
+- `worlds` (a list of world ids, or None for all) restricts a query through `world_id`;
+- text columns of the group_concat reads are separated by char(30) (record separator), and a
+  NULL that has to keep its place is written as NULL_MARK, char(31) (unit separator).
+
+`BulkReads` runs the reads a report needs at once, in threads with their own connections.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from store.db import Database
+from store.db import Database, connect
 
+NULL_MARK = "\x1f"
 MODEL = "CASE WHEN r.variant = 'base' THEN r.model ELSE r.model || '#' || r.variant END"
 
 
@@ -49,19 +56,37 @@ def known_worlds(db: Database) -> list[str]:
 
 
 def judge_settings(db: Database) -> list[tuple[str, str]]:
-    """Every (judge, mode) that has judgments; read from the (judge, mode) index alone."""
-    return _all(db, "SELECT judge, mode FROM judgments GROUP BY judge, mode ORDER BY judge, mode")
+    """Every (judge, mode) that has judgments, sorted. A skip scan of the (judge, mode) index:
+    one seek per setting (0.1 ms), where GROUP BY walked all 300,000 entries (50 ms)."""
+    out: list[tuple[str, str]] = []
+    judge = db.execute("SELECT MIN(judge) FROM judgments").fetchone()[0]
+    while judge is not None:
+        mode = db.execute("SELECT MIN(mode) FROM judgments WHERE judge = ?", (judge,)).fetchone()[0]
+        while mode is not None:
+            out.append((judge, mode))
+            mode = db.execute("SELECT MIN(mode) FROM judgments WHERE judge = ? AND mode > ?",
+                              (judge, mode)).fetchone()[0]
+        judge = db.execute("SELECT MIN(judge) FROM judgments WHERE judge > ?",
+                           (judge,)).fetchone()[0]
+    return out
 
 
-def items(db: Database) -> list[tuple[Any, ...]]:
-    """(id, world, pattern, facet, method, selected, parent id, active clauses) of every item,
-    by id. Active clauses: the clauses of the item's composition."""
-    return _all(
-        db,
-        "SELECT i.id, i.world_id, i.pattern, i.facet, i.method, i.selected, "
-        "i.parent_item_id, COALESCE(json_array_length(c.clause_ids), 0) FROM items i "
-        "LEFT JOIN compositions c ON c.id = i.composition_id ORDER BY i.id",
-    )
+def items(db: Database) -> tuple[str | None, ...]:
+    """Aligned group_concat columns of every item, by id: ids, worlds, patterns, facets,
+    methods (char(30)-separated), selected flags, parent ids (char(30)-separated) and active
+    clauses (the number of clauses of the item's composition). NULL texts are NULL_MARK."""
+    texts = ", ".join(f"group_concat(ifnull({c}, char(31)), char(30))"
+                      for c in ("id", "world_id", "pattern", "facet", "method"))
+    row = db.execute(
+        f"SELECT {texts}, group_concat(ifnull(selected, 0)), "
+        "group_concat(ifnull(parent_item_id, char(31)), char(30)), group_concat(clauses) "
+        # An aggregate over a subquery with ORDER BY reads it in that order (SQLite does not
+        # flatten such a subquery).
+        "FROM (SELECT i.id, i.world_id, i.pattern, i.facet, i.method, i.selected, "
+        "i.parent_item_id, COALESCE(json_array_length(c.clause_ids), 0) AS clauses "
+        "FROM items i LEFT JOIN compositions c ON c.id = i.composition_id ORDER BY i.id)"
+    ).fetchone()
+    return tuple(row)
 
 
 def response_columns(db: Database) -> tuple[str | None, ...]:
@@ -95,9 +120,12 @@ def judgment_codes(db: Database, settings: list[tuple[str, str]]) -> str | None:
               "WHEN j.direction = 'over_enforcement' THEN 2 "
               "WHEN j.direction = 'mixed' THEN 3 ELSE 4 END")
     params = tuple(v for pair in settings for v in pair)
+    # CROSS JOIN fixes the order: scan the responses' id index and seek each response's
+    # judgments in the (response_id, judge, mode) index, 100,000 seeks; the planner's choice
+    # (scan judgments, seek each response) makes 300,000 and took 0.41 s against 0.30 s.
     row = db.execute(
         f"SELECT group_concat((r.rowid * {len(settings)} + {sid}) * 8 + {status}) "
-        "FROM judgments j JOIN responses r ON r.id = j.response_id",
+        "FROM responses r CROSS JOIN judgments j ON j.response_id = r.id",
         params,
     ).fetchone()
     return row[0]
@@ -105,16 +133,125 @@ def judgment_codes(db: Database, settings: list[tuple[str, str]]) -> str | None:
 
 def label_rows(db: Database) -> list[tuple[int, str, int]]:
     """(response rowid, annotator, error) of every current label."""
-    return _all(db, "SELECT r.rowid, l.annotator, l.error FROM current_labels l "
-                    "JOIN responses r ON r.id = l.response_id WHERE l.error IS NOT NULL "
-                    "ORDER BY r.rowid, l.annotator")
+    return _triples(db, "SELECT r.rowid AS a, l.annotator AS b, l.error AS c "
+                        "FROM current_labels l JOIN responses r ON r.id = l.response_id "
+                        "WHERE l.error IS NOT NULL ORDER BY r.rowid, l.annotator")
 
 
 def adjudication_rows(db: Database) -> list[tuple[int, str, int]]:
     """(response rowid, adjudicator, error) of every current adjudication."""
-    return _all(db, "SELECT r.rowid, a.adjudicator, a.error FROM current_adjudications a "
-                    "JOIN responses r ON r.id = a.response_id WHERE a.error IS NOT NULL "
-                    "ORDER BY r.rowid")
+    return _triples(db, "SELECT r.rowid AS a, x.adjudicator AS b, x.error AS c "
+                        "FROM current_adjudications x JOIN responses r ON r.id = x.response_id "
+                        "WHERE x.error IS NOT NULL ORDER BY r.rowid")
+
+
+def _triples(db: Database, sql: str) -> list[tuple[int, str, int]]:
+    """The rows of `sql` (integer a, text b, integer c; none NULL), read as three aligned
+    group_concat columns rather than row by row (see the note above `BulkReads`)."""
+    row = db.execute("SELECT group_concat(a), group_concat(b, char(30)), group_concat(c) "
+                     f"FROM ({sql})").fetchone()
+    if row[0] is None:
+        return []
+    return list(zip(map(int, row[0].split(",")), row[1].split("\x1e"),
+                    map(int, row[2].split(",")), strict=True))
+
+
+# ------------------------------------------------------------------ all reads of a report
+
+# Why threads: sqlite3 releases the GIL while a statement steps, so the reads run on separate
+# cores and the caller can import numpy (0.2 s) meanwhile; read one after the other they were
+# 0.6 s of the report's second. Two workers: the judgments read is about half of the work.
+# Every read returns one row (group_concat columns): a statement that returns rows one by one
+# takes the GIL back for each, and while the caller imports numpy each of those waits for a
+# switch interval; the items read (20,000 rows) took 0.45 s that way instead of 0.06 s.
+WORKERS = 2
+
+
+class BulkReads(Mapping[str, Any]):
+    """Every read `copal report` makes, started at once; `reads[name]` waits for that one
+    only, so the caller can work on the first results while the judgments are still read.
+
+    Each worker opens its own connection to the same file, so each read sees the store as of
+    its own start (as the sequential reads did; the frame leaves out rows that refer to a row
+    another read did not see). An in-memory store, or a connection inside a transaction whose
+    writes other connections cannot see, is read on the caller's connection instead."""
+
+    def __init__(self, db: Database, worlds: list[str] | None) -> None:
+        self._jobs: list[tuple[str, Callable[[Database], Any]]] = [
+            ("judgments", _judgments),  # the longest first
+            ("items", items),
+            ("responses", response_columns),
+            ("failed", failed_responses),
+            ("labels", label_rows),
+            ("adjudications", adjudication_rows),
+            ("corpus", lambda c: corpus_counts(c, worlds)),
+        ]
+        self._done = {name: threading.Event() for name, _job in self._jobs}
+        self._out: dict[str, Any] = {}
+        self._errors: dict[str, BaseException] = {}
+        self._db: Database | None = db
+        path = db.execute("PRAGMA database_list").fetchone()[2]
+        if not path or db.conn.in_transaction:
+            return
+        self._db = None
+        self._lock = threading.Lock()
+        self._live = WORKERS
+        for _ in range(WORKERS):
+            threading.Thread(target=self._work, args=(path,), daemon=True).start()
+
+    def _work(self, path: str) -> None:
+        try:
+            conn = connect(path)
+        except BaseException as exc:  # noqa: BLE001 - re-raised to the reader
+            self._errors.setdefault("connect", exc)
+        else:
+            try:
+                self._run(conn)
+            finally:
+                conn.close()
+        finally:
+            with self._lock:
+                self._live -= 1
+                last = self._live == 0
+            if last:  # nobody is left to run what is still queued: wake its readers
+                for done in self._done.values():
+                    done.set()
+
+    def _run(self, conn: Database) -> None:
+        while True:
+            try:
+                name, job = self._jobs.pop(0)  # list.pop is atomic: each job runs once
+            except IndexError:
+                return
+            try:
+                self._out[name] = job(conn)
+            except BaseException as exc:  # noqa: BLE001 - re-raised to the reader
+                self._errors[name] = exc
+            finally:
+                self._done[name].set()
+
+    def __getitem__(self, name: str) -> Any:
+        if self._db is not None:
+            self._run(self._db)  # no workers: everything now, on the caller's connection
+        self._done[name].wait()
+        if name in self._out:
+            return self._out[name]
+        raise self._errors.get(name) or self._errors["connect"]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._done)
+
+    def __len__(self) -> int:
+        return len(self._done)
+
+    def results(self) -> dict[str, Any]:
+        """Every read, once all are done."""
+        return {name: self[name] for name in self}
+
+
+def _judgments(db: Database) -> tuple[list[tuple[str, str]], str | None]:
+    settings = judge_settings(db)
+    return settings, judgment_codes(db, settings)
 
 
 # ------------------------------------------------------------------ labels with their ids

@@ -53,30 +53,26 @@ def _direction(error: int, direction: str | None) -> str:
     return direction if direction in DIRECTIONS else "unknown"
 
 
-def _grouped(cells: Sequence[Cell], key_of: Any) -> dict[Any, list[int]]:
-    acc: dict[Any, list[int]] = defaultdict(lambda: [0, 0])
-    for cell in cells:
-        model, world, pattern, facet, error, _direction_, count = cell
-        key = key_of(model, world, pattern or UNMAPPED, facet or UNMAPPED)
-        acc[key][0] += count
-        acc[key][1] += count * int(error)
-    return acc
-
-
 def error_rates(cells: Sequence[Cell]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Per model with pattern, facet and world breakdowns; and the pooled overall rate."""
-    per_model = _grouped(cells, lambda m, w, p, f: m)
-    by = {
-        "by_pattern": (_grouped(cells, lambda m, w, p, f: (m, p)), PATTERN_ORDER),
-        "by_facet": (_grouped(cells, lambda m, w, p, f: (m, f)), FACET_ORDER),
-        "by_world": (_grouped(cells, lambda m, w, p, f: (m, w)), []),
-    }
+    # One pass fills every grouping: (judged, errors) per model and per (model, key).
+    per_model: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    accs: dict[str, dict[tuple[str, str], list[int]]] = {
+        name: defaultdict(lambda: [0, 0]) for name in ("by_pattern", "by_facet", "by_world")}
+    by_pattern, by_facet, by_world = accs.values()
+    for model, world, pattern, facet, error, _direction, count in cells:
+        errors = count * int(error)
+        for pair in (per_model[model], by_pattern[(model, pattern or UNMAPPED)],
+                     by_facet[(model, facet or UNMAPPED)], by_world[(model, world)]):
+            pair[0] += count
+            pair[1] += errors
+    orders = {"by_pattern": PATTERN_ORDER, "by_facet": FACET_ORDER, "by_world": []}
     rows = []
     for model in sorted(per_model):
         n, errors = per_model[model]
         row = {"model": model, **rate(errors, n)}
-        for name, (acc, order) in by.items():
-            keys = ordered((k for (m, k) in acc if m == model), order)
+        for name, acc in accs.items():
+            keys = ordered((k for (m, k) in acc if m == model), orders[name])
             row[name] = {k: rate(acc[(model, k)][1], acc[(model, k)][0]) for k in keys}
         rows.append(row)
     total_n = sum(r["n"] for r in rows)

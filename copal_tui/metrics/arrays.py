@@ -1,0 +1,95 @@
+"""Numpy over the rows of `store.metrics_sql`: decoding its group_concat columns into arrays
+and lists, integer codes for text values, a GROUP BY over small integer columns, and finding
+rows by rowid. `copal_tui.metrics.frame` builds the report's arrays with these.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from store.metrics_sql import NULL_MARK
+
+
+def ints(text: str | None) -> np.ndarray:
+    """The integers of a comma-separated group_concat column."""
+    if not text:
+        return np.zeros(0, dtype=np.int64)
+    return np.fromstring(text, dtype=np.int64, sep=",")  # C-speed parse of "1,2,3"
+
+
+def texts(text: str | None) -> list[str]:
+    """The values of a char(30)-separated group_concat column (see store.metrics_sql)."""
+    return text.split("\x1e") if text else []
+
+
+def code(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
+    """Integer codes of `values` in sorted order of the distinct values; None (or NULL_MARK,
+    a NULL of a group_concat column) is code -1."""
+    distinct = set(values)
+    distinct.discard(None)
+    distinct.discard(NULL_MARK)
+    names = sorted(distinct)
+    index: dict[Any, int] = {v: k for k, v in enumerate(names)}
+    index[None] = index[NULL_MARK] = -1
+    return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values)), names
+
+
+# Above this many possible keys `group` sorts the keys instead of counting into a dense array.
+_DENSE_KEYS = 4_000_000
+
+
+def group(columns: Sequence[np.ndarray], sizes: Sequence[int],
+          weights: np.ndarray | None = None) -> list[tuple[int, ...]]:
+    """Distinct combinations of small non-negative integer columns with their counts (or the
+    sum of `weights`), sorted: a GROUP BY in numpy."""
+    parts, totals = group_arrays(columns, sizes, weights)
+    return list(zip(*(p.tolist() for p in parts), totals.tolist(), strict=True))
+
+
+def group_arrays(columns: Sequence[np.ndarray], sizes: Sequence[int],
+                 weights: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+    """`group` as arrays: one array per column of the distinct combinations, and the totals."""
+    if not len(columns) or not len(columns[0]):
+        return [np.zeros(0, dtype=np.int64) for _ in sizes], np.zeros(0, dtype=np.int64)
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for col, size in zip(columns, sizes, strict=True):
+        key = key * size + col
+    space = math.prod(sizes)
+    if space <= _DENSE_KEYS:
+        # Counting into every possible key is linear; np.unique sorts (20 ms on 300,000 keys).
+        counts = np.bincount(key, minlength=space)
+        uniq = np.flatnonzero(counts)
+        sums = counts if weights is None else np.bincount(key, weights=weights, minlength=space)
+        totals = sums[uniq].astype(np.int64)
+    else:
+        uniq, inverse = np.unique(key, return_inverse=True)
+        totals = np.bincount(inverse, weights=weights).astype(np.int64)
+    parts = []
+    rest = uniq.copy()
+    for size in reversed(sizes):
+        parts.append(rest % size)
+        rest //= size
+    parts.reverse()
+    return parts, totals
+
+
+def find(sorted_rowids: np.ndarray, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of the `rowids` found in `sorted_rowids`, and which of them were found (the
+    reads run on separate connections, so one may see a row that another did not)."""
+    n = len(sorted_rowids)
+    top = int(sorted_rowids[-1]) if n else -1
+    if n and sorted_rowids[0] >= 0 and top <= 4 * n:
+        # Rowids are nearly dense: a lookup table is 5x faster than a binary search.
+        table = np.full(top + 2, -1, dtype=np.int64)  # the last slot stays -1 for outliers
+        table[sorted_rowids] = np.arange(n)
+        idx = table[np.clip(rowids, -1, top + 1)]
+        found = idx >= 0
+        return idx[found], found
+    idx = np.searchsorted(sorted_rowids, rowids)
+    found = idx < n
+    found[found] = sorted_rowids[idx[found]] == rowids[found]
+    return idx[found], found

@@ -1,0 +1,153 @@
+"""The sections of the report document, computed from the rows of
+`store.metrics_sql.BulkReads`: loads them into a `frame.Frame`, feeds the metric functions and
+records every exclusion with its reason. `copal_tui.metrics.report` owns the options and the
+choice of judges; this module is imported only once the reads are running (it loads numpy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from copal_tui.metrics import frame
+from copal_tui.metrics.agreement import human_agreement
+from copal_tui.metrics.contrast import paired_contrast
+from copal_tui.metrics.corpus import corpus_profile
+from copal_tui.metrics.intervals import CONFIDENCE
+from copal_tui.metrics.rates import (
+    ablation,
+    corrected_error_rates,
+    error_rates,
+    facet_atlas,
+    one_sided,
+)
+from copal_tui.metrics.report import REPORT_FORMAT, ReportOptions, parse_setting, pick
+from copal_tui.metrics.sensitivity import judge_sensitivity
+from copal_tui.metrics.validity import judge_validity
+
+
+@dataclass
+class _Exclusions:
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, section: str, what: str, reason: str, count: int) -> None:
+        if count:
+            self.rows.append({"section": section, "what": what, "reason": reason,
+                              "count": int(count)})
+
+
+def build(reads: Mapping[str, Any], worlds: list[str] | None, shown: list[str],
+          opts: ReportOptions) -> dict[str, Any]:
+    """The report over `worlds` (None: all); `shown` is the scope's list of worlds."""
+    ex = _Exclusions()
+    f = frame.load(reads, worlds)
+    settings = frame.setting_counts(f)
+    primary = pick(settings, opts.judge, opts.mode, "judge")
+    ref_judge, ref_mode = parse_setting(opts.reference_judge) if opts.reference_judge \
+        else (None, None)
+    reference = primary if ref_judge is None else pick(settings, ref_judge, ref_mode,
+                                                       "reference judge")
+    for judge, mode, _usable, failed in settings:
+        ex.add("judgments", f"{judge}@{mode}", "the judge call failed or gave no verdict",
+               failed)
+
+    doc: dict[str, Any] = {"format": REPORT_FORMAT}
+    doc["scope"] = {
+        "worlds": shown,
+        "primary_judge": None if primary is None else {"judge": primary[0], "mode": primary[1]},
+        "reference_judge": None if reference is None else {"judge": reference[0],
+                                                           "mode": reference[1]},
+        "judge_settings": [{"judge": j, "mode": m, "usable": int(u), "failed": int(b)}
+                           for j, m, u, b in settings],
+        "bootstrap": opts.bootstrap, "seed": opts.seed, "confidence": CONFIDENCE,
+    }
+    _rates(f, doc, primary, ex)
+    _validity(reads, f, doc, primary, opts, ex)
+    _sensitivity(f, doc, reference, ex)
+    doc["corpus"] = corpus_profile({**reads["corpus"], **frame.corpus_arrays(f)})
+    doc["exclusions"] = ex.rows
+    return doc
+
+
+def _rates(f: frame.Frame, doc: dict[str, Any], primary: tuple[str, str] | None,
+           ex: _Exclusions) -> None:
+    sid = f.setting_index(primary)
+    cells = frame.composed_cells(f, sid) if primary else []
+    rows, overall = error_rates(cells)
+    doc["error_rates"] = rows
+    doc["overall_error_rate"] = overall["error_rate"]
+    if overall["n"] == 0:
+        doc["overall_error_rate_reason"] = "no judged composed responses"
+    doc["overall"] = overall
+    doc["facet_atlas"] = facet_atlas(cells)
+    doc["one_sided"] = one_sided(cells)
+    ex.add("facet_atlas", "errors", "imported with a bare error flag and no marks, so the "
+           "direction is unknown", doc["one_sided"]["unknown_direction"])
+    if primary:
+        for model, failed_resp, _answered, failed_j, unjudged in frame.composed_coverage(f, sid):
+            ex.add("error_rates", f"responses of {model}", "the target model's call failed "
+                   "(no answer to judge)", failed_resp)
+            ex.add("error_rates", f"responses of {model}", "the primary judge's call failed "
+                   "or gave no verdict", failed_j)
+            ex.add("error_rates", f"responses of {model}", "not judged by the primary judge "
+                   "(skipped)", unjudged)
+    doc["paired_contrast"] = paired_contrast(frame.paired_contrast(f, sid) if primary else [])
+    for row in doc["paired_contrast"]:
+        ex.add("paired_contrast", f"composed items of {row['model']}",
+               "the item has no single-policy projections", row["excluded_no_projections"])
+        ex.add("paired_contrast", f"composed items of {row['model']}", "some projection was "
+               "not answered or not judged by the primary judge",
+               row["excluded_incomplete_projections"])
+    methods = frame.method_cells(f, sid) if primary else []
+    doc["ablation"], left_out = ablation(methods, frame.selected_by_method(f))
+    for model in left_out:
+        ex.add("ablation", f"judged responses of {model}", "the model was not judged on every "
+               "construction method, so it is left out of the pooled rates (kept in by_model)",
+               sum(r["by_model"].get(model, {}).get("n", 0) for r in doc["ablation"]))
+
+
+def _validity(reads: Mapping[str, Any], f: frame.Frame, doc: dict[str, Any],
+              primary: tuple[str, str] | None, opts: ReportOptions, ex: _Exclusions) -> None:
+    labels, adjudications = reads["labels"], reads["adjudications"]
+    ref, sources = frame.reference(f, labels, adjudications)
+    scoped = frame.labels_in_scope(f, labels)
+    n_reference = sources["adjudicated"] + sources["majority"]
+    doc["reference_labels"] = {
+        "n": n_reference, "adjudicated": sources["adjudicated"],
+        "majority": sources["majority"], "ties_excluded": sources["tie"],
+        "annotators": sorted({a for _r, a, _e in scoped}),
+        "adjudicators": sorted({a for _r, a, _e in frame.labels_in_scope(f, adjudications)}),
+    }
+    ex.add("judge_validity", "labelled responses", "annotators split evenly and there is no "
+           "adjudication (tie)", sources["tie"])
+    validity = judge_validity(frame.validity_cells(f, ref), opts.bootstrap, opts.seed)
+    agreement = human_agreement(scoped)
+    for entry in validity:
+        entry["human_kappa_ceiling"] = agreement["mean_pairwise_kappa"]
+        if "mean_pairwise_kappa_reason" in agreement:
+            entry["human_kappa_ceiling_reason"] = agreement["mean_pairwise_kappa_reason"]
+        ex.add("judge_validity", f"reference-labelled responses for {entry['judge']}@"
+               f"{entry['mode']}", "the judge did not judge them (skipped or failed)",
+               n_reference - entry["n"])
+    doc["judge_validity"] = validity
+    doc["human_agreement"] = agreement
+    ex.add("human_agreement", "labelled responses", "labelled by one annotator only (no "
+           "agreement to measure)", agreement["n_responses"] - agreement["n_multiply_labelled"])
+    found = None if primary is None else next(
+        (v for v in validity if (v["judge"], v["mode"]) == primary), None)
+    doc["corrected_error_rates"] = corrected_error_rates(
+        doc["error_rates"], found, *(primary or ("", "contract")))
+
+
+def _sensitivity(f: frame.Frame, doc: dict[str, Any], reference: tuple[str, str] | None,
+                 ex: _Exclusions) -> None:
+    # Only settings that judged some composed response take part: a judge run on projections
+    # or ablation items alone would otherwise empty the common set.
+    cells, majority, judged = frame.sensitivity(f)
+    doc["judge_sensitivity"] = judge_sensitivity(cells, majority, reference or ("", ""))
+    common = sum(int(m[1]) for m in majority)
+    ex.add("judge_sensitivity", "composed responses", "not judged by every judge setting",
+           judged - common)
+    ex.add("judge_sensitivity", "composed responses (majority row)", "the judges' votes are "
+           "tied", sum(int(m[3] or 0) for m in majority))
