@@ -46,9 +46,21 @@ TASKS: tuple[str, ...] = (
     "chatbot_system",
     "judge_contract",
     "judge_full_policy",
+    # COMPASS-style single-policy suites (copal_tui/pipeline/compass_*.py).
+    "compass_generate_base",
+    "compass_generate_edge",
+    "compass_verify",
+    "compass_reference",
+    "compass_prefilter",
+    "compass_judge",
+    "chatbot_explicit_refusal",
 )
 CHATBOT_TASK = "chatbot_system"
-STRUCTURED_TASKS: tuple[str, ...] = tuple(t for t in TASKS if t != CHATBOT_TASK)
+# Target-chatbot texts: rendered from world fields by render_chatbot, never with a trailer.
+# chatbot_explicit_refusal is the block the COMPASS `explicit-refusal` variant appends to the
+# base system prompt.
+CHATBOT_TASKS: tuple[str, ...] = (CHATBOT_TASK, "chatbot_explicit_refusal")
+STRUCTURED_TASKS: tuple[str, ...] = tuple(t for t in TASKS if t not in CHATBOT_TASKS)
 
 # Placeholders a template may use. Structured templates get nothing derived from untrusted
 # text except through $trailer (JSON, at the very end of the user message); only the chatbot
@@ -104,7 +116,8 @@ class Template:
 
     def __post_init__(self) -> None:
         system, user = _split_sections(self.task, self.text)
-        allowed = _CHATBOT_FIELDS if self.task == CHATBOT_TASK else _STRUCTURED_FIELDS
+        chatbot = self.task in CHATBOT_TASKS
+        allowed = _CHATBOT_FIELDS if chatbot else _STRUCTURED_FIELDS
         for name, section in (("system", system), ("user", user)):
             tpl = string.Template(section)
             if not tpl.is_valid():
@@ -116,10 +129,10 @@ class Template:
                     f"in [{name}] section (allowed: {', '.join(sorted(allowed))})"
                 )
         # The offline engine and the brief rely on the trailer being the very end.
-        if self.task != CHATBOT_TASK and not user.endswith("$trailer"):
+        if not chatbot and not user.endswith("$trailer"):
             raise TemplateError(f"{self.task}: the [user] section must end with $trailer")
         # The chatbot's user message is the test query verbatim, nothing added.
-        if self.task == CHATBOT_TASK and user != "$query":
+        if chatbot and user != "$query":
             raise TemplateError(f"{self.task}: the [user] section must be exactly $query")
         object.__setattr__(self, "system", system)
         object.__setattr__(self, "user", user)
@@ -202,7 +215,7 @@ def render(
 ) -> list[dict[str, str]]:
     """Messages for a structured task. Pass `using` to render from a template loaded once
     (so the text matches the version recorded for the run)."""
-    if task == CHATBOT_TASK:
+    if task in CHATBOT_TASKS:
         raise TemplateError("the chatbot prompt is rendered with render_chatbot()")
     if not isinstance(input, Mapping):
         raise TemplateError(f"{task}: input must be a JSON object, got {type(input).__name__}")
@@ -236,9 +249,10 @@ def render_chatbot(
     *,
     using: Template | None = None,
 ) -> list[dict[str, str]]:
-    """The target chatbot's messages: four-block system prompt, then the query verbatim."""
+    """The target chatbot's messages: four-block system prompt, then the query verbatim.
+    With `using` a chatbot_explicit_refusal template, the system message is that block."""
     tpl = using or template(CHATBOT_TASK)
-    if tpl.task != CHATBOT_TASK:
+    if tpl.task not in CHATBOT_TASKS:
         raise TemplateError(f"template for {tpl.task!r} passed to render_chatbot()")
     try:
         values = {

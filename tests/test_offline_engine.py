@@ -58,6 +58,30 @@ def _inputs(skyline) -> dict[str, dict]:
                            "required": v["required"], "forbidden": v["forbidden"]},
         "judge_full_policy": {"world": w, "query": v["query"], "response": "Sure.",
                               "policies": policies},
+        **_compass_inputs(w, policies),
+    }
+
+
+def _compass_inputs(w: dict, policies: list[dict]) -> dict[str, dict]:
+    allow = next(p for p in policies if p["kind"] == "allow")
+    deny = next(p for p in policies if p["kind"] == "deny")
+    org = {"id": w["id"], "name": w["name"]}
+    lists = {"allowlist": [{"id": allow["id"], "text": allow["text"]}],
+             "denylist": [{"id": deny["id"], "text": deny["text"]}]}
+    return {
+        "compass_generate_base": {"organisation": w, "policy": deny, "query_type": "denied_base",
+                                  "other_policies": policies,
+                                  "slots": [{"slot": 1, "style": "casual",
+                                             "specificity": "specific",
+                                             "complexity": "multi-part"}]},
+        "compass_generate_edge": {"organisation": w, "policy": deny, "query_type": "denied_edge",
+                                  "base_query": "x", "other_policies": policies,
+                                  "slots": [{"slot": 1, "strategy": "context_overflow",
+                                             "form": "long"}]},
+        "compass_verify": {"organisation": org, "query": "x", "policies": policies},
+        "compass_reference": {"organisation": w, "policy": allow, "query": "x"},
+        "compass_prefilter": {"organisation": org, "query": "x", **lists},
+        "compass_judge": {"organisation": org, "query": "x", "response": "Sure.", **lists},
     }
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from copal_tui.offline import engine
 from copal_tui.offline.calibration import chatbot_messages
 from copal_tui.offline.chatbots import parts, persona
@@ -57,8 +55,10 @@ def test_persona_reads_the_four_blocks():
     assert [r.policy_id for r in p.deny] == ["P02"]
     # The contact sentence is not used: the reference bots must never route by accident.
     assert all("1-800" not in s for s, _ in p.context)
-    with pytest.raises(ValueError, match="Policies"):
-        persona("You are a bot.")
+    # Any other prompt (a COMPASS organisation's own) is read loosely: no four blocks needed.
+    loose = persona("You are a bot.\nYou must never discuss competitor vehicles or brands.")
+    assert [bool(r.terms) for r in loose.deny] == [True]
+    assert persona("You are a bot.").deny == ()
 
 
 def test_refuse_all_provides_nothing_and_routes_nowhere():

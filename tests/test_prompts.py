@@ -86,8 +86,32 @@ def sample_input(task: str, text: str = "ordinary text") -> dict:
                            "forbidden": [F1]},
         "judge_full_policy": {"world": world, "query": text, "response": text,
                               "policies": POLICIES},
+        **_compass_inputs(world, text),
     }
     return inputs[task]
+
+
+def _compass_inputs(world: dict, text: str) -> dict[str, dict]:
+    org = {"id": world["id"], "name": world["name"]}
+    allow, deny = POLICIES[0], {"id": "P09", "kind": "deny", "text": text}
+    lists = {"allowlist": [{"id": "P01", "text": allow["text"]}],
+             "denylist": [{"id": "P09", "text": text}]}
+    return {
+        "compass_generate_base": {"organisation": world, "policy": deny,
+                                  "query_type": "denied_base", "other_policies": [allow],
+                                  "slots": [{"slot": 1, "style": "plain",
+                                             "specificity": "general",
+                                             "complexity": "simple"}]},
+        "compass_generate_edge": {"organisation": world, "policy": deny,
+                                  "query_type": "denied_edge", "base_query": text,
+                                  "other_policies": [allow],
+                                  "slots": [{"slot": 1, "strategy": "indirect_reference",
+                                             "form": "short"}]},
+        "compass_verify": {"organisation": org, "query": text, "policies": [allow, deny]},
+        "compass_reference": {"organisation": world, "policy": allow, "query": text},
+        "compass_prefilter": {"organisation": org, "query": text, **lists},
+        "compass_judge": {"organisation": org, "query": text, "response": text, **lists},
+    }
 
 
 def normalised(value: dict) -> dict:

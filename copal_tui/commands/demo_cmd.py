@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from copal_tui.pipeline import STAGES
+from copal_tui.pipeline import COPAL_STAGES
 
 DEMO_MODELS = ["offline/refuse-all", "offline/comply-all", "offline/keyword-guard"]
 DEMO_JUDGE = "offline/judge"
@@ -66,7 +66,7 @@ def demo(demo_db: Path | None, no_tui: bool, budget: int) -> None:
     full_policy = replace(opts, modes=["full_policy"], worlds=SHOWCASE_WORLDS)
     show = RichProgress()
     with show.bar:
-        results = run_stages(path, list(STAGES), opts, on_progress=show)
+        results = run_stages(path, list(COPAL_STAGES), opts, on_progress=show)
         results += run_stages(path, ["judge"], full_policy, on_progress=show)
     failed = [p for p in results if p.status != "done"]
     _summary(path, time.monotonic() - started)

@@ -1,4 +1,5 @@
-"""Pipeline commands: `copal run STAGE...` and `copal runs`."""
+"""Pipeline commands: `copal run STAGE...` (and `copal run compass`, the four COMPASS stages)
+and `copal runs`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import TYPE_CHECKING
 import click
 
 from copal_tui.commands.context import db_path, open_db
-from copal_tui.pipeline import DEFAULT_GENERATOR, STAGES
+from copal_tui.domain.compass import BASE_PER_POLICY, VARIANTS
+from copal_tui.pipeline import COMPASS_STAGES, DEFAULT_GENERATOR, DEFAULT_PREFILTER, STAGES
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -17,9 +19,15 @@ if TYPE_CHECKING:
     from copal_tui.pipeline.base import Options, Progress
 
 
+# `copal run compass` is shorthand for the four COMPASS stages.
+COMPASS_ALIAS = "compass"
+
+
 def options_from(worlds: tuple[str, ...], all_worlds: bool, models: tuple[str, ...],
                  judges: tuple[str, ...], modes: tuple[str, ...], generator: str, budget: int,
-                 variants: int, concurrency: int, models_file: Path | None) -> Options:
+                 variants: int, concurrency: int, models_file: Path | None,
+                 compass_variants: tuple[str, ...] = (), prefilter: str = DEFAULT_PREFILTER,
+                 per_policy: int = BASE_PER_POLICY, verifier: str | None = None) -> Options:
     if worlds and all_worlds:
         raise click.UsageError("give --world IDs or --all, not both")
     from copal_tui.pipeline.base import Options
@@ -28,7 +36,16 @@ def options_from(worlds: tuple[str, ...], all_worlds: bool, models: tuple[str, .
         worlds=list(worlds) or None, models=list(models), judges=list(judges),
         modes=[m.replace("-", "_") for m in modes] or ["contract"], generator=generator,
         budget=budget, variants=variants, concurrency=concurrency, models_file=models_file,
+        compass_variants=list(dict.fromkeys(compass_variants)) or ["base"], prefilter=prefilter,
+        per_policy=per_policy, verifier=verifier,
     )
+
+
+def expand_stages(stages: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+    for s in stages:
+        out.extend(COMPASS_STAGES if s == COMPASS_ALIAS else [s])
+    return list(dict.fromkeys(out))
 
 
 class RichProgress:
@@ -55,7 +72,8 @@ class RichProgress:
 
 
 @click.command()
-@click.argument("stages", nargs=-1, required=True, type=click.Choice(STAGES))
+@click.argument("stages", nargs=-1, required=True,
+                type=click.Choice([*STAGES, COMPASS_ALIAS]))
 @click.option("--world", "worlds", multiple=True, help="World id (repeatable).")
 @click.option("--all", "all_worlds", is_flag=True, help="Every world in the store (default).")
 @click.option("--model", "models", multiple=True, help="Target chatbot model (repeatable).")
@@ -70,24 +88,42 @@ class RichProgress:
 @click.option("--concurrency", default=8, show_default=True, help="Calls in flight at once.")
 @click.option("--models-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               envvar="COPAL_MODELS_FILE", help="Named models (YAML).")
+@click.option("--variant", "compass_variants", multiple=True, type=click.Choice(VARIANTS),
+              help="COMPASS target-chatbot variant for compass_respond (repeatable; default "
+                   "base).")
+@click.option("--prefilter", default=DEFAULT_PREFILTER, show_default=True,
+              help="Pre-filter model of the COMPASS pre-filter variant.")
+@click.option("--per-policy", default=BASE_PER_POLICY, show_default=True,
+              type=click.IntRange(1, 100), help="COMPASS base queries per policy.")
+@click.option("--verifier", default=None,
+              help="Model that verifies COMPASS queries (default: the generator).")
 @click.pass_context
 def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], all_worlds: bool,
         models: tuple[str, ...], judges: tuple[str, ...], modes: tuple[str, ...],
         generator: str, budget: int, variants: int, concurrency: int,
-        models_file: Path | None) -> None:
-    """Run pipeline stages (idempotent: a re-run only does what is missing)."""
+        models_file: Path | None, compass_variants: tuple[str, ...], prefilter: str,
+        per_policy: int, verifier: str | None) -> None:
+    """Run pipeline stages (idempotent: a re-run only does what is missing).
+
+    `copal run compass --world ID --model M --judge J` runs the COMPASS suite of a world:
+    compass_generate, compass_verify, compass_respond and compass_judge, in that order."""
     from copal_tui.pipeline.runner import run_stages
 
     opts = options_from(worlds, all_worlds, models, judges, modes, generator, budget, variants,
-                        concurrency, models_file)
+                        concurrency, models_file, compass_variants, prefilter, per_policy,
+                        verifier)
     open_db(ctx).conn.close()  # refuse pending migrations before starting anything
-    if "respond" in stages and not models:
-        raise click.UsageError("respond needs at least one --model")
-    if "judge" in stages and not judges:
-        raise click.UsageError("judge needs at least one --judge")
+    if COMPASS_ALIAS in stages and not (worlds or all_worlds):
+        # A suite per world is hundreds of calls per target: never for every world by default.
+        raise click.UsageError("compass needs --world ID (or --all)")
+    stage_list = expand_stages(stages)
+    for stage, what in (("respond", "--model"), ("compass_respond", "--model"),
+                        ("judge", "--judge"), ("compass_judge", "--judge")):
+        if stage in stage_list and not (models if what == "--model" else judges):
+            raise click.UsageError(f"{stage} needs at least one {what}")
     show = RichProgress()
     with show.bar:
-        results = run_stages(db_path(ctx), list(stages), opts, on_progress=show)
+        results = run_stages(db_path(ctx), stage_list, opts, on_progress=show)
     bad = [p for p in results if p.status != "done"]
     for p in results:
         click.echo(f"{p.stage}: {p.status}, {p.done}/{p.total} units, {p.failures} failures, "

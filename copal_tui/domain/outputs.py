@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from copal_tui.domain.compass import FailureMode
 from copal_tui.domain.taxonomy import ContractKind, Effect, Facet, Pattern
 
 
@@ -112,6 +113,44 @@ class FullPolicyJudgeOut(_Out):
     rationale: str = ""
 
 
+# ---------------------------------------------------------------- COMPASS suites (seed 001)
+
+
+class CompassQuery(_Out):
+    slot: int = Field(ge=1, description="the slot number from the input this query fills")
+    query: str = Field(min_length=1)
+
+
+class CompassQueriesOut(_Out):
+    """Base and edge writers: one query per requested slot (pairing is by slot number)."""
+
+    queries: list[CompassQuery] = Field(min_length=1)
+
+
+class CompassVerifyOut(_Out):
+    matched_policy_ids: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+
+class CompassReferenceOut(_Out):
+    answer: str = Field(min_length=1)
+
+
+class CompassPrefilterOut(_Out):
+    decision: Literal["ALLOW", "DENY"]
+    confidence: float = Field(default=1.0, ge=0, le=1)
+    matched_policy: str | None = None
+    reason: str = ""
+
+
+class CompassJudgeOut(_Out):
+    # `aligned` is never asked: the pipeline computes it from these two and the query type.
+    refused: bool
+    compliant: bool
+    failure_mode: FailureMode | None = None
+    rationale: str = ""
+
+
 TASK_OUTPUTS: dict[str, type[_Out]] = {
     "grounding": GroundingOut,
     "composition": CompositionOut,
@@ -124,4 +163,10 @@ TASK_OUTPUTS: dict[str, type[_Out]] = {
     "mapping": MappingOut,
     "judge_contract": ContractJudgeOut,
     "judge_full_policy": FullPolicyJudgeOut,
+    "compass_generate_base": CompassQueriesOut,
+    "compass_generate_edge": CompassQueriesOut,
+    "compass_verify": CompassVerifyOut,
+    "compass_reference": CompassReferenceOut,
+    "compass_prefilter": CompassPrefilterOut,
+    "compass_judge": CompassJudgeOut,
 }

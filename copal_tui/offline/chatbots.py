@@ -2,7 +2,9 @@
 
 They read the same four-block system prompt a real target gets (`## Role and service
 context`, `## Policies` with lines `- P01 (deny): text`, `## Limits`, `## Response actions`)
-and answer the user message (the test query). They are calibration instruments:
+and answer the user message (the test query). An organisation's own system prompt (a COMPASS
+world's) is read loosely: its deny lines, banned bullets or prohibition sentences, the rest as
+context. Earlier turns of the conversation (few-shot demonstrations) are ignored. They are calibration instruments:
 - refuse-all: a polite refusal that provides nothing and routes nowhere;
 - comply-all: answers every part of the query affirmatively, restating what was asked and adding
   world-context sentences that share words with it; never verifies, refuses or routes;
@@ -62,32 +64,72 @@ def _blocks(system: str) -> dict[str, str]:
     return out
 
 
+def _deny_rules(policy_id: str, text: str) -> list[DenyRule]:
+    rules = []
+    for seg in parse_policy(text).segments:
+        if seg.effect in ("PROHIBIT", "WITHHOLD", "OTHER"):
+            ps = tuple(frozenset(content_words(p)) for p in pieces(seg.obj))
+            rules.append(DenyRule(policy_id, frozenset(content_words(seg.obj)),
+                                  tuple(p for p in ps if p)))
+    return rules
+
+
+# An organisation's own prompt (COMPASS layout) has no four blocks: its prohibitions are
+# `- id (deny): text` lines (the explicit-refusal block lists them so), bullets under a heading
+# that says what is off limits, or sentences with a prohibition cue.
+_OFF_LIMITS_HEAD = re.compile(r"\b(?:prohibit\w*|restrict\w*|forbidden|deny|denylist|"
+                              r"not allowed|never|must not|do not|don't|avoid|off[- ]limits)\b", _I)
+_PROHIBITION = re.compile(r"\b(?:must not|must never|never|do not|don't|may not|"
+                          r"should not|prohibited|not allowed to)\b", _I)
+# Outside the four blocks, headings, list items and sentences that address the assistant are
+# instructions, not service context: the reference bots never quote them as facts.
+_HEADING_OR_ITEM = re.compile(r"^\s*(?:#|[-*\u2022]\s|\d+[.)]\s)")
+_INSTRUCTION = re.compile(r"\b(?:you|your|yourself)\b|" + _PROHIBITION.pattern, _I)
+_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+(?P<text>.+?)\s*$")
+
+
+def _loose_rules(text: str) -> list[DenyRule]:
+    lines = [m for m in _POLICY_LINE.finditer(text) if m.group("kind").lower() == "deny"]
+    if lines:
+        return [r for m in lines for r in _deny_rules(m.group("id"), m.group("text"))]
+    rules: list[DenyRule] = []
+    under_ban = False
+    for n, line in enumerate(text.splitlines()):
+        bullet = _BULLET.match(line)
+        if bullet is None and line.strip():
+            under_ban = bool(_OFF_LIMITS_HEAD.search(line)) and len(line.split()) <= 12
+        if bullet is not None and under_ban:
+            rules.extend(_deny_rules(f"L{n + 1}", bullet.group("text")))
+        elif _PROHIBITION.search(line):
+            for s in sentences(line):
+                if _PROHIBITION.search(s):
+                    rules.extend(r for r in _deny_rules(f"L{n + 1}", s) if r.terms)
+    return rules
+
+
 @lru_cache(maxsize=256)
 def persona(system: str) -> Persona:
-    """Parse the four-block system prompt (cached: one world's prompt repeats thousands of times)."""
-    blocks = _blocks(clean(system))
-    if "policies" not in blocks:
-        raise ValueError(
-            "offline chatbot: the system prompt has no '## Policies' block (expected the four "
-            "blocks '## Role and service context', '## Policies', '## Limits', "
-            "'## Response actions')"
-        )
-    role = _ROLE_LINE.sub("", blocks.get("role and service context", ""))
+    """Parse the four-block system prompt (cached: one world's prompt repeats thousands of
+    times); any other prompt is read loosely (`_loose_rules`), the whole of it as context."""
+    text = clean(system)
+    blocks = _blocks(text)
+    four_blocks = "policies" in blocks
+    role = _ROLE_LINE.sub("", blocks.get("role and service context", "")) if four_blocks \
+        else "\n".join(line for line in _POLICY_LINE.sub("", text).splitlines()
+                       if not _HEADING_OR_ITEM.match(line))
     # World contexts wrap lines mid-sentence: join them before cutting sentences.
     context = tuple(
         (sentence(s), term_set(s))
         for s in sentences(squash(role))
         if not _CONTACT.search(s) and not ROUTE_CUE.search(s) and term_set(s)
+        and (four_blocks or not _INSTRUCTION.search(s))
     )
+    if not four_blocks:
+        return Persona(context, tuple(_loose_rules(text)))
     rules = []
     for m in _POLICY_LINE.finditer(blocks["policies"]):
-        if m.group("kind").lower() != "deny":
-            continue
-        for seg in parse_policy(m.group("text")).segments:
-            if seg.effect in ("PROHIBIT", "WITHHOLD", "OTHER"):
-                ps = tuple(frozenset(content_words(p)) for p in pieces(seg.obj))
-                rules.append(DenyRule(m.group("id"), frozenset(content_words(seg.obj)),
-                                      tuple(p for p in ps if p)))
+        if m.group("kind").lower() == "deny":
+            rules.extend(_deny_rules(m.group("id"), m.group("text")))
     return Persona(context, tuple(rules))
 
 

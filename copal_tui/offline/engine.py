@@ -16,7 +16,7 @@ from typing import Any
 
 from copal_tui import prompts
 from copal_tui.domain.outputs import TASK_OUTPUTS
-from copal_tui.offline import generator, grounder, judge, planners, screening
+from copal_tui.offline import compass, generator, grounder, judge, planners, screening
 from copal_tui.offline.chatbots import CHATBOTS, chat
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
@@ -32,6 +32,7 @@ HANDLERS: dict[str, Handler] = {
     "planner_no_facet": planners.planner_no_facet,
     "judge_contract": judge.judge_contract,
     "judge_full_policy": judge.judge_full_policy,
+    **compass.HANDLERS,
 }
 
 def parse_trailer(text: str) -> tuple[str, dict[str, Any]] | None:

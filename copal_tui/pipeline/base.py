@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from copal_tui import __version__
-from copal_tui.pipeline import DEFAULT_GENERATOR
+from copal_tui.domain.compass import BASE_PER_POLICY
+from copal_tui.pipeline import DEFAULT_GENERATOR, DEFAULT_PREFILTER
 from store import runs
 from store.db import Database, connect, write
 from store.schema_state import require_current, schema_version
@@ -43,6 +44,13 @@ class Options:
     seed: int = 0
     # First retry delay in seconds (doubling, with jitter); tests and local stubs shorten it.
     backoff_base: float = 1.0
+    # COMPASS suites (`copal run compass`): target-chatbot variants answered by
+    # compass_respond, the pre-filter model of the `pre-filter` variant, base queries per
+    # policy, and the verifier model (None: the generator).
+    compass_variants: list[str] = field(default_factory=lambda: ["base"])
+    prefilter: str = DEFAULT_PREFILTER
+    per_policy: int = BASE_PER_POLICY
+    verifier: str | None = None
 
 
 @dataclass

@@ -17,13 +17,15 @@ from textual.suggester import Suggester
 from textual.widgets import Button, Checkbox, Input, Label, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
-from copal_tui.pipeline import STAGES
+from copal_tui.pipeline import COPAL_STAGES
 from copal_tui.pipeline.base import DEFAULT_GENERATOR, Options
 from copal_tui.tui.job_manager import JobError
 from copal_tui.tui.safe import one_line, safe
 
 OFFLINE_BOTS = ["offline/refuse-all", "offline/comply-all", "offline/keyword-guard"]
 OFFLINE_JUDGES = ["offline/judge"]
+# The COPAL stages. COMPASS stages run with `copal run compass`: their options (variants,
+# pre-filter, queries per policy) are not on this form.
 STAGE_HELP = {
     "ground": "policies > clauses", "compose": "clauses > compositions",
     "generate": "compositions > items", "select": "screen, select items",
@@ -120,7 +122,7 @@ class JobForm(VerticalScroll):
                 yield Label("Stages (space ticks)", classes="section")
                 yield SelectionList[str](
                     *(Selection(f"{s:<9} {STAGE_HELP[s]}", s, s in self.preset_stages)
-                      for s in STAGES),
+                      for s in COPAL_STAGES),
                     id="job-stages", compact=True)
             with Vertical(id="job-worlds-box"):
                 yield Label("Worlds (none ticked = all)", classes="section")

@@ -1,0 +1,129 @@
+"""What the COMPASS stages share: a world's two lists, payloads, deterministic ids, one
+structured call that reports its failure reason, and the verification step.
+
+Ids are built from what a row is (world, policy, query type, slot; parent, form, strategy;
+query, model, variant; response, judge), never from a counter or the clock, so the same input
+always maps to the same id and every stage skips what already exists.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from copal_tui import prompts
+from copal_tui.domain.compass import verification_keeps
+from copal_tui.domain.outputs import TASK_OUTPUTS, CompassVerifyOut
+from copal_tui.pipeline.base import StageRun, world_payload
+from store import compass_sql
+from store import pipeline_sql as sql
+
+SUITE_KINDS = ("allow", "deny")  # procedure policies are not part of a COMPASS suite
+_CODES = {"allowed_base": "ab", "denied_base": "db", "allowed_edge": "ae"}
+
+
+# ------------------------------------------------------------------ ids
+
+
+def query_id(world_id: str, policy_id: str, query_type: str, slot: int) -> str:
+    return f"{world_id}:{policy_id}:{_CODES[query_type]}{slot:02d}"
+
+
+def edge_id(parent_id: str, form: str, strategy: str) -> str:
+    return f"{parent_id}:{form}:{strategy}"
+
+
+def response_id(query_id: str, model: str, variant: str) -> str:
+    return f"{query_id}@{model}+{variant}"
+
+
+def judgment_id(response_id: str, judge: str) -> str:
+    return f"{response_id}+{judge}"
+
+
+# ------------------------------------------------------------------ worlds and payloads
+
+
+def suite_policies(db: Any, world_id: str) -> list[dict[str, Any]]:
+    """The world's allowlist and denylist, in inventory order."""
+    return [p for p in sql.policies(db, world_id) if p["kind"] in SUITE_KINDS]
+
+
+def organisation(world: dict[str, Any], *, full: bool = True) -> dict[str, Any]:
+    """The organisation as a task sees it: with its context for writers, name only for
+    checkers (the context can be pages long and does not change what a policy rules out)."""
+    return world_payload(world) if full else {"id": world["id"], "name": world["name"]}
+
+
+def listed(policies: list[dict[str, Any]], kind: str) -> list[dict[str, str]]:
+    return [{"id": p["id"], "text": p["text"]} for p in policies if p["kind"] == kind]
+
+
+def policy_payload(policies: list[dict[str, Any]]) -> list[dict[str, str]]:
+    return [{"id": p["id"], "kind": p["kind"], "text": p["text"]} for p in policies]
+
+
+# ------------------------------------------------------------------ calls
+
+
+async def structured(run: StageRun, model: str, task: str, payload: dict[str, Any],
+                     unit: str) -> tuple[Any, str | None]:
+    """One validated call: (value, None), or (None, reason) with the failure recorded.
+    A fatal error (bad key, unknown model) is raised and stops the run."""
+    tpl = run.template(task)
+    result = await run.llm.structured(
+        run.model(model), prompts.render(task, payload, using=tpl), TASK_OUTPUTS[task],
+        task=task, template_version=tpl.version)
+    if result.value is None:
+        raw = (result.raw or "")[:2000]
+        reason = f"{task}: {result.reason}" + (f" | raw: {raw}" if raw else "")
+        run.fail(unit, reason)
+        return None, reason
+    return result.value, None
+
+
+# ------------------------------------------------------------------ verification
+
+Unit = tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]  # world, policies, query
+
+
+def to_verify(run: StageRun, query_types: tuple[str, ...] | None = None) -> list[Unit]:
+    """Queries of the run's worlds still pending, or failed in an earlier verification."""
+    units: list[Unit] = []
+    for world in sql.worlds(run.db, run.opts.worlds):
+        policies = suite_policies(run.db, world["id"])
+        for q in compass_sql.queries(run.db, world["id"]):
+            if q["status"] in ("pending", "failed") and (
+                    query_types is None or q["query_type"] in query_types):
+                units.append((world, policies, q))
+    return units
+
+
+async def verify(run: StageRun, units: list[Unit]) -> None:
+    """The verifier names every policy a query falls under; the domain rule keeps or rejects
+    it. A failed call leaves the query `failed` (a re-run tries it again)."""
+    model = run.opts.verifier or run.opts.generator
+
+    async def one(unit: Unit) -> None:
+        world, policies, q = unit
+        out: CompassVerifyOut | None
+        out, failure = await structured(
+            run, model, "compass_verify",
+            {"organisation": organisation(world, full=False), "query": q["text"],
+             "policies": policy_payload(policies)}, q["id"])
+        if out is None:
+            status, matched, reason = "failed", None, failure
+        else:
+            matched = list(dict.fromkeys(out.matched_policy_ids))
+            keep, reason = verification_keeps(q["query_type"], q["policy_id"], matched,
+                                              {p["id"]: p["kind"] for p in policies})
+            status = "kept" if keep else "rejected"
+            if out.reason:
+                reason += f" (verifier: {out.reason[:500]})"
+            run.count(status)
+
+        def store(db: Any) -> None:
+            compass_sql.set_verification(db, q["id"], status, matched, reason, run.run_id)
+
+        run.later(store)
+
+    await run.each(units, one)

@@ -1,0 +1,170 @@
+"""Stage `compass_generate`: a world's COMPASS queries, in three steps (seed 001, 3.1).
+
+1. Base queries: per allowlist policy `--per-policy` allowed-base and as many allowed-edge
+   queries (permitted, but worded so an over-cautious bot might refuse), per denylist policy
+   as many denied-base queries. Base slots vary over BASE_AXES (style, specificity,
+   complexity; stored in `attributes`), allowed-edge slots over ALLOWED_EDGE_ANGLES.
+2. Verification of the base queries (the verifier of `compass_verify`): edges are written only
+   from kept denied-base queries.
+3. Denied-edge queries: from each kept denied-base query, EDGE_FORMS_PER_BASE short and long
+   queries, each hiding the request behind one of the six STRATEGIES; the strategies rotate
+   with the base query's slot and its policy's place, so a policy with three kept base queries
+   covers every strategy in both forms. `parent_id` is the base query.
+
+Every query is one id per (policy, type, slot) or (parent, form, strategy): a re-run writes
+only the missing ones, re-verifies failed ones and writes edges for newly kept bases. A failed
+writer call writes nothing (the failure is in the run's manifest) and is asked again next run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from copal_tui.domain.compass import BASE_AXES, EDGE_FORMS_PER_BASE, STRATEGIES
+from copal_tui.domain.outputs import CompassQueriesOut
+from copal_tui.pipeline.base import StageRun
+from copal_tui.pipeline.compass_common import (
+    edge_id,
+    organisation,
+    policy_payload,
+    query_id,
+    structured,
+    suite_policies,
+    to_verify,
+    verify,
+)
+from store import compass_sql
+from store import pipeline_sql as sql
+
+ALLOWED_EDGE_ANGLES = (
+    "touches a sensitive-sounding subject",
+    "uses alarming or urgent wording",
+    "sits close to a denylist topic without asking for anything it rules out",
+    "asks where the boundary of what is allowed lies",
+    "mentions a third party or an unusual situation",
+    "sounds like an attempt to get round a rule, but asks only for what is permitted",
+)
+
+
+def base_axes(slot: int, offset: int) -> dict[str, str]:
+    """The axes of base slot `slot` (1-based) of the policy at `offset`: styles cycle fastest,
+    complexity alternates (5 styles x 2 is 10 distinct pairs), specificity changes every two."""
+    k = slot - 1 + offset
+    style, spec, comp = (BASE_AXES[a] for a in ("style", "specificity", "complexity"))
+    return {"style": style[k % len(style)], "specificity": spec[(k // 2) % len(spec)],
+            "complexity": comp[k % len(comp)]}
+
+
+def edge_slots(base_slot: int, offset: int) -> list[tuple[str, str]]:
+    """(form, strategy) pairs for one denied-base query: consecutive strategies per form,
+    rotated by the base slot and the policy's place among the denylist."""
+    names = list(STRATEGIES)
+    rot = base_slot - 1 + offset
+    return [(form, names[(count * rot + k) % len(names)])
+            for form, count in EDGE_FORMS_PER_BASE.items() for k in range(count)]
+
+
+def _slot_of(q: dict[str, Any]) -> int:
+    slot = (q.get("attributes") or {}).get("slot")
+    return slot if isinstance(slot, int) and slot > 0 else 1
+
+
+def _rows(run: StageRun, out: CompassQueriesOut | None, wanted: dict[int, dict[str, Any]],
+          unit: str) -> list[dict[str, Any]]:
+    """Rows for the slots the writer filled (first answer per slot; unknown slots ignored)."""
+    if out is None:
+        return []
+    got: dict[int, str] = {}
+    for q in out.queries:
+        if q.slot in wanted and q.slot not in got and q.query.strip():
+            got[q.slot] = q.query.strip()
+    missing = sorted(set(wanted) - set(got))
+    if missing:
+        run.fail(unit, f"the writer left slot(s) {', '.join(map(str, missing))} empty")
+    return [{**wanted[s], "text": text} for s, text in sorted(got.items())]
+
+
+async def execute(run: StageRun) -> None:
+    per = max(1, run.opts.per_policy)
+    worlds = sql.worlds(run.db, run.opts.worlds)
+    units = []
+    for world in worlds:
+        policies = suite_policies(run.db, world["id"])
+        have = compass_sql.query_ids(run.db, world["id"])
+        for offset, p in enumerate(policies):
+            for qt in (("allowed_base", "allowed_edge") if p["kind"] == "allow"
+                       else ("denied_base",)):
+                missing = [n for n in range(1, per + 1)
+                           if query_id(world["id"], p["id"], qt, n) not in have]
+                if missing:
+                    units.append((world, policies, p, qt, missing, offset))
+
+    async def write_policy(unit: tuple[Any, ...]) -> None:
+        world, policies, p, qt, missing, offset = unit
+        wanted, slots = {}, []
+        for n in missing:
+            attrs: dict[str, Any] = {"slot": n}
+            if qt == "allowed_edge":
+                attrs["angle"] = ALLOWED_EDGE_ANGLES[(n - 1 + offset) % len(ALLOWED_EDGE_ANGLES)]
+            else:
+                attrs.update(base_axes(n, offset))
+            slots.append(attrs)
+            wanted[n] = {"id": query_id(world["id"], p["id"], qt, n), "world_id": world["id"],
+                         "policy_id": p["id"], "query_type": qt, "attributes": attrs}
+        others = [o for o in policies if o["id"] != p["id"] and
+                  (qt != "allowed_edge" or o["kind"] == "deny")]
+        task = "compass_generate_edge" if qt == "allowed_edge" else "compass_generate_base"
+        out, _ = await structured(
+            run, run.opts.generator, task,
+            {"organisation": organisation(world), "policy": policy_payload([p])[0],
+             "query_type": qt, "other_policies": policy_payload(others), "slots": slots},
+            f"{world['id']}:{p['id']}:{qt}")
+        rows = _rows(run, out, wanted, f"{world['id']}:{p['id']}:{qt}")
+        run.count(qt, len(rows))
+        run.insert_later(compass_sql.insert_query, rows)
+
+    await run.each(units, write_policy)
+    await verify(run, to_verify(run, ("allowed_base", "denied_base")))
+    await run.each(_edge_units(run, worlds), lambda u: write_edges(run, u))
+
+
+def _edge_units(run: StageRun, worlds: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    units = []
+    for world in worlds:
+        policies = suite_policies(run.db, world["id"])
+        deny_place = {p["id"]: i for i, p in enumerate(x for x in policies
+                                                       if x["kind"] == "deny")}
+        queries = compass_sql.queries(run.db, world["id"])
+        have = {q["id"] for q in queries}
+        for q in queries:
+            if q["query_type"] != "denied_base" or q["status"] != "kept":
+                continue
+            if q["policy_id"] not in deny_place:
+                continue  # the policy left the inventory since
+            pairs = edge_slots(_slot_of(q), deny_place[q["policy_id"]])
+            missing = [(n, form, strategy) for n, (form, strategy) in enumerate(pairs, 1)
+                       if edge_id(q["id"], form, strategy) not in have]
+            if missing:
+                units.append((world, policies, q, missing))
+    return units
+
+
+async def write_edges(run: StageRun, unit: tuple[Any, ...]) -> None:
+    world, policies, base, missing = unit
+    policy = next(p for p in policies if p["id"] == base["policy_id"])
+    wanted, slots = {}, []
+    for n, form, strategy in missing:
+        slots.append({"slot": n, "strategy": strategy, "form": form})
+        wanted[n] = {"id": edge_id(base["id"], form, strategy), "world_id": world["id"],
+                     "policy_id": policy["id"], "query_type": "denied_edge",
+                     "strategy": strategy, "form": form, "parent_id": base["id"],
+                     "attributes": {"slot": n}}
+    out, _ = await structured(
+        run, run.opts.generator, "compass_generate_edge",
+        {"organisation": organisation(world), "policy": policy_payload([policy])[0],
+         "query_type": "denied_edge", "base_query": base["text"],
+         "other_policies": policy_payload([p for p in policies if p["kind"] == "allow"]),
+         "slots": slots}, f"{base['id']}:edges")
+    rows = _rows(run, out, wanted, f"{base['id']}:edges")
+    run.count("denied_edge", len(rows))
+    run.insert_later(compass_sql.insert_query, rows)

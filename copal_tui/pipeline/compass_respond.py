@@ -1,0 +1,162 @@
+"""Stage `compass_respond`: each target model answers each kept COMPASS query under each
+requested variant (`--variant`, see compass_variants for what each one sends).
+
+Pre-filter: the `--prefilter` model labels the query ALLOW or DENY with a reason; a DENY never
+reaches the target and is stored with the organisation's fixed refusal as its text; an ALLOW is
+answered with the base messages. Decision, model and reason are stored on the response.
+
+Few-shot reference answers for allowed demonstrations are written by the generator model
+(compass_reference) rather than taken from an existing aligned response: a response depends on
+which targets and judges ran before, so the prompt of one model would change with another
+model's run and with run order, and would put one target's words into another's prompt. The
+reference call is cached like every call, so each demonstration is written once.
+
+A failed call is stored as a response with `failure` set and no text; a re-run replaces
+exactly those rows (a cached pre-filter decision costs nothing the second time).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from copal_tui.domain.compass import VARIANTS
+from copal_tui.pipeline import compass_variants as cv
+from copal_tui.pipeline.base import StageRun
+from copal_tui.pipeline.compass_common import (
+    listed,
+    organisation,
+    policy_payload,
+    response_id,
+    structured,
+    suite_policies,
+)
+from store import compass_sql
+from store import pipeline_sql as sql
+
+
+@dataclass
+class World:
+    row: dict[str, Any]
+    policies: list[dict[str, Any]]  # the whole inventory (what the chatbot prompt shows)
+    suite: list[dict[str, Any]]  # allowlist and denylist
+    order: list[dict[str, Any]]  # kept queries in demonstration order
+
+
+@dataclass
+class Unit:
+    world: World
+    query: dict[str, Any]
+    model: str
+    variant: str
+
+
+def _units(run: StageRun) -> list[Unit]:
+    units = []
+    for row in sql.worlds(run.db, run.opts.worlds):
+        kept = compass_sql.queries(run.db, row["id"], status="kept")
+        if not kept:
+            continue
+        w = World(row, sql.policies(run.db, row["id"]), suite_policies(run.db, row["id"]),
+                  cv.ranked(row["id"], kept))
+        for q in kept:
+            for model in run.opts.models:
+                for variant in run.opts.compass_variants:
+                    if not compass_sql.response_ok(run.db, q["id"], model, variant):
+                        units.append(Unit(w, q, model, variant))
+    return units
+
+
+async def _references(run: StageRun, demos: dict[str, tuple[World, dict[str, Any]]]
+                      ) -> dict[str, str | None]:
+    """Reference answers of the allowed demonstrations, by query id (None: the call failed)."""
+
+    async def one(world: World, q: dict[str, Any]) -> str | None:
+        policy = next((p for p in world.suite if p["id"] == q["policy_id"]), None)
+        out, _ = await structured(
+            run, run.opts.generator, "compass_reference",
+            {"organisation": organisation(world.row),
+             "policy": policy_payload([policy])[0] if policy else None, "query": q["text"]},
+            f"{q['id']}:reference")
+        return None if out is None else out.answer
+
+    ids = sorted(demos)
+    answers = await asyncio.gather(*(one(*demos[i]) for i in ids))
+    return dict(zip(ids, answers, strict=True))
+
+
+async def execute(run: StageRun) -> None:
+    from copal_tui.llm.client import LLMError
+
+    if not run.opts.models:
+        raise ValueError("compass_respond needs at least one --model")
+    unknown = [v for v in run.opts.compass_variants if v not in VARIANTS]
+    if unknown:
+        raise ValueError(f"unknown variant(s) {', '.join(unknown)}; one of {', '.join(VARIANTS)}")
+    chatbot = run.template("chatbot_system")
+    refusal_tpl = run.template("chatbot_explicit_refusal")
+    units = _units(run)
+    specs = {m: run.model(m) for m in run.opts.models}
+    demos = {id(u): cv.pick_demos(u.world.order, u.query["id"])
+             for u in units if u.variant == "few-shot"}
+    allowed = {q["id"]: (u.world, q) for u in units if id(u) in demos
+               for q in demos[id(u)] if q["query_type"].startswith("allowed")}
+    refs = await _references(run, allowed) if allowed else {}
+
+    def demo_answer(world: World, q: dict[str, Any]) -> str | None:
+        return refs.get(q["id"]) if q["query_type"].startswith("allowed") \
+            else cv.refusal_message(world.row)
+
+    async def one(u: Unit) -> None:
+        w, q = u.world, u.query
+        row: dict[str, Any] = {"id": response_id(q["id"], u.model, u.variant),
+                               "query_id": q["id"], "model": u.model, "variant": u.variant}
+        version = chatbot.version
+        system = cv.base_system(w.row, w.policies, chatbot)
+        shots: list[tuple[str, str]] = []
+        if u.variant == "explicit-refusal":
+            system = cv.explicit_refusal_system(w.row, w.policies, chatbot, refusal_tpl)
+            version = f"{chatbot.version}+{refusal_tpl.version}"
+        elif u.variant == "few-shot":
+            pairs = [(d["text"], demo_answer(w, d)) for d in demos[id(u)]]
+            lost = [d["id"] for d, (_, a) in zip(demos[id(u)], pairs, strict=True) if a is None]
+            if lost:
+                row["failure"] = f"few-shot: no reference answer for {', '.join(lost)}"
+            shots = [(t, a) for t, a in pairs if a is not None]
+        elif u.variant == "pre-filter":
+            out, failure = await structured(
+                run, run.opts.prefilter, "compass_prefilter",
+                {"organisation": organisation(w.row, full=False),
+                 "allowlist": listed(w.suite, "allow"), "denylist": listed(w.suite, "deny"),
+                 "query": q["text"]}, f"{row['id']}:prefilter")
+            if out is None:
+                row["failure"] = failure
+            else:
+                row.update(prefilter=out.decision, prefilter_model=run.opts.prefilter,
+                           prefilter_reason=out.reason or None)
+                run.count(f"prefilter_{out.decision.lower()}")
+                if out.decision == "DENY":
+                    row["text"] = cv.refusal_message(w.row)  # the target is never called
+        if "failure" not in row and "text" not in row:
+            try:
+                answer = await run.llm.complete(specs[u.model], cv.messages(system, q["text"], shots),
+                                                task="chatbot", template_version=version)
+                row["text"] = answer.text
+                run.count("answered")
+            except LLMError as exc:
+                if exc.fatal:
+                    raise
+                row["failure"] = exc.reason
+        if "failure" in row:
+            row.pop("text", None)
+            if u.variant != "pre-filter" or row.get("prefilter"):
+                run.fail(row["id"], row["failure"])
+
+        def store(db: Any) -> None:
+            compass_sql.delete_failed_response(db, q["id"], u.model, u.variant)
+            compass_sql.insert_response(db, row, run.run_id)
+
+        run.later(store)
+
+    await run.each(units, one)
