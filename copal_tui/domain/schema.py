@@ -7,10 +7,11 @@ hand-written world file is an error, not silently dropped data.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
+from copal_tui.domain.compass import FailureMode, QueryType, Variant
 from copal_tui.domain.taxonomy import (
     ContractKind,
     Effect,
@@ -84,6 +85,8 @@ class WorldRecord(_Strict):
     use_case: Text
     risk_tier: RiskTierName
     context: Text
+    # The organisation's own chatbot system prompt (COMPASS worlds); exported only when set.
+    system_prompt: str | None = None
 
 
 class PolicyRecord(_Strict):
@@ -202,6 +205,54 @@ class AdjudicationRecord(_Marks):
     created_at: str | None = None
 
 
+# ---------------------------------------------------------------- COMPASS suites (JSONL)
+
+# The six obfuscation strategies, spelled as in copal_tui.domain.compass.STRATEGIES (a test
+# keeps the two equal; a Literal gives `copal schema` the enum).
+Strategy = Literal["context_overflow", "hypothetical_scenario", "indirect_reference",
+                   "educational_context", "analogical_reasoning", "regulatory_interpretation"]
+
+
+class CompassQueryRecord(_Strict):
+    type: Literal["compass_query"]
+    id: Id
+    world_id: Id
+    policy_id: Id  # the intended policy
+    query_type: QueryType
+    strategy: Strategy | None = None
+    form: Literal["short", "long"] | None = None
+    parent_id: Id | None = None
+    text: Text
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    status: Literal["pending", "kept", "rejected", "failed"] = "pending"
+    matched: list[str] | None = None  # as the verifier named them (unknown ids included)
+    reason: str | None = None
+
+
+class CompassResponseRecord(_Strict):
+    type: Literal["compass_response"]
+    id: Id
+    query_id: Id
+    model: Text
+    variant: Variant = "base"
+    text: str
+    prefilter: Literal["ALLOW", "DENY"] | None = None
+    prefilter_model: str | None = None
+    prefilter_reason: str | None = None
+
+
+class CompassJudgmentRecord(_Strict):
+    type: Literal["compass_judgment"]
+    id: Id
+    response_id: Id
+    judge: Text
+    refused: bool
+    compliant: bool
+    aligned: bool  # checked on import against the query type (domain.compass.is_aligned)
+    failure_mode: FailureMode | None = None
+    rationale: str | None = None
+
+
 Record = Annotated[
     WorldRecord
     | PolicyRecord
@@ -211,7 +262,10 @@ Record = Annotated[
     | ResponseRecord
     | JudgmentRecord
     | LabelRecord
-    | AdjudicationRecord,
+    | AdjudicationRecord
+    | CompassQueryRecord
+    | CompassResponseRecord
+    | CompassJudgmentRecord,
     Field(discriminator="type"),
 ]
 
@@ -228,6 +282,9 @@ RECORD_ORDER = (
     "judgment",
     "label",
     "adjudication",
+    "compass_query",
+    "compass_response",
+    "compass_judgment",
 )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from copal_tui.domain.contract import content_sha256, evaluate, unknown_ids
 from copal_tui.domain.schema import RECORD_ORDER, WorldFile
 from copal_tui.domain.taxonomy import FACET_PATTERN
+from copal_tui.interchange import compass_records
 from copal_tui.interchange import records as rec
 from copal_tui.interchange.loader import (
     ImportFailure,
@@ -25,8 +26,8 @@ from copal_tui.interchange.loader import (
     iter_records,
     load_world,
 )
+from store import compass_sql, reads, writes
 from store import labels as label_sql
-from store import reads, writes
 from store.db import Database, write
 
 
@@ -41,8 +42,9 @@ def import_paths(db: Database, paths: list[Path]) -> Counter[str]:
     pending.sort(
         key=lambda s: (
             order[s.record.type],  # type: ignore[attr-defined]
-            # Projections after their parents.
-            getattr(s.record, "parent_item_id", None) is not None,
+            # Projections after their parents (edge queries after their base queries).
+            getattr(s.record, "parent_item_id", None) is not None
+            or getattr(s.record, "parent_id", None) is not None,
         )
     )
     importer = _Importer(db)
@@ -116,6 +118,8 @@ class _Importer:
         if self._exists(src, reads.world(self.db, d["id"]), d, rec.world_record):
             return
         writes.insert_world(self.db, d, source_path=str(src.path))
+        if d.get("system_prompt") is not None:
+            compass_sql.set_system_prompt(self.db, d["id"], d["system_prompt"])
         self.written["world"] += 1
 
     def _policy(self, src: SourceRecord, d: dict[str, Any]) -> None:
@@ -264,6 +268,17 @@ class _Importer:
             facet=d["facet"], note=d["note"], created_at=d["created_at"], **marks,
         )
         self.written["adjudication"] += 1
+
+    # COMPASS suites: the checks live in compass_records.
+
+    def _compass_query(self, src: SourceRecord, d: dict[str, Any]) -> None:
+        compass_records.query(self, src, d)
+
+    def _compass_response(self, src: SourceRecord, d: dict[str, Any]) -> None:
+        compass_records.response(self, src, d)
+
+    def _compass_judgment(self, src: SourceRecord, d: dict[str, Any]) -> None:
+        compass_records.judgment(self, src, d)
 
 
 def _norm(d: dict[str, Any]) -> dict[str, Any]:

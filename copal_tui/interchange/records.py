@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from store import compass_interchange_sql as compass_io
 from store import reads
 from store.db import Database, loads
 
 
 def world_record(row: dict[str, Any]) -> dict[str, Any]:
-    return {
+    out = {
         "type": "world",
         "id": row["id"],
         "name": row["name"],
@@ -22,6 +23,11 @@ def world_record(row: dict[str, Any]) -> dict[str, Any]:
         "risk_tier": row["risk_tier"],
         "context": row["context"],
     }
+    # Only COMPASS worlds have one; leaving the key out otherwise keeps every other export
+    # byte-identical to what earlier versions wrote.
+    if row.get("system_prompt") is not None:
+        out["system_prompt"] = row["system_prompt"]
+    return out
 
 
 def policy_record(row: dict[str, Any]) -> dict[str, Any]:
@@ -131,6 +137,52 @@ def adjudication_record(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def compass_query_record(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "compass_query",
+        "id": row["id"],
+        "world_id": row["world_id"],
+        "policy_id": row["policy_id"],
+        "query_type": row["query_type"],
+        "strategy": row["strategy"],
+        "form": row["form"],
+        "parent_id": row["parent_id"],
+        "text": row["text"],
+        "attributes": _maybe(row["attributes"]) or {},
+        "status": row["status"],
+        "matched": _maybe_list(row["matched"]),
+        "reason": row["reason"],
+    }
+
+
+def compass_response_record(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "compass_response",
+        "id": row["id"],
+        "query_id": row["query_id"],
+        "model": row["model"],
+        "variant": row["variant"],
+        "text": row["text"],
+        "prefilter": row["prefilter"],
+        "prefilter_model": row["prefilter_model"],
+        "prefilter_reason": row["prefilter_reason"],
+    }
+
+
+def compass_judgment_record(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "compass_judgment",
+        "id": row["id"],
+        "response_id": row["response_id"],
+        "judge": row["judge"],
+        "refused": _flag(row["refused"]),
+        "compliant": _flag(row["compliant"]),
+        "aligned": _flag(row["aligned"]),
+        "failure_mode": row["failure_mode"],
+        "rationale": row["rationale"],
+    }
+
+
 def iter_records(db: Database) -> Any:
     """Every exportable record, referents before referrers, each type in key order."""
     for row in reads.iter_table(db, "worlds"):
@@ -155,6 +207,12 @@ def iter_records(db: Database) -> Any:
         yield label_record(row)
     for row in reads.iter_current_adjudications(db):
         yield adjudication_record(row)
+    for row in compass_io.iter_queries(db):
+        yield compass_query_record(row)
+    for row in compass_io.iter_responses(db):
+        yield compass_response_record(row)
+    for row in compass_io.iter_judgments(db):
+        yield compass_judgment_record(row)
 
 
 def _list(value: Any) -> list[Any]:
@@ -163,6 +221,10 @@ def _list(value: Any) -> list[Any]:
 
 def _maybe_list(value: Any) -> list[Any] | None:
     return None if value is None else _list(value)
+
+
+def _flag(value: Any) -> bool | None:
+    return None if value is None else bool(value)
 
 
 def _maybe(value: Any) -> Any:
