@@ -130,7 +130,7 @@ def test_migration_m003_upgrades_an_m002_database_keeping_adjudications(tmp_path
     conn = connect(db)
     count = conn.execute("SELECT COUNT(*) FROM current_adjudications").fetchone()[0]
     names = [m.name for m in MIGRATIONS.applied(Database(conn.conn))]
-    assert names[-1] == "m003_label_queue"
+    assert "m003_label_queue" in names  # the database is at least at m003
     # Replay the upgrade on a fresh m002 database.
     fresh = Database(connect(tmp_path / "old.db", create=True).conn)
     MIGRATIONS.apply(fresh, stop_before="m003_label_queue")
