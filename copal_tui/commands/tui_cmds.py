@@ -1,4 +1,4 @@
-"""Interactive commands: `copal tui` (researcher), `copal label` (annotator),
+"""Interactive commands: `copal tui` (researcher), `copal label [--suite compass]` (annotator),
 `copal adjudicate` (adjudicator) and `copal serve` (the same app in a browser, localhost only).
 
 The database is checked (exists, no pending migrations) before the terminal is taken over, so a
@@ -15,11 +15,16 @@ import click
 from copal_tui.commands.context import db_path, open_db
 
 
-def _run(ctx: click.Context, mode: str, annotator: str | None) -> None:
+def _run(ctx: click.Context, mode: str, annotator: str | None, suite: str = "copal") -> None:
     open_db(ctx).conn.close()
     from copal_tui.tui.app import make_app
 
-    make_app(db_path(ctx), mode=mode, annotator=annotator).run()
+    make_app(db_path(ctx), mode=mode, annotator=annotator, suite=suite).run()
+
+
+# The label queues (copal_tui.tui.app.LABEL_SUITES; repeated here so `--help` imports no
+# textual): composed COPAL items, or COMPASS single-policy responses.
+SUITES = ("copal", "compass")
 
 
 @click.command()
@@ -31,10 +36,13 @@ def tui(ctx: click.Context) -> None:
 
 @click.command()
 @click.option("--annotator", default=None, help="Your name (default: the OS user name).")
+@click.option("--suite", type=click.Choice(SUITES), default="copal", show_default=True,
+              help="Which responses to label: COPAL contract items, or COMPASS responses "
+                   "(refused or answered, compliant or violating).")
 @click.pass_context
-def label(ctx: click.Context, annotator: str | None) -> None:
+def label(ctx: click.Context, annotator: str | None, suite: str) -> None:
     """The blind label queue."""
-    _run(ctx, "label", annotator)
+    _run(ctx, "label", annotator, suite)
 
 
 @click.command()
@@ -49,8 +57,10 @@ def adjudicate(ctx: click.Context, annotator: str | None) -> None:
 @click.command()
 @click.option("--port", default=8000, show_default=True)
 @click.option("--mode", type=click.Choice(["browse", "label", "adjudicate"]), default="browse")
+@click.option("--suite", type=click.Choice(SUITES), default="copal", show_default=True,
+              help="With --mode label: which label queue.")
 @click.pass_context
-def serve(ctx: click.Context, port: int, mode: str) -> None:
+def serve(ctx: click.Context, port: int, mode: str, suite: str) -> None:
     """Serve the app in a browser through textual-serve, bound to localhost only."""
     open_db(ctx).conn.close()
     try:
@@ -58,8 +68,11 @@ def serve(ctx: click.Context, port: int, mode: str) -> None:
     except ImportError:
         raise click.ClickException(
             "textual-serve is not installed (it is a dependency of copal: reinstall)") from None
-    command = shlex.join([sys.executable, "-m", "copal_tui", "--db", str(db_path(ctx)),
-                          {"browse": "tui"}.get(mode, mode)])
+    args = [sys.executable, "-m", "copal_tui", "--db", str(db_path(ctx)),
+            {"browse": "tui"}.get(mode, mode)]
+    if mode == "label" and suite != "copal":
+        args += ["--suite", suite]
+    command = shlex.join(args)
     Server(command, host="127.0.0.1", port=port, title="copal").serve()
 
 

@@ -34,16 +34,22 @@ SCREENS: dict[str, str] = {
     "adjudicate": "copal_tui.tui.screens.adjudicate:AdjudicateScreen",
     "jobs": "copal_tui.tui.screens.jobs:JobsScreen",
     "dashboard": "copal_tui.tui.screens.dashboard:DashboardScreen",
+    "compass_query": "copal_tui.tui.screens.compass_query:CompassQueryScreen",
+    "compass_label": "copal_tui.tui.screens.compass_label:CompassLabelScreen",
     "help": "copal_tui.tui.screens.help:HelpScreen",
     "too_small": "copal_tui.tui.screens.too_small:TooSmallScreen",
 }
 
 START = {"browse": "worlds", "label": "label", "adjudicate": "adjudicate"}
+# `copal label --suite X`: the label queue of suite X (the COPAL queue is the default).
+LABEL_SUITES = {"copal": "label", "compass": "compass_label"}
 
 # Screens reachable from the command palette, with a description.
 PALETTE = [
     ("worlds", "Worlds", "browse worlds, their policies, clauses, compositions, items, runs"),
     ("label", "Label queue", "label responses against their contracts (blind)"),
+    ("compass_label", "COMPASS label queue",
+     "label COMPASS responses: refused or answered, compliant or not (blind)"),
     ("adjudicate", "Adjudicate", "decide responses where annotators or the judge disagree"),
     ("jobs", "Jobs", "start, watch and cancel pipeline stages in the background"),
     ("dashboard", "Dashboard", "error matrix, facet atlas, paired contrast, judge validity"),
@@ -67,10 +73,13 @@ class CopalApp(App[None]):
     ]
 
     def __init__(self, db_path: Path, *, mode: str = "browse", annotator: str | None = None,
-                 settings: Settings | None = None) -> None:
+                 settings: Settings | None = None, suite: str = "copal") -> None:
         super().__init__()
+        if suite not in LABEL_SUITES:
+            raise ValueError(f"unknown suite {suite!r}; one of {', '.join(LABEL_SUITES)}")
         self.db_path = Path(db_path)
         self.mode = mode
+        self.suite = suite
         self.annotator = annotator or _default_annotator()
         self.settings = settings or Settings.from_env()
         self._db: Database | None = None
@@ -90,9 +99,11 @@ class CopalApp(App[None]):
         self.theme = self.settings.theme
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
-        self.sub_title = f"{self.db_path.name} - {self.mode}" + (
+        suite = f" {self.suite}" if self.mode == "label" and self.suite != "copal" else ""
+        self.sub_title = f"{self.db_path.name} - {self.mode}{suite}" + (
             f" as {self.annotator}" if self.mode != "browse" else "")
-        self.push_screen(self.make_screen(START[self.mode]))
+        start = LABEL_SUITES[self.suite] if self.mode == "label" else START[self.mode]
+        self.push_screen(self.make_screen(start))
         self._check_size()
 
     @contextmanager

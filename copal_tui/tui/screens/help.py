@@ -1,6 +1,7 @@
 """The keys screen: every binding active on the screen below it (the focused widget's, the
 screen's, the app's), hidden ones included, with the keys as remapped by the keymap and the
-binding id to remap them with; plus how list filters are written."""
+binding id to remap them with; the screen's own note (its `HELP_TEXT`, e.g. what the COMPASS
+label queue keeps hidden); plus how list filters are written."""
 
 from __future__ import annotations
 
@@ -68,6 +69,10 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help", classes="panel"):
             yield Static(Text("Keys", style="bold"))
             yield Static(table)
+            note = getattr(below, "HELP_TEXT", None)
+            if note:
+                # A screen's own explanation (what its keys record, what it keeps hidden).
+                yield Static(Text("\n" + note))
             yield Static(Text("\n" + FILTER_HELP))
             yield Static(Text(
                 "\nEvery action is also in the command palette (ctrl+p). No action needs Esc "

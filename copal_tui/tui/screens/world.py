@@ -1,7 +1,9 @@
 """One world: a summary line and five tabs (policies, clauses, compositions, items, runs), each a
-paged, filterable list. Enter opens an item, or shows a policy / clause / composition / run in
-full; `r` follows a row to its related rows (policy -> its clauses -> their compositions -> their
-items)."""
+paged, filterable list, plus a sixth, COMPASS, when the world has a COMPASS suite (its queries by
+type, strategy, form, intended policy and verification status). Enter opens an item or a COMPASS
+query, or shows a policy / clause / composition / run in full; `r` follows a row to its related
+rows (policy -> its clauses -> their compositions -> their items; a COMPASS base query -> the
+edge queries built from it)."""
 
 from __future__ import annotations
 
@@ -24,9 +26,10 @@ from copal_tui.tui.screens.record import RecordScreen
 from copal_tui.tui.widgets.paged_table import Column, PagedTable, fmt_rate, short_id
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
 from store import browse_sql as sql
-from store import reads
+from store import compass_browse_sql, reads
 
 TABS = ["policies", "clauses", "compositions", "items", "runs"]
+COMPASS_TAB = "compass"
 
 
 def _tick(value: object) -> str:
@@ -90,6 +93,19 @@ def _columns(world_id: str) -> dict[str, list[Column]]:
             Column("failures", "fail", 5, justify="right"),
             Column("cost", "cost", 8, render=lambda r: f"${r['cost']:.4f}", justify="right"),
         ],
+        COMPASS_TAB: [
+            Column("id", "id", 12, render=sid(12)),
+            Column("query_type", "type", 12),
+            Column("strategy", "strategy", 14, hide_below=100,
+                   render=lambda r: (r["strategy"] or "-").replace("_", " ")),
+            Column("form", "form", 5, hide_below=120, render=lambda r: r["form"] or "-"),
+            Column("policy_id", "policy", 8),
+            Column("status", "status", 8),
+            Column("responses", "resp", 4, hide_below=100, justify="right"),
+            Column("judge_aligned", "al. J", 5, hide_below=110, justify="right",
+                   render=lambda r: fmt_rate(r["judge_aligned"])),
+            Column("text", "query"),
+        ],
     }
 
 
@@ -99,6 +115,8 @@ PLACEHOLDERS = {
     "compositions": "/ filter: words, or pattern:scope status:confirmed clause:C09",
     "items": "/ filter items: words, or facet: pattern: method: selected:yes erred:yes",
     "runs": "/ filter runs: words, or stage:judge status:done",
+    COMPASS_TAB: "/ filter: words, or type:denied_edge strategy:hypo form:long status:kept "
+                 "policy:D1",
 }
 
 
@@ -110,14 +128,25 @@ class WorldScreen(Screen[None]):
         Binding("escape,b", "back", "Back", id="browse.back"),
         *[Binding(str(n), f"tab('{name}')", name.capitalize(), show=False,
                   id=f"world.tab_{name}") for n, name in enumerate(TABS, 1)],
+        Binding(str(len(TABS) + 1), f"tab('{COMPASS_TAB}')", "COMPASS", show=False,
+                id=f"world.tab_{COMPASS_TAB}"),
     ]
 
     def __init__(self, world_id: str, tab: str = "policies") -> None:
         super().__init__()
         self.world_id = world_id
-        self.initial_tab = tab if tab in TABS else "policies"
+        self.initial_tab = tab
+        self.tabs = list(TABS)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # The COMPASS tab's key exists only where the tab does (and stays out of `?` elsewhere).
+        return not (action == "tab" and bool(parameters) and parameters[0] not in self.tabs)
 
     def compose(self) -> ComposeResult:
+        if compass_browse_sql.has_suite(self.app.db, self.world_id):  # type: ignore[attr-defined]
+            self.tabs.append(COMPASS_TAB)
+        if self.initial_tab not in self.tabs:
+            self.initial_tab = "policies"
         yield Header()
         yield Static(self._summary(), id="world-summary", classes="summary")
         columns = _columns(self.world_id)
@@ -127,10 +156,12 @@ class WorldScreen(Screen[None]):
             "compositions": partial(_world_fetch, sql.compositions_page, self.world_id),
             "items": partial(_world_fetch, sql.items_page, self.world_id),
             "runs": partial(_world_fetch, sql.runs_page, self.world_id),
+            COMPASS_TAB: partial(_world_fetch, compass_browse_sql.queries_page, self.world_id),
         }
         with TabbedContent(initial=self.initial_tab):
-            for n, name in enumerate(TABS, 1):
-                with TabPane(f"{n} {name.capitalize()}", id=name):
+            for n, name in enumerate(self.tabs, 1):
+                title = "COMPASS" if name == COMPASS_TAB else name.capitalize()
+                with TabPane(f"{n} {title}", id=name):
                     yield PagedTable(fetch[name], columns[name], id=f"{name}-table",
                                      placeholder=PLACEHOLDERS[name])
         yield Footer()
@@ -158,6 +189,9 @@ class WorldScreen(Screen[None]):
         out.append(
             f"{row['items']} items ({row['selected']} sel) \u00b7 {row['compositions']} comp "
             f"\u00b7 {row['clauses']} clauses \u00b7 {row['policies']} policies", style="dim")
+        if COMPASS_TAB in self.tabs:
+            counts = compass_browse_sql.suite_counts(self.app.db, self.world_id)  # type: ignore[attr-defined]
+            out.append(f" \u00b7 {sum(counts.values())} COMPASS queries", style="dim")
         return out
 
     @work(thread=True, exclusive=True, group="world-stats")
@@ -208,8 +242,9 @@ class WorldScreen(Screen[None]):
         self._open((event.table.id or "").removesuffix("-table"), event.row)
 
     def _open(self, tab: str, row: dict[str, Any]) -> None:
-        if tab == "items":
-            self.app.action_open("item", item_id=row["id"])  # type: ignore[attr-defined]
+        if tab in ("items", COMPASS_TAB):
+            screen, key = ("item", "item_id") if tab == "items" else ("compass_query", "query_id")
+            self.app.action_open(screen, **{key: row["id"]})  # type: ignore[attr-defined]
             return
         shown = {"policies": self._policy, "clauses": self._clause,
                  "compositions": self._composition, "runs": self._run}[tab](row["id"])
@@ -222,10 +257,14 @@ class WorldScreen(Screen[None]):
         if row is None:
             return
         short = short_id(row["id"], self.world_id, 200)
+        if tab == COMPASS_TAB:
+            # A base query -> its edge queries; an edge query -> its siblings.
+            short = short_id(row.get("parent_id") or row["id"], self.world_id, 200)
         target = {"policies": ("clauses", f"policy:{short}"),
                   "clauses": ("compositions", f"clause:{short}"),
                   "compositions": ("items", f"composition:{short}"),
-                  "items": ("items", f"parent:{short}")}.get(tab)
+                  "items": ("items", f"parent:{short}"),
+                  COMPASS_TAB: (COMPASS_TAB, f"parent:{short}")}.get(tab)
         if target is None:
             self.notify("runs have no related rows here; enter shows the manifest")
             return

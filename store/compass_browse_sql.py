@@ -1,0 +1,140 @@
+"""SQL for browsing a COMPASS suite: a world's queries as a paged, filterable list, and one
+query with its responses, each judge's verdict and the annotators' current labels.
+
+The list follows store/browse_sql.py: one page of keys chosen with LIMIT/OFFSET, per-row counts
+computed for that page only, user input only ever as parameters (free words are LIKE patterns,
+`key:value` filters are looked up in `QUERY_FILTERS`). Every read is keyed on an index of
+migration m005_compass (world, query id, response id, the label events' response index).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from store.browse_sql import (
+    Filter,
+    Page,
+    PageRequest,
+    _flag,
+    _page,
+    _prefix,
+    _where,
+    like_escape,
+)
+from store.db import Database, loads
+
+# An annotator's current COMPASS label: a label event not followed by a label/undo of the same
+# annotator on the same response (the `current_compass_labels` view, but answered per response
+# from idx_compass_label_events_response instead of grouping the whole table).
+CURRENT = (
+    "+e.action = 'label' AND NOT EXISTS (SELECT 1 FROM compass_label_events u "
+    "WHERE u.response_id = e.response_id AND u.annotator = e.annotator AND u.id > e.id "
+    "AND +u.action IN ('label', 'undo'))"
+)
+RESPONSE_LIMIT = 200
+
+
+def has_suite(db: Database, world_id: str) -> bool:
+    """Whether the world has COMPASS queries (one index probe)."""
+    return db.execute("SELECT 1 FROM compass_queries WHERE world_id = ? LIMIT 1",
+                      (world_id,)).fetchone() is not None
+
+
+# Prefixes, so `type:denied` lists both denied types and `strategy:hypo` is enough; `policy`
+# is exact because policy ids are short and prefixes of one another (D1, D10).
+QUERY_FILTERS: dict[str, Filter] = {
+    "type": _prefix("query_type"),
+    "strategy": _prefix("COALESCE(strategy, '-')"),
+    "form": _prefix("COALESCE(form, '-')"),
+    "status": _prefix("status"),
+    "policy": ("policy_id = ?", str),
+    "parent": ("parent_id LIKE ? ESCAPE '\\'", lambda v: "%" + like_escape(v)),
+    "answered": ("EXISTS (SELECT 1 FROM compass_responses r WHERE r.query_id = "
+                 "compass_queries.id AND r.failure IS NULL AND r.text IS NOT NULL) = ?", _flag),
+}
+
+
+def queries_page(db: Database, world_id: str, req: PageRequest) -> Page:
+    """A world's queries in insertion order, with their response, judged and aligned counts."""
+    return _page(
+        db, req, table="compass_queries",
+        keys="rowid AS _ord, id, policy_id, query_type, strategy, form, parent_id, status, "
+             "reason, text",
+        order="rowid",
+        where=_where(req, ["id", "text", "policy_id"], QUERY_FILTERS, ["world_id = ?"],
+                     [world_id]),
+        outer=(
+            "SELECT p.*, "
+            "(SELECT COUNT(*) FROM compass_responses r WHERE r.query_id = p.id "
+            " AND r.failure IS NULL AND r.text IS NOT NULL) AS responses, "
+            "(SELECT AVG(j.aligned) FROM compass_responses r CROSS JOIN compass_judgments j "
+            " WHERE r.query_id = p.id AND j.response_id = r.id AND j.aligned IS NOT NULL) "
+            " AS judge_aligned"
+        ),
+    )
+
+
+def suite_counts(db: Database, world_id: str) -> dict[str, int]:
+    """Queries per type (every status) of one world."""
+    return {r[0]: int(r[1]) for r in db.execute(
+        "SELECT query_type, COUNT(*) FROM compass_queries WHERE world_id = ? "
+        "GROUP BY query_type", (world_id,))}
+
+
+def world_policies(db: Database, world_id: str) -> list[dict[str, Any]]:
+    """The world's policies in their order (allowlist and denylist entries as imported)."""
+    return [dict(r) for r in db.execute(
+        "SELECT id, kind, text FROM policies WHERE world_id = ? ORDER BY position",
+        (world_id,))]
+
+
+def query_view(db: Database, query_id: str) -> dict[str, Any] | None:
+    """One query with its world's name, the intended policy (text, kind) and its parent."""
+    row = db.execute(
+        "SELECT q.*, w.name AS world_name, p.kind AS policy_kind, p.text AS policy_text "
+        "FROM compass_queries q JOIN worlds w ON w.id = q.world_id "
+        "LEFT JOIN policies p ON p.world_id = q.world_id AND p.id = q.policy_id "
+        "WHERE q.id = ?", (query_id,)).fetchone()
+    if row is None:
+        return None
+    out = dict(row)
+    out["attributes"] = loads(out["attributes"]) or {}
+    out["matched"] = loads(out["matched"])
+    parent = None
+    if out["parent_id"]:
+        prow = db.execute("SELECT id, query_type, text FROM compass_queries WHERE id = ?",
+                          (out["parent_id"],)).fetchone()
+        parent = None if prow is None else dict(prow)
+    out["parent"] = parent
+    out["children"] = int(db.execute(
+        "SELECT COUNT(*) FROM compass_queries WHERE parent_id = ?", (query_id,)).fetchone()[0])
+    out["response_total"] = int(db.execute(
+        "SELECT COUNT(*) FROM compass_responses WHERE query_id = ?", (query_id,)).fetchone()[0])
+    return out
+
+
+def query_responses(db: Database, query_id: str,
+                    limit: int = RESPONSE_LIMIT) -> list[dict[str, Any]]:
+    """The query's responses (failed ones too: the failure is worth seeing) by model and
+    variant, each with `judgments` (by judge) and `labels` (annotators' current labels)."""
+    responses = [dict(r) for r in db.execute(
+        "SELECT * FROM compass_responses WHERE query_id = ? ORDER BY model, variant, id "
+        "LIMIT ?", (query_id, limit))]
+    for resp in responses:
+        resp["judgments"] = [dict(r) for r in db.execute(
+            "SELECT * FROM compass_judgments WHERE response_id = ? ORDER BY judge",
+            (resp["id"],))]
+        resp["labels"] = current_labels(db, resp["id"])
+    return responses
+
+
+def current_labels(db: Database, response_id: str) -> list[dict[str, Any]]:
+    """Every annotator's current label on one response, by annotator."""
+    return [dict(r) for r in db.execute(
+        f"SELECT e.* FROM compass_label_events e WHERE e.response_id = ? AND {CURRENT} "
+        "ORDER BY e.annotator", (response_id,))]
+
+
+def judgments_of(db: Database, response_id: str) -> list[dict[str, Any]]:
+    return [dict(r) for r in db.execute(
+        "SELECT * FROM compass_judgments WHERE response_id = ? ORDER BY judge", (response_id,))]
