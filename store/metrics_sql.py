@@ -179,11 +179,11 @@ class BulkReads(Mapping[str, Any]):
     def __init__(self, db: Database, worlds: list[str] | None) -> None:
         self._jobs: list[tuple[str, Callable[[Database], Any]]] = [
             ("judgments", _judgments),  # the longest first
-            ("items", items),
+            ("items", items),  # then in the order the frame takes them
             ("responses", response_columns),
-            ("failed", failed_responses),
             ("labels", label_rows),
             ("adjudications", adjudication_rows),
+            ("failed", failed_responses),
             ("corpus", lambda c: corpus_counts(c, worlds)),
         ]
         self._done = {name: threading.Event() for name, _job in self._jobs}

@@ -75,8 +75,9 @@ class Frame:
 
 
 def load(reads: Mapping[str, Any], worlds: list[str] | None) -> Frame:
-    """The frame from the rows of `store.metrics_sql.BulkReads` (a mapping that waits for
-    each read: the judgments, the longest, are taken last)."""
+    """The items and responses from the rows of `store.metrics_sql.BulkReads` (a mapping that
+    waits for each read); no judgments yet: `add_judgments` adds them, so the caller can work
+    on the labels while the judgments, the longest read, are still being read."""
     ids, world_t, pattern_t, facet_t, method_t, selected_t, parent_t, clauses_t = \
         reads["items"]
     item_ids = texts(ids)
@@ -102,16 +103,7 @@ def load(reads: Mapping[str, Any], worlds: list[str] | None) -> Frame:
     # Responses are kept in rowid order so judgments and labels find them by binary search.
     order = np.argsort(rowids)
     rowids = rowids[order]
-    answered = np.ones(len(rowids), dtype=bool)
-    answered[find(rowids, ints(reads["failed"]))[0]] = False
-
-    settings, packed = reads["judgments"]
-    codes = ints(packed)
-    n_settings = max(1, len(settings))
-    status, rest = codes % 8, codes // 8
-    j_resp, seen = find(rowids, rest // n_settings)
-    if not seen.all():  # a judgment of a response written after the responses were read
-        status, rest = status[seen], rest[seen]
+    none = np.zeros(0, dtype=np.int64)
     return Frame(
         item_ids=item_ids, worlds=worlds_all, patterns=patterns, facets=facets,
         methods=methods, item_world=world, item_pattern=pattern, item_facet=facet,
@@ -120,9 +112,22 @@ def load(reads: Mapping[str, Any], worlds: list[str] | None) -> Frame:
                                 count=len(parents)),
         item_clauses=ints(clauses_t),
         item_scope=scope, models=models, resp_item=resp_item[order],
-        resp_model=resp_model[order], resp_answered=answered, resp_rowids=rowids,
-        settings=settings, j_resp=j_resp, j_sid=rest % n_settings, j_status=status,
+        resp_model=resp_model[order], resp_answered=np.ones(len(rowids), dtype=bool),
+        resp_rowids=rowids, settings=[], j_resp=none, j_sid=none, j_status=none,
     )
+
+
+def add_judgments(f: Frame, reads: Mapping[str, Any]) -> None:
+    """Add the judgments (and which responses have no answer) of `reads` to a loaded frame."""
+    f.resp_answered[find(f.resp_rowids, ints(reads["failed"]))[0]] = False
+    settings, packed = reads["judgments"]
+    codes = ints(packed)
+    n_settings = max(1, len(settings))
+    status, rest = codes % 8, codes // 8
+    j_resp, seen = find(f.resp_rowids, rest // n_settings)
+    if not seen.all():  # a judgment of a response written after the responses were read
+        status, rest = status[seen], rest[seen]
+    f.settings, f.j_resp, f.j_sid, f.j_status = settings, j_resp, rest % n_settings, status
 
 
 # ------------------------------------------------------------------ per-section inputs

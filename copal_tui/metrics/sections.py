@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from copal_tui.metrics import frame
 from copal_tui.metrics.agreement import human_agreement
 from copal_tui.metrics.contrast import paired_contrast
@@ -42,6 +44,9 @@ def build(reads: Mapping[str, Any], worlds: list[str] | None, shown: list[str],
     """The report over `worlds` (None: all); `shown` is the scope's list of worlds."""
     ex = _Exclusions()
     f = frame.load(reads, worlds)
+    # The labels need no judgment: worked on while the judgments are still being read.
+    people = _labels(reads, f)
+    frame.add_judgments(f, reads)
     settings = frame.setting_counts(f)
     primary = pick(settings, opts.judge, opts.mode, "judge")
     ref_judge, ref_mode = parse_setting(opts.reference_judge) if opts.reference_judge \
@@ -63,7 +68,7 @@ def build(reads: Mapping[str, Any], worlds: list[str] | None, shown: list[str],
         "bootstrap": opts.bootstrap, "seed": opts.seed, "confidence": CONFIDENCE,
     }
     _rates(f, doc, primary, ex)
-    _validity(reads, f, doc, primary, opts, ex)
+    _validity(people, f, doc, primary, opts, ex)
     _sensitivity(f, doc, reference, ex)
     doc["corpus"] = corpus_profile({**reads["corpus"], **frame.corpus_arrays(f)})
     doc["exclusions"] = ex.rows
@@ -107,22 +112,38 @@ def _rates(f: frame.Frame, doc: dict[str, Any], primary: tuple[str, str] | None,
                sum(r["by_model"].get(model, {}).get("n", 0) for r in doc["ablation"]))
 
 
-def _validity(reads: Mapping[str, Any], f: frame.Frame, doc: dict[str, Any],
-              primary: tuple[str, str] | None, opts: ReportOptions, ex: _Exclusions) -> None:
+@dataclass
+class _Labels:
+    """The human side of judge validity: each response's reference label, how the references
+    were formed, the labels in scope, the adjudicators and the annotators' agreement."""
+    ref: np.ndarray
+    sources: dict[str, int]
+    scoped: list[tuple[int, str, int]]
+    adjudicators: list[str]
+    agreement: dict[str, Any]
+
+
+def _labels(reads: Mapping[str, Any], f: frame.Frame) -> _Labels:
     labels, adjudications = reads["labels"], reads["adjudications"]
     ref, sources = frame.reference(f, labels, adjudications)
     scoped = frame.labels_in_scope(f, labels)
+    adjudicators = sorted({a for _r, a, _e in frame.labels_in_scope(f, adjudications)})
+    return _Labels(ref, sources, scoped, adjudicators, human_agreement(scoped))
+
+
+def _validity(people: _Labels, f: frame.Frame, doc: dict[str, Any],
+              primary: tuple[str, str] | None, opts: ReportOptions, ex: _Exclusions) -> None:
+    sources, agreement = people.sources, people.agreement
     n_reference = sources["adjudicated"] + sources["majority"]
     doc["reference_labels"] = {
         "n": n_reference, "adjudicated": sources["adjudicated"],
         "majority": sources["majority"], "ties_excluded": sources["tie"],
-        "annotators": sorted({a for _r, a, _e in scoped}),
-        "adjudicators": sorted({a for _r, a, _e in frame.labels_in_scope(f, adjudications)}),
+        "annotators": sorted({a for _r, a, _e in people.scoped}),
+        "adjudicators": people.adjudicators,
     }
     ex.add("judge_validity", "labelled responses", "annotators split evenly and there is no "
            "adjudication (tie)", sources["tie"])
-    validity = judge_validity(frame.validity_cells(f, ref), opts.bootstrap, opts.seed)
-    agreement = human_agreement(scoped)
+    validity = judge_validity(frame.validity_cells(f, people.ref), opts.bootstrap, opts.seed)
     for entry in validity:
         entry["human_kappa_ceiling"] = agreement["mean_pairwise_kappa"]
         if "mean_pairwise_kappa_reason" in agreement:
