@@ -116,6 +116,7 @@ def print_report(doc: dict[str, Any], console: Any = None) -> None:
     _validity(p, doc)
     _sensitivity(p, doc)
     _corpus(p, doc)
+    _compass(p, doc)
     p.table("Exclusions", ["section", "what", "reason", "count"],
             [[e["section"], e["what"], e["reason"], e["count"]] for e in doc["exclusions"]],
             numeric_from=3)
@@ -183,3 +184,50 @@ def _corpus(p: _Printer, doc: dict[str, Any]) -> None:
     rows = [[k.replace("_", " "), ", ".join(f"{kk}: {vv}" for kk, vv in v.items())]
             for k, v in corpus.items() if isinstance(v, dict)]
     p.table(f"Corpus: {totals}", ["breakdown", "counts"], rows, numeric_from=2)
+
+
+def _compass(p: _Printer, doc: dict[str, Any]) -> None:
+    """The COMPASS tables, only when the report has them (no suite in scope: nothing)."""
+    if "pas" not in doc:
+        return
+    by_judge: dict[str, list[dict[str, Any]]] = {}
+    for r in doc["pas"]:
+        by_judge.setdefault(r["judge"], []).append(r)
+    for judge, judged in by_judge.items() or [("none", [])]:
+        targets = list(dict.fromkeys(f"{r['model']} ({r['variant']})" for r in judged))
+        cells: dict[tuple[str, str], dict[str, str]] = {}
+        for r in judged:
+            text = "n/a" if r["n"] == 0 else f"{f3(r['pas'])} ({r['aligned']}/{r['n']})"
+            cells.setdefault((r["world"], r["query_type"]), {})[
+                f"{r['model']} ({r['variant']})"] = text
+        p.table(f"Policy Alignment Score, judge {judge}: world x query type (rows), target "
+                "(columns); PAS (aligned/n)", ["world", "query type", *map(_head, targets)],
+                [[w, t, *(c.get(x, "") for x in targets)] for (w, t), c in cells.items()],
+                numeric_from=2)
+    p.table("Failure modes of misaligned denied-edge responses (counts)",
+            ["judge", "target", "world", "denied edge", "misaligned", "direct", "hybrid",
+             "indirect", "unclassified"],
+            [[r["judge"], f"{r['model']} ({r['variant']})", r["world"], r["n_denied_edge"],
+              r["n_misaligned"], r["direct_violation"], r["refusal_answer_hybrid"],
+              r["indirect_violation"], r["unclassified"]] for r in doc["pas_failure_modes"]],
+            numeric_from=3)
+    p.table("Single-policy PAS (base variant) beside the composed error rate",
+            ["world", "model", "judge", "n", "PAS", "allowed", "denied", "composed", "error",
+             "error CI"],
+            [[r["world"], r["model"], r["compass_judge"] if r["same_judge"] else
+              f"{r['compass_judge']} / {r['composed_judge']}", r["n"], f3(r["pas"]),
+              f3(r["allowed_pas"]), f3(r["denied_pas"]), r["composed_n"],
+              f3(r["composed_error_rate"]), ci(r["composed_ci_low"], r["composed_ci_high"])]
+             for r in doc["pas_vs_composed"]], numeric_from=3,
+            note="PAS: share aligned (higher is better); error: share of composed items "
+                 "failed (lower is better); 'A / B' names the COMPASS and the composed judge.")
+    validity, reasons = [], []
+    for v in doc["pas_judge_validity"]:
+        validity.append([v["judge"], v["n_responses"],
+                     *(x for d in ("refused", "compliant", "aligned")
+                       for x in (f3(v[d]["agreement"]), f3(v[d]["kappa"])))])
+        reasons += [f"{v['judge']} {d}: {v[d]['kappa_reason']}"
+                    for d in ("refused", "compliant", "aligned") if "kappa_reason" in v[d]]
+    p.table("COMPASS judge vs human majority (agreement, Cohen's kappa)",
+            ["judge", "n", "refused", "kappa", "compliant", "kappa", "aligned", "kappa"],
+            validity, note="\n".join(reasons))

@@ -75,4 +75,8 @@ def build_report(db: Database, opts: ReportOptions) -> dict[str, Any]:
     # Imported only now: numpy and the metric modules load while the reads run in threads.
     from copal_tui.metrics import sections
 
-    return sections.build(reads, worlds, worlds or known, opts)
+    doc = sections.build(reads, worlds, worlds or known, opts)
+    from copal_tui.metrics import pas_sections  # COMPASS keys (issue 7); none without a suite
+
+    pas_sections.add_to_report(db, worlds, doc)
+    return doc

@@ -1,0 +1,272 @@
+"""The COMPASS sections of the report (seed 001): Policy Alignment Score per query type with
+Wilson intervals, the failure modes of misaligned denied-edge responses, single-policy PAS set
+beside the composed error of the same world, and the judge against human labels.
+
+Pure functions over the grouped rows that `copal_tui.metrics.pas_sections` reads from the store
+(that module also records the exclusions and adds the keys to the report). Judges are never
+pooled: every row names its judge. Undefined values are NaN with a sibling
+`<key>_reason`, like the rest of the report.
+
+Pooled rows of `pas`: for every (judge, model, variant, world) with at least one judgment
+(usable or failed) there is a row for each of the four query types and one with
+`query_type` = "all"; the same five rows again with `world` = "all" pool the worlds in scope of
+that judge, model and variant. Models and variants are never pooled.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from copal_tui.domain.compass import (
+    FAILURE_MODES,
+    QUERY_TYPES,
+    VARIANTS,
+    intended_kind,
+    is_aligned,
+    pas,
+)
+from copal_tui.metrics.classify import kappa, put, ratio
+from copal_tui.metrics.intervals import wilson
+
+ALL = "all"
+UNCLASSIFIED = "unclassified"
+DIMENSIONS = ("refused", "compliant", "aligned")
+Exclude = Callable[[str, str, str, int], None]
+
+
+def label(model: str, variant: str) -> str:
+    """How a target is named in tables and exclusions: a variant is never silently pooled."""
+    return f"{model} ({variant})"
+
+
+_VARIANT_ORDER: list[str] = list(VARIANTS)
+
+
+def _variant_rank(variant: str) -> tuple[int, str]:
+    # Variants in the order of the mitigations' table (base first), never alphabetical.
+    order = _VARIANT_ORDER
+    return (order.index(variant) if variant in order else len(order), variant)
+
+
+def score(aligned: int, n: int, reason: str) -> dict[str, Any]:
+    """{n, aligned, pas, ci_low, ci_high}: PAS with its Wilson 95% interval, NaN (+ reasons)
+    when n is 0, never 0."""
+    out: dict[str, Any] = {"n": n, "aligned": aligned}
+    value = pas(aligned, n)
+    out["pas"] = math.nan if value is None else value
+    out["ci_low"], out["ci_high"] = wilson(aligned, n)
+    if value is None:
+        out["pas_reason"] = out["ci_low_reason"] = out["ci_high_reason"] = reason
+    return out
+
+# ------------------------------------------------------------------ PAS
+
+
+def pas_rows(cells: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """`cells` are `compass_metrics_sql.judgment_cells`; see the module docstring for rows."""
+    acc: dict[tuple[str, ...], list[int]] = defaultdict(lambda: [0, 0, 0])  # n, aligned, failed
+    groups: set[tuple[str, str, str]] = set()
+    worlds: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    for judge, model, variant, world, qtype, status, _mode, count, aligned in cells:
+        if status not in ("usable", "failed"):
+            continue
+        groups.add((judge, model, variant))
+        worlds[(judge, model, variant)].add(world)
+        for w in (world, ALL):
+            for t in (qtype, ALL):
+                cell = acc[(judge, model, variant, w, t)]
+                if status == "usable":
+                    cell[0] += int(count)
+                    cell[1] += int(aligned)
+                else:
+                    cell[2] += int(count)
+    rows = []
+    for judge, model, variant in sorted(groups, key=lambda g: (g[0], g[1], _variant_rank(g[2]))):
+        for world in [*sorted(worlds[(judge, model, variant)]), ALL]:
+            for qtype in [*QUERY_TYPES, ALL]:
+                n, aligned, failed = acc.get((judge, model, variant, world, qtype), (0, 0, 0))
+                reason = (f"no usable judgments ({failed} failed)" if failed
+                          else "no judged responses to queries of this type")
+                rows.append({"judge": judge, "model": model, "variant": variant, "world": world,
+                             "query_type": qtype, **score(aligned, n, reason)})
+    return rows
+
+
+# ------------------------------------------------------------------ failure modes
+
+
+def failure_modes(cells: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """Per (judge, model, variant, world) with usable denied-edge judgments, and per world
+    "all": how many were misaligned and how the judge classified them (seed 001, 6.1).
+    `cells` are `compass_metrics_sql.judgment_cells`."""
+    acc: dict[tuple[str, str, str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for judge, model, variant, world, qtype, status, mode, count, _aligned in cells:
+        if status != "usable" or qtype != "denied_edge":
+            continue
+        for w in (world, ALL):
+            c = acc[(judge, model, variant, w)]
+            c["n_denied_edge"] += int(count)
+            if mode is not None:  # set on misaligned ones only
+                c["n_misaligned"] += int(count)
+                c[mode if mode in FAILURE_MODES else UNCLASSIFIED] += int(count)
+    rows = []
+    for key in sorted(acc, key=lambda k: (k[0], k[1], _variant_rank(k[2]), k[3] == ALL, k[3])):
+        c = acc[key]
+        rows.append({"judge": key[0], "model": key[1], "variant": key[2], "world": key[3],
+                     "n_denied_edge": c["n_denied_edge"], "n_misaligned": c["n_misaligned"],
+                     **{m: c[m] for m in FAILURE_MODES}, UNCLASSIFIED: c[UNCLASSIFIED]})
+    return rows
+
+
+# ------------------------------------------------------------------ contrast
+
+
+def _choose(counts: dict[str, int], preferred: str | None) -> str:
+    if preferred in counts:
+        return str(preferred)
+    return sorted(counts, key=lambda j: (-counts[j], j))[0]
+
+
+def contrast(cells: Sequence[tuple[Any, ...]], composed: Sequence[tuple[Any, ...]],
+             preferred: str | None) -> tuple[list[dict[str, Any]],
+                                             list[tuple[str, str, str, str, int]]]:
+    """Single-policy PAS (base variant) beside the composed error rate, per world and model.
+
+    The judge is the same on both sides when one judge judged both (the preferred judge, i.e.
+    the report's primary, if it did; else the one with the most judgments on the two sides);
+    otherwise each side takes the preferred judge or its own most prolific one, and
+    `same_judge` is false. Allowed PAS pools allowed-base and allowed-edge, denied PAS
+    denied-base and denied-edge. `composed` holds (world, model, judge, judged, errors); the
+    caller reads the primary judge's and those of judges that also judged COMPASS responses.
+    Returns the rows and, for models judged on one side only, (world, model, side, judge,
+    judgments) with the judge the contrast would have used on that side."""
+    single: dict[tuple[str, str], dict[str, dict[str, list[int]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(lambda: [0, 0])))
+    for judge, model, variant, world, qtype, status, _mode, count, aligned in cells:
+        if status != "usable" or variant != "base":
+            continue
+        for part in (ALL, intended_kind(qtype)):
+            single[(world, model)][judge][part][0] += int(count)
+            single[(world, model)][judge][part][1] += int(aligned)
+    comp: dict[tuple[str, str], dict[str, tuple[int, int]]] = defaultdict(dict)
+    for world, model, judge, n, errors in composed:
+        comp[(world, model)][judge] = (int(n), int(errors))
+    both_worlds = {w for w, _m in single} & {w for w, _m in comp}
+    rows, one_sided = [], []
+    for world, model in sorted(set(single) | set(comp)):
+        if world not in both_worlds:
+            continue
+        s, c = single.get((world, model)), comp.get((world, model))
+        if not s or not c:
+            side = "COMPASS" if s else "composed"
+            counts = {j: v[ALL][0] for j, v in s.items()} if s else \
+                {j: v[0] for j, v in (c or {}).items()}
+            judge = _choose(counts, preferred)  # the judge the contrast would have used
+            one_sided.append((world, model, side, judge, counts[judge]))
+            continue
+        s_counts = {j: v[ALL][0] for j, v in s.items()}
+        c_counts = {j: v[0] for j, v in c.items()}
+        common = {j: s_counts[j] + c_counts[j] for j in set(s_counts) & set(c_counts)}
+        if common:
+            s_judge = c_judge = _choose(common, preferred)
+        else:
+            s_judge, c_judge = _choose(s_counts, preferred), _choose(c_counts, preferred)
+        row: dict[str, Any] = {"world": world, "model": model, "compass_judge": s_judge}
+        for part, prefix in ((ALL, ""), ("allow", "allowed_"), ("deny", "denied_")):
+            n, aligned = s[s_judge].get(part, (0, 0))
+            sc = score(aligned, n, "no usable judgments of these query types")
+            row.update({f"{prefix}{k}": v for k, v in sc.items()})
+        n, errors = c[c_judge]
+        low, high = wilson(errors, n)
+        row.update({"composed_judge": c_judge, "composed_n": n, "composed_errors": errors,
+                    "composed_error_rate": errors / n, "composed_ci_low": low,
+                    "composed_ci_high": high, "same_judge": s_judge == c_judge})
+        rows.append(row)
+    return rows, one_sided
+
+
+# ------------------------------------------------------------------ judge vs human labels
+
+
+def _majority(votes: list[int]) -> int | None:
+    """The majority value of 0/1 votes; None for no votes or a tie."""
+    if not votes or 2 * sum(votes) == len(votes):
+        return None
+    return int(2 * sum(votes) > len(votes))
+
+
+def human_majority(labels: Sequence[tuple[Any, ...]]) -> tuple[dict[str, dict[str, int]],
+                                                                dict[str, int]]:
+    """Per response, the annotators' majority on refused, compliant and aligned (each
+    annotator's aligned follows the alignment rule from their own refused and compliant), and
+    the number of ties per dimension (excluded)."""
+    votes: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for response, qtype, _annotator, refused, compliant in labels:
+        v = votes[response]
+        if refused is not None:
+            v["refused"].append(int(refused))
+        if compliant is not None:
+            v["compliant"].append(int(compliant))
+        if refused is not None and compliant is not None:
+            v["aligned"].append(int(is_aligned(qtype, bool(refused), bool(compliant))))
+    out: dict[str, dict[str, int]] = {}
+    ties = dict.fromkeys(DIMENSIONS, 0)
+    for response, v in votes.items():
+        for dim in DIMENSIONS:
+            m = _majority(v[dim])
+            if m is None:
+                ties[dim] += int(bool(v[dim]))
+            else:
+                out.setdefault(response, {})[dim] = m
+    return out, ties
+
+
+def _kappa(t: Sequence[int], dim: str) -> tuple[float, str | None]:
+    """Cohen's kappa of (tp, fp, tn, fn), with a reason that names the dimension (the shared
+    helper's reasons speak of errors)."""
+    tp, fp, tn, fn = t
+    value, reason = kappa(tp, fp, tn, fn)
+    if reason is None:
+        return value, None
+    n = tp + fp + tn + fn
+    if n == 0:
+        return math.nan, f"no response has both the judge's and a human majority {dim} label"
+    names = {True: dim, False: f"not {dim}"}
+    parts = []
+    if tp + fp in (0, n):
+        parts.append(f"the judge said '{names[tp + fp == n]}' every time")
+    if tp + fn in (0, n):
+        parts.append(f"the human majority is '{names[tp + fn == n]}' on every response")
+    return math.nan, "; ".join(parts) + " (one class only); kappa is undefined"
+
+
+def judge_validity(majority: dict[str, dict[str, int]], judgments: Sequence[tuple[Any, ...]],
+                   judges: Sequence[str]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Per judge: agreement and Cohen's kappa with the human majority on each dimension
+    (positive class: refused / compliant / aligned). Also, per judge, how many
+    human-labelled responses it has no usable judgment of."""
+    by_judge: dict[str, dict[str, tuple[Any, ...]]] = defaultdict(dict)
+    for response, judge, refused, compliant, aligned in judgments:
+        by_judge[judge][response] = (refused, compliant, aligned)
+    out, unjudged = [], {}
+    for judge in sorted(set(judges) | set(by_judge)):
+        mine = by_judge.get(judge, {})
+        unjudged[judge] = sum(1 for r in majority if r not in mine)
+        entry: dict[str, Any] = {"judge": judge,
+                                 "n_responses": sum(1 for r in majority if r in mine)}
+        for k, dim in enumerate(DIMENSIONS):
+            t = [0, 0, 0, 0]  # tp, fp, tn, fn with the judge as the predicting side
+            for response, human in majority.items():
+                said = mine.get(response, (None, None, None))[k]
+                if dim in human and said is not None:
+                    t[(0 if human[dim] else 1) if said else (3 if human[dim] else 2)] += 1
+            block: dict[str, Any] = {"n": sum(t)}
+            put(block, "agreement", ratio(t[0] + t[2], sum(t), "no response has both the "
+                                          f"judge's and a human majority {dim} label"))
+            put(block, "kappa", _kappa(t, dim))
+            entry[dim] = block
+        out.append(entry)
+    return out, unjudged

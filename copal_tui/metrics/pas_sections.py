@@ -1,0 +1,208 @@
+"""The COMPASS keys of the report: reads `store.compass_metrics_sql`, feeds the functions of
+`copal_tui.metrics.pas`, and records every exclusion with its reason.
+
+`compass_sections` returns the keys `pas`, `pas_failure_modes`, `pas_vs_composed` and
+`pas_judge_validity`, or nothing at all when no world in scope has a COMPASS suite (so a store
+without one gives the report it always gave); `add_to_report` puts them into a report built by
+`copal_tui.metrics.report`, after its other keys, and appends their exclusions to its
+`exclusions`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from copal_tui.metrics.pas import (
+    DIMENSIONS,
+    UNCLASSIFIED,
+    Exclude,
+    contrast,
+    failure_modes,
+    human_majority,
+    judge_validity,
+    label,
+    pas_rows,
+)
+from store import compass_metrics_sql as q
+from store.db import Database
+
+# ------------------------------------------------------------------ reading the store
+
+Cell = tuple[str, str, str, str, str, str, str | None, int, int]
+SEP, UNIT = "\x1e", "\x1f"  # char(30) between rows, char(31) between a class key's fields
+
+
+def judgment_cells(db: Database, worlds: list[str] | None) -> tuple[list[Cell],
+                                                                     list[tuple[str, str, int,
+                                                                                int]]]:
+    """Grouped judgments and response counts of the suites in scope.
+
+    Cells are (judge, model, variant, world, query type, status, failure mode, judgments,
+    aligned) with status `usable`, `failed` (the judge call failed or gave no verdict),
+    `no_response` or `not_kept` (see `compass_metrics_sql.response_columns`); the failure mode is set
+    on usable misaligned denied-edge judgments only (`unclassified` when the judge gave none).
+    Response counts are (model, variant, answered 0/1, responses) over kept queries. The
+    judgments are read once as packed columns and grouped in numpy (see
+    `compass_metrics_sql.judgment_columns` for why)."""
+    ids, keys = q.response_columns(db)
+    if not ids or not keys:
+        return [], []
+    id_list, key_list = ids.split(SEP), keys.split(SEP)
+    classes: dict[str, int] = {}
+    codes = [classes.setdefault(k, len(classes)) for k in key_list]
+    index = dict(zip(id_list, codes, strict=True))
+    class_keys = [tuple(k.split(UNIT)) for k in classes]
+    scope = set(worlds) if worlds else None
+    in_scope = np.array([scope is None or c[2] in scope for c in class_keys], dtype=bool)
+    answered: Counter[tuple[str, str, int]] = Counter()
+    for k, n in Counter(codes).items():
+        model, variant, world, _qtype, status = class_keys[k]
+        if in_scope[k] and status != "not_kept":
+            answered[(model, variant, int(status == "answered"))] += n
+    counts = [(*k, v) for k, v in sorted(answered.items())]
+    judge_names = q.judges(db)
+    rids_text, codes_text = q.judgment_columns(db, judge_names)
+    if not rids_text or not codes_text:
+        return [], counts
+    rids = rids_text.split(SEP)
+    cls = np.fromiter(map(index.__getitem__, rids), dtype=np.int64, count=len(rids))
+    code = np.fromstring(codes_text, dtype=np.int64, sep=",")  # C-speed parse of "1,2,3"
+    keep = in_scope[cls]  # judgments of responses outside the scope are left out
+    jc, bits = code[keep] // 32, code[keep] % 32
+    key = (jc * len(classes) + cls[keep]) * 32 + bits
+    uniq, totals = np.unique(key, return_counts=True)
+    acc: Counter[tuple[Any, ...]] = Counter()
+    aligned: Counter[tuple[Any, ...]] = Counter()
+    for k, n in zip(uniq.tolist(), totals.tolist(), strict=True):
+        bits, rest = k % 32, k // 32
+        model, variant, world, qtype, rstatus = class_keys[rest % len(classes)]
+        status = rstatus if rstatus != "answered" else "failed" if bits & 2 else "usable"
+        mode = None
+        if status == "usable" and bits >= 4 and qtype == "denied_edge":
+            m = bits >> 2
+            mode = q.FAILURE_MODE_CODES[m - 1] if m <= len(q.FAILURE_MODE_CODES) \
+                else UNCLASSIFIED
+        cell = (judge_names[rest // len(classes)], model, variant, world, qtype, status, mode)
+        acc[cell] += n
+        aligned[cell] += n if bits & 1 and status == "usable" else 0
+    cells: list[Cell] = [(*c, acc[c], aligned[c])
+                         for c in sorted(acc, key=lambda c: (*c[:6], c[6] or ""))]
+    return cells, counts
+
+
+# ------------------------------------------------------------------ the report sections
+
+_LEFT_OUT = {"failed": "the judge call failed or gave no verdict",
+             "not_kept": "the query was not kept by verification",
+             "no_response": "the response has no answer (the target call failed)"}
+
+
+def _coverage(cells: Sequence[tuple[Any, ...]], responses: Sequence[tuple[Any, ...]],
+              exclude: Exclude) -> None:
+    """Exclusions: judgments left out, failed responses, and answered responses each judge
+    skipped (for judges that judged that model and variant at all)."""
+    left: dict[tuple[str, str, str, str], int] = defaultdict(int)
+    judged: dict[tuple[str, str, str], int] = defaultdict(int)
+    for judge, model, variant, _w, _t, status, _m, count, _a in cells:
+        left[(judge, model, variant, status)] += int(count)
+        if status in ("usable", "failed"):  # kept query, answered response
+            judged[(judge, model, variant)] += int(count)
+        else:
+            judged.setdefault((judge, model, variant), 0)
+    for (judge, model, variant, status), count in sorted(left.items()):
+        if status in _LEFT_OUT:
+            exclude("pas", f"COMPASS judgments by {judge} of {label(model, variant)}",
+                    _LEFT_OUT[status], count)
+    answered: dict[tuple[str, str], int] = defaultdict(int)
+    for model, variant, ok, count in responses:
+        if ok:
+            answered[(model, variant)] += int(count)
+        else:
+            exclude("pas", f"COMPASS responses of {label(model, variant)}", "the target "
+                    "model's call failed (no answer to judge)", int(count))
+    for (judge, model, variant), count in sorted(judged.items()):
+        # At most one judgment per response and judge, so the rest were never judged.
+        exclude("pas", f"COMPASS responses of {label(model, variant)} for {judge}",
+                "not judged by this judge (skipped)", answered[(model, variant)] - count)
+
+
+def _composed(db: Database, suite: list[str], cells: Sequence[tuple[Any, ...]],
+              preferred: str | None, by_world: Sequence[tuple[str, str, int, int]]
+              ) -> list[tuple[Any, ...]]:
+    """Composed cells (world, model, judge, n, errors) for the contrast. The preferred
+    (primary) judge's come from the report's error table (`by_world`), so the two agree by
+    construction. Other judges matter only where the preferred judge lacks one side of a world
+    and model; only then, and only for judges that judged COMPASS responses there, are the
+    composed judgments read again (a scan the common case of one judge for both never pays)."""
+    out = [(w, m, preferred, n, e) for w, m, n, e in by_world if w in suite]
+    if preferred is None:
+        return out + q.composed_cells(db, suite)
+    covered = {(w, m) for w, m, _j, _n, _e in out}
+    single: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for judge, model, variant, world, _t, status, *_rest in cells:
+        if status == "usable" and variant == "base":
+            single[(world, model)].add(judge)
+    need = {(w, m) for (w, m), js in single.items() if preferred not in js or (w, m) not in
+            covered}
+    others = sorted({j for key in need for j in single[key]} - {preferred})
+    if not others:
+        return sorted(out)
+    return sorted(out + q.composed_cells(db, sorted({w for w, _m in need}), others))
+
+
+def compass_sections(db: Database, worlds: list[str] | None, primary: tuple[str, str] | None,
+                     exclude: Exclude, primary_by_world: Sequence[tuple[str, str, int, int]]
+                     = ()) -> dict[str, Any]:
+    """The COMPASS keys of the report ({} when no world in scope has a suite); `exclude`
+    records (section, what, reason, count) like the report's other exclusions.
+    `primary_by_world` holds (world, model, judged, errors) of the primary judge on composed
+    items when it is a contract-mode judge."""
+    suite = q.suite_worlds(db, worlds)
+    if not suite:
+        return {}
+    cells, responses = judgment_cells(db, worlds)
+    _coverage(cells, responses, exclude)
+    doc: dict[str, Any] = {"pas": pas_rows(cells), "pas_failure_modes": failure_modes(cells)}
+    preferred = primary[0] if primary and primary[1] == "contract" else None
+    rows, one_sided = contrast(cells, _composed(db, suite, cells, preferred, primary_by_world),
+                               preferred)
+    doc["pas_vs_composed"] = rows
+    for world, model, side, judge, count in one_sided:
+        other = "composed contract-mode" if side == "COMPASS" else "COMPASS (base variant)"
+        exclude("pas_vs_composed", f"{side} judgments of {model} in {world} by {judge}",
+                f"the model has no usable {other} judgments in this world", count)
+
+    majority, ties = human_majority(q.label_rows(db, worlds))
+    judges = sorted({c[0] for c in cells if c[5] == "usable"})
+    validity, unjudged = judge_validity(majority, q.labelled_judgments(db, worlds), judges) \
+        if majority else ([], {})
+    doc["pas_judge_validity"] = validity
+    for dim in DIMENSIONS:
+        exclude("pas_judge_validity", "labelled COMPASS responses", "annotators split evenly "
+                f"on {dim} (tie)", ties[dim])
+    for judge, count in unjudged.items():
+        exclude("pas_judge_validity", f"human-labelled COMPASS responses for {judge}",
+                "the judge did not judge them (skipped or failed)", count)
+    return doc
+
+
+def add_to_report(db: Database, worlds: list[str] | None, doc: dict[str, Any]) -> None:
+    """Add the COMPASS keys to a report built by `copal_tui.metrics.report`, after its other
+    keys; the composed side of the contrast prefers the report's primary judge and takes its
+    numbers from the report's `error_rates` (`by_world` of each base-variant model)."""
+    found = doc["scope"].get("primary_judge")
+    primary = None if not found else (found["judge"], found["mode"])
+    by_world = [(w, r["model"], int(c["n"]), int(c["errors"]))
+                for r in doc.get("error_rates", []) for w, c in r["by_world"].items()
+                if c["n"]] if primary and primary[1] == "contract" else []
+
+    def exclude(section: str, what: str, reason: str, count: int) -> None:
+        if count:  # the report lists only exclusions that left something out
+            doc["exclusions"].append({"section": section, "what": what, "reason": reason,
+                                      "count": int(count)})
+
+    doc.update(compass_sections(db, worlds, primary, exclude, by_world))

@@ -1,0 +1,142 @@
+"""SQL behind the COMPASS sections of `copal report` (PAS, failure modes, the contrast with
+composed testing, judge validity against human labels).
+
+Every query returns grouped counts, never one row per judgment, so the metric code in
+`copal_tui.metrics.pas` sums a few hundred tuples whatever the size of the suite. Rows are
+ordered so the same database gives the same report.
+
+Conventions (the same as `store.metrics_sql` for composed judgments):
+- a COMPASS judgment is *usable* when `failure IS NULL AND aligned IS NOT NULL`, on an answered
+  response (`failure IS NULL AND text IS NOT NULL`) to a query verification kept;
+- `worlds` (a list of world ids, or None for all) restricts every query through the query's
+  `world_id`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from store.db import Database
+
+# Why a response's judgments are or are not used (judgment failures are in JUDGMENT_CODE).
+RESPONSE_STATUS = ("CASE WHEN q.status != 'kept' THEN 'not_kept' "
+                   "WHEN r.failure IS NOT NULL OR r.text IS NULL THEN 'no_response' "
+                   "ELSE 'answered' END")
+# One integer per judgment: aligned (bit 0), failed or no verdict (bit 1), and from bit 2 the
+# failure mode of a usable misaligned verdict (0 none, 1 + its index in FAILURE_MODE_CODES,
+# 4 unclassified).
+FAILURE_MODE_CODES = ("direct_violation", "refusal_answer_hybrid", "indirect_violation")
+JUDGMENT_CODE = (
+    "CASE WHEN failure IS NOT NULL OR aligned IS NULL THEN 2 "
+    "WHEN aligned = 1 THEN 1 "
+    "ELSE 4 * CASE failure_mode WHEN 'direct_violation' THEN 1 "
+    "WHEN 'refusal_answer_hybrid' THEN 2 WHEN 'indirect_violation' THEN 3 ELSE 4 END END")
+_USABLE = ("q.status = 'kept' AND r.failure IS NULL AND r.text IS NOT NULL "
+           "AND j.failure IS NULL AND j.aligned IS NOT NULL")
+_JOIN = ("FROM compass_judgments j JOIN compass_responses r ON r.id = j.response_id "
+         "JOIN compass_queries q ON q.id = r.query_id")
+
+
+def _scope(worlds: list[str] | None, col: str = "q.world_id") -> tuple[str, tuple[str, ...]]:
+    if not worlds:
+        return "", ()
+    return f" AND {col} IN ({','.join('?' * len(worlds))})", tuple(worlds)
+
+
+def _all(db: Database, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    return [tuple(r) for r in db.execute(sql, params).fetchall()]
+
+
+def suite_worlds(db: Database, worlds: list[str] | None) -> list[str]:
+    """Worlds in scope that have a COMPASS suite (at least one query)."""
+    where, params = _scope(worlds, "world_id")
+    return [r[0] for r in db.execute(
+        f"SELECT DISTINCT world_id FROM compass_queries WHERE 1 = 1{where} ORDER BY world_id",
+        params)]
+
+
+def response_columns(db: Database) -> tuple[str | None, str | None]:
+    """Every COMPASS response as two aligned group_concat columns (char(30)-separated): ids,
+    and class keys `model, variant, world, query type, status` joined by char(31), where status
+    is `answered`, `no_response` (the target call failed) or `not_kept` (verification rejected
+    the query afterwards). Unscoped: the caller keeps the worlds it wants, and every judgment
+    finds its response."""
+    key = " || char(31) || ".join(("r.model", "r.variant", "q.world_id", "q.query_type",
+                                   RESPONSE_STATUS))
+    row = db.execute(
+        f"SELECT group_concat(r.id, char(30)), group_concat({key}, char(30)) "
+        "FROM compass_responses r JOIN compass_queries q ON q.id = r.query_id").fetchone()
+    return row[0], row[1]
+
+
+def judges(db: Database) -> list[str]:
+    """Every judge of a COMPASS judgment, by name (read from the judge index alone)."""
+    return [r[0] for r in db.execute(
+        "SELECT judge FROM compass_judgments GROUP BY judge ORDER BY judge")]
+
+
+def judgment_columns(db: Database, names: list[str]) -> tuple[str | None, str | None]:
+    """Every COMPASS judgment as two aligned group_concat columns: response ids
+    (char(30)-separated) and `judge index * 32 + JUDGMENT_CODE` (comma-separated), the judge
+    index being its position in `names` (`judges`).
+
+    Why not one GROUP BY joined to responses and queries: on 118,400 judgments its sort took
+    1.7-2.9 s on a loaded machine, this read plus `response_columns` and the grouping in numpy
+    by `copal_tui.metrics.pas_sections` under 1 s (the reasoning of `store.metrics_sql`'s bulk
+    reads: returning many Python tuples or sorting in SQLite costs more than the scan)."""
+    if not names:
+        return None, None
+    judge = "CASE judge " + " ".join(f"WHEN ? THEN {k}" for k in range(len(names))) + " END"
+    row = db.execute(
+        f"SELECT group_concat(response_id, char(30)), group_concat(({judge}) * 32 + "
+        f"{JUDGMENT_CODE}) FROM compass_judgments", tuple(names)).fetchone()
+    return row[0], row[1]
+
+
+def composed_cells(db: Database, worlds: list[str],
+                   judges: list[str] | None = None) -> list[tuple[str, str, str, int, int]]:
+    """(world, model, judge, judged, errors) of usable contract-mode judgments of base-variant
+    responses to composed items in the given worlds, by the given judges (None: all).
+    Composed items are selected top-level items of the COPAL method, as
+    `copal_tui.metrics.frame.Frame.composed_items` defines them for the error tables."""
+    if not worlds or judges == []:
+        return []
+    where, params = _scope(worlds, "i.world_id")
+    j_where, j_params = _scope(judges, "j.judge")
+    return _all(
+        db,
+        "SELECT i.world_id, r.model, j.judge, COUNT(*), SUM(j.error) FROM judgments j "
+        "JOIN responses r ON r.id = j.response_id JOIN items i ON i.id = r.item_id "
+        "WHERE j.mode = 'contract' AND j.failure IS NULL AND j.error IS NOT NULL "
+        "AND r.variant = 'base' AND i.method = 'copal' AND i.selected = 1 "
+        f"AND i.parent_item_id IS NULL{where}{j_where} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+        (*params, *j_params),
+    )
+
+
+def label_rows(db: Database, worlds: list[str] | None) -> list[tuple[Any, ...]]:
+    """(response, query type, annotator, refused, compliant) of every current COMPASS label on
+    an answered response to a kept query (either flag may be None)."""
+    where, params = _scope(worlds)
+    return _all(
+        db,
+        "SELECT l.response_id, q.query_type, l.annotator, l.refused, l.compliant "
+        "FROM current_compass_labels l JOIN compass_responses r ON r.id = l.response_id "
+        "JOIN compass_queries q ON q.id = r.query_id WHERE q.status = 'kept' "
+        f"AND r.failure IS NULL AND r.text IS NOT NULL{where} "
+        "ORDER BY l.response_id, l.annotator",
+        params,
+    )
+
+
+def labelled_judgments(db: Database, worlds: list[str] | None) -> list[tuple[Any, ...]]:
+    """(response, judge, refused, compliant, aligned) of usable judgments of labelled
+    responses."""
+    where, params = _scope(worlds)
+    return _all(
+        db,
+        f"SELECT j.response_id, j.judge, j.refused, j.compliant, j.aligned {_JOIN} "
+        f"WHERE {_USABLE}{where} AND j.response_id IN "
+        "(SELECT response_id FROM current_compass_labels) ORDER BY j.response_id, j.judge",
+        params,
+    )
