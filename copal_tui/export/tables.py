@@ -268,9 +268,33 @@ def _compass_contrast_tables(doc: dict[str, Any]) -> list[Table]:
     return [vs, jv]
 
 
+def dialogue_tables(doc: dict[str, Any]) -> list[Table]:
+    """CompliBench-style judge metrics and the error taxonomy, only when the report has them."""
+    if "dialogue_judging" not in doc:
+        return []
+    metrics = ("compliant_turn_accuracy violation_detection_accuracy "
+               "strict_violation_detection_accuracy conversation_accuracy precision recall")
+    judging = Table("dialogue_judging", "Dialogue judging (Category 1 turns excluded; micro over "
+                    "turns, mean over attempts)",
+                    _cols("judge:str domain:str binary:bool conversations:int attempts:int "
+                          "compliant_turns:int violation_turns:int "
+                          + " ".join(f"{m}:float" for m in metrics.split())),
+                    display=["judge", "domain", "conversations", "attempts",
+                             "compliant_turn_accuracy", "violation_detection_accuracy",
+                             "strict_violation_detection_accuracy", "conversation_accuracy"])
+    for r in doc["dialogue_judging"]:
+        judging.rows.append([r[name] for name, _t in judging.columns])
+    taxonomy = Table("dialogue_error_taxonomy", "Judge mistakes reviewed by humans, by error type",
+                     _cols("judge:str domain:str error_type:str count:int"))
+    taxonomy.rows = [[r["judge"], r["domain"], r["error_type"], r["count"]]
+                     for r in doc.get("dialogue_error_taxonomy", [])]
+    return [judging, taxonomy]
+
+
 def report_tables(doc: dict[str, Any]) -> list[Table]:
     return [*error_tables(doc), *atlas_tables(doc), *contrast_tables(doc),
             *validity_tables(doc), *sensitivity_tables(doc), *compass_tables(doc),
+            *dialogue_tables(doc),
             *corpus_tables(doc)]
 
 

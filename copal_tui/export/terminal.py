@@ -117,6 +117,7 @@ def print_report(doc: dict[str, Any], console: Any = None) -> None:
     _sensitivity(p, doc)
     _corpus(p, doc)
     _compass(p, doc)
+    _dialogues(p, doc)
     p.table("Exclusions", ["section", "what", "reason", "count"],
             [[e["section"], e["what"], e["reason"], e["count"]] for e in doc["exclusions"]],
             numeric_from=3)
@@ -231,3 +232,24 @@ def _compass(p: _Printer, doc: dict[str, Any]) -> None:
     p.table("COMPASS judge vs human majority (agreement, Cohen's kappa)",
             ["judge", "n", "refused", "kappa", "compliant", "kappa", "aligned", "kappa"],
             validity, note="\n".join(reasons))
+
+
+def _dialogues(p: _Printer, doc: dict[str, Any]) -> None:
+    """Dialogue-judging tables, only when the report has them."""
+    if "dialogue_judging" not in doc:
+        return
+    p.table("Dialogue judging (Category 1 excluded; micro over turns, mean over attempts)",
+            ["judge", "domain", "conv", "attempts", "compliant acc", "violation det",
+             "strict", "conversation acc"],
+            [[r["judge"], r["domain"], r["conversations"], r["attempts"],
+              f3(r["compliant_turn_accuracy"]), f3(r["violation_detection_accuracy"]),
+              f3(r["strict_violation_detection_accuracy"]), f3(r["conversation_accuracy"])]
+             for r in doc["dialogue_judging"]], numeric_from=2)
+    counts: dict[tuple[str, str], dict[str, int]] = {}
+    for r in doc.get("dialogue_error_taxonomy", []):
+        counts.setdefault((r["judge"], r["domain"]), {})[r["error_type"]] = r["count"]
+    types = list(dict.fromkeys(r["error_type"] for r in doc.get("dialogue_error_taxonomy", [])))
+    if types:
+        p.table("Reviewed judge mistakes by error type", ["judge", "domain", *types],
+                [[j, d, *(c.get(t, 0) for t in types)] for (j, d), c in counts.items()],
+                numeric_from=2)

@@ -79,4 +79,7 @@ def build_report(db: Database, opts: ReportOptions) -> dict[str, Any]:
     from copal_tui.metrics import pas_sections  # COMPASS keys (issue 7); none without a suite
 
     pas_sections.add_to_report(db, worlds, doc)
+    from copal_tui.metrics import dialogue_sections  # dialogue judging (issue 8); none without
+
+    dialogue_sections.add_to_report(db, doc)
     return doc
