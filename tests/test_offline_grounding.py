@@ -22,8 +22,8 @@ def _worlds() -> list[dict]:
             for p in sorted(sample_worlds_dir().glob("*.yaml"))]
 
 
-def _clause(text: str) -> list[dict]:
-    return call("grounding", {"world": {}, "policy": {"id": "P1", "kind": "allow",
+def _clause(text: str, kind: str = "allow") -> list[dict]:
+    return call("grounding", {"world": {}, "policy": {"id": "P1", "kind": kind,
                                                         "text": text}})["clauses"]
 
 
@@ -103,7 +103,7 @@ def test_a_licence_with_an_exception_gives_two_clauses():
 
 def test_a_policy_without_a_cue_is_other_with_an_audit_note():
     text = "Our brand voice is warm, upbeat and concise."
-    c = _clause(text)[0]
+    c = _clause(text, kind="procedure")[0]
     assert c["effect"] == "OTHER"
     assert c["audit_note"] and c["audit_note"].startswith("offline heuristic:")
     assert c["source_span"] in text and c["confidence"] < 0.5
@@ -167,3 +167,12 @@ def test_sample_worlds_yield_compositions_for_every_pattern():
                 if Effect(a["effect"]) in licensing and Effect(b["effect"]) in constraining
             )
             assert accepted >= 1, (world["id"], pattern)
+
+
+@pytest.mark.parametrize(("kind", "effect"), [("allow", "PERMIT"), ("deny", "PROHIBIT")])
+def test_a_listed_topic_without_a_cue_takes_its_list_effect(kind, effect):
+    # COMPASS allowlist/denylist entries describe topics; which list they are on is the rule.
+    text = "Comparisons with other pharmacies, supermarkets or online sellers."
+    [c] = _clause(text, kind=kind)
+    assert c["effect"] == effect
+    assert f"{kind}list entry" in c["audit_note"]

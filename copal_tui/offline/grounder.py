@@ -54,9 +54,21 @@ def ground(policy_text: str) -> list[dict[str, Any]]:
     return clauses
 
 
+# A COMPASS allowlist or denylist entry describes a topic ("Information about ...") rather than
+# stating a rule with a cue phrase; which list it is on is its effect.
+LIST_EFFECT = {"allow": Effect.PERMIT, "deny": Effect.PROHIBIT}
+
+
 def grounding(inp: dict[str, Any]) -> dict[str, Any]:
     policy = inp.get("policy") or {}
-    return {"clauses": ground(str(policy.get("text", "")))}
+    clauses = ground(str(policy.get("text", "")))
+    listed = LIST_EFFECT.get(str(policy.get("kind", "")))
+    if listed is not None and all(c["effect"] in (None, "OTHER") for c in clauses):
+        for c in clauses:
+            c["effect"] = listed.value
+            c["audit_note"] = (f"no cue phrase: effect {listed.value} from the policy's kind "
+                               f"({policy.get('kind')}list entry)")
+    return {"clauses": clauses}
 
 
 # ---------------------------------------------------------------- composition filter
