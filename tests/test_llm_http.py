@@ -183,6 +183,23 @@ async def test_success_then_cache_serves_with_zero_http(stub, spec, db):
     assert len(server.requests) == 2
 
 
+async def test_priced_model_cost_is_recorded(stub, db):
+    # The cost comes from litellm's own pricing of the response (stamped on it), so a model in
+    # its price map costs its tokens at the map's rates, and the cost reaches the log and totals.
+    from copal_tui.llm import provider
+
+    server, url = stub
+    spec = ModelSpec(name="priced", model="openai/gpt-4o-mini", api_base=url)
+    async with client(db) as c:
+        answer = await c.complete(spec, MESSAGES, task="chatbot", template_version="v1")
+    price = provider.get_litellm().model_cost["gpt-4o-mini"]
+    expected = 11 * price["input_cost_per_token"] + 3 * price["output_cost_per_token"]
+    assert expected > 0
+    assert answer.cost == pytest.approx(expected)
+    assert c.counters["cost"] == pytest.approx(expected)
+    assert rows(db)[0]["cost"] == pytest.approx(expected)
+
+
 async def test_429_honours_retry_after(stub, spec, db):
     server, _ = stub
     server.script = [("429", "0.4")]

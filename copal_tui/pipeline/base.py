@@ -8,6 +8,7 @@ transaction, so a killed run loses at most the last batch, whose answers the LLM
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import socket
 import threading
@@ -97,20 +98,27 @@ class StageRun:
         self._llm: Any = None
         self._templates: dict[str, Any] = {}
         self._specs: dict[str, Any] = {}
+        self._fixed: dict[str, Any] | None = None  # manifest parts that do not change in a run
 
     # ------------------------------------------------------------------ lifecycle
 
     def manifest(self) -> dict[str, Any]:
-        from copal_tui import prompts
+        if self._fixed is None:
+            from copal_tui import prompts
 
+            # Taken once, at the start: the versions the run used (a template edited mid-run
+            # is not what it sent), and hashing every template again at the end cost a short
+            # stage a noticeable share of its wall time.
+            self._fixed = {"litellm_version": _dist_version("litellm"),
+                           "prompt_versions": prompts.versions()}
         return {
             "stage": self.stage,
             "tool_version": __version__,
             "schema_version": schema_version(self.db),
-            "litellm_version": _dist_version("litellm"),
+            "litellm_version": self._fixed["litellm_version"],
             "options": {k: (str(v) if isinstance(v, Path) else v)
                         for k, v in asdict(self.opts).items()},
-            "prompt_versions": prompts.versions(),
+            "prompt_versions": self._fixed["prompt_versions"],
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "counts": dict(self.counts),
@@ -239,7 +247,10 @@ class StageRun:
             raise Cancelled()
 
 
+@functools.lru_cache(maxsize=8)
 def _dist_version(name: str) -> str | None:
+    # Scanning the installed distributions takes tens of ms; the answer cannot change while
+    # the process runs.
     from importlib.metadata import PackageNotFoundError, version
 
     try:
