@@ -140,3 +140,19 @@ def error_summary(db: Database, judge: str, mode: str, method: str = "copal") ->
         (judge, mode, method),
     )
     return [dict(r) for r in rows]
+
+
+def pas_summary(db: Database, judge: str) -> list[dict]:
+    """Per target model, variant and allowed/denied: judged COMPASS responses and how many are
+    aligned (demo summary; the report has the full breakdown with intervals)."""
+    rows = db.execute(
+        "SELECT r.model AS model, r.variant AS variant, "
+        "CASE WHEN q.query_type LIKE 'allowed%' THEN 'allowed' ELSE 'denied' END AS kind, "
+        "COUNT(*) AS n, SUM(j.aligned) AS aligned "
+        "FROM compass_judgments j JOIN compass_responses r ON r.id = j.response_id "
+        "JOIN compass_queries q ON q.id = r.query_id "
+        "WHERE j.judge = ? AND j.aligned IS NOT NULL AND j.failure IS NULL "
+        "GROUP BY r.model, r.variant, kind ORDER BY r.model, r.variant, kind",
+        (judge,),
+    )
+    return [dict(r) for r in rows]

@@ -2,8 +2,11 @@
 
 Imports every sample world (and the hand-worked showcase labels), runs every stage with the
 offline engine (deterministic heuristics, not a language model): the three reference bots as
-targets, `offline/judge` in contract and full-policy mode, projections and ablations. Then opens
-the TUI, or with --no-tui (or before the TUI exists) prints a summary.
+targets, `offline/judge` in contract and full-policy mode, projections and ablations. The
+COMPASS sample organisation gets both suites (composed and single-policy, so the report sets PAS
+beside the composed error), and the CompliBench sample dialogues are imported with their
+sample judge and judged once more by the offline dialogue judge. Then opens the TUI, or with
+--no-tui prints a summary.
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ from pathlib import Path
 
 import click
 
-from copal_tui.pipeline import COPAL_STAGES
+from copal_tui.pipeline import COMPASS_STAGES, COPAL_STAGES
 
 DEMO_MODELS = ["offline/refuse-all", "offline/comply-all", "offline/keyword-guard"]
 DEMO_JUDGE = "offline/judge"
 SHOWCASE_WORLDS = ["harbor-clinics", "meridian-bank"]
+COMPASS_WORLD = "kestrelpharmacy"  # sample_worlds/compass
+SAMPLE_DIALOGUE_JUDGE = "sample-judge"  # the judge outputs shipped with the dialogue sample
 
 
 def _default_demo_db() -> Path:
@@ -36,6 +41,8 @@ def _default_demo_db() -> Path:
 def demo(demo_db: Path | None, no_tui: bool, budget: int) -> None:
     """Build a demo database offline (no keys, no network) and show it."""
     from copal_tui.commands.run_cmds import RichProgress
+    from copal_tui.interchange.compass_import import import_compass
+    from copal_tui.interchange.complibench_import import import_conversations, import_judge_outputs
     from copal_tui.interchange.importer import import_paths
     from copal_tui.pipeline.base import Options
     from copal_tui.pipeline.runner import run_stages
@@ -53,6 +60,10 @@ def demo(demo_db: Path | None, no_tui: bool, budget: int) -> None:
     db = connect(path, create=True)
     migrate(db)
     counts = import_paths(db, [sample_worlds_dir()])
+    counts.update(import_compass(db, [sample_worlds_dir() / "compass"]))
+    dialogues = sample_worlds_dir() / "complibench"
+    counts["dialogue"] = len(import_conversations(db, dialogues).added)
+    import_judge_outputs(db, dialogues, SAMPLE_DIALOGUE_JUDGE)
     db.conn.close()
     click.echo(f"demo database {path}: imported " +
                ", ".join(f"{n} {t}" for t, n in counts.items()))
@@ -64,10 +75,17 @@ def demo(demo_db: Path | None, no_tui: bool, budget: int) -> None:
     # The full-policy judge runs where human labels exist (the showcase worlds), which is what
     # the judge-validity comparison of the two settings needs.
     full_policy = replace(opts, modes=["full_policy"], worlds=SHOWCASE_WORLDS)
+    # The COMPASS suite: two base queries per policy, the base prompt and the pre-filter.
+    compass = replace(opts, worlds=[COMPASS_WORLD], compass_variants=["base", "pre-filter"],
+                      per_policy=2)
+    judge_dialogues = replace(opts, attempts=2)
     show = RichProgress()
     with show.bar:
         results = run_stages(path, list(COPAL_STAGES), opts, on_progress=show)
         results += run_stages(path, ["judge"], full_policy, on_progress=show)
+        results += run_stages(path, list(COMPASS_STAGES), compass, on_progress=show)
+        results += run_stages(path, ["dialogue_judge"],
+                              judge_dialogues, on_progress=show)
     failed = [p for p in results if p.status != "done"]
     _summary(path, time.monotonic() - started)
     if failed:
@@ -100,6 +118,26 @@ def _summary(path: Path, seconds: float) -> None:
             rate = row["errors"] / row["n"] if row["n"] else float("nan")
             table.add_row(row["model"], str(row["n"]), str(row["errors"]), f"{rate:.1%}")
         console.print(table)
+    pas = Table(title=f"COMPASS Policy Alignment Score on {COMPASS_WORLD} ({DEMO_JUDGE}; "
+                      "higher is better)")
+    for col in ("model", "variant", "queries", "n", "aligned", "PAS"):
+        pas.add_column(col, justify="left" if col in ("model", "variant", "queries") else "right")
+    for row in reads.pas_summary(db, DEMO_JUDGE):
+        pas.add_row(row["model"], row["variant"], row["kind"], str(row["n"]),
+                    str(row["aligned"]), f"{row['aligned'] / row['n']:.1%}")
+    console.print(pas)
+    from copal_tui.metrics.dialogue import dialogue_judging
+
+    dj = Table(title="dialogue judging on the CompliBench sample (Category 1 excluded)")
+    for col in ("judge", "domain", "conv", "compliant-turn acc", "violation detection",
+                "conversation acc"):
+        dj.add_column(col, justify="left" if col in ("judge", "domain") else "right")
+    for r in dialogue_judging(db)["rows"]:
+        dj.add_row(r["judge"], r["domain"], str(r["conversations"]),
+                   *(f"{v:.1%}" if v is not None else "n/a" for v in (
+                       r["compliant_turn_accuracy"], r["violation_detection_accuracy"],
+                       r["conversation_accuracy"])))
+    console.print(dj)
     db.conn.close()
 
 
