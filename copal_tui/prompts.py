@@ -54,6 +54,14 @@ TASKS: tuple[str, ...] = (
     "compass_prefilter",
     "compass_judge",
     "chatbot_explicit_refusal",
+    # CompliBench-style dialogue judging and violation variants (pipeline/dialogue_*.py).
+    "dialogue_judge",
+    "dialogue_judge_binary",
+    "dialogue_variant",
+    "dialogue_regenerate",
+    "dialogue_content_judge",
+    "dialogue_compliance_judge",
+    "dialogue_refine",
 )
 CHATBOT_TASK = "chatbot_system"
 # Target-chatbot texts: rendered from world fields by render_chatbot, never with a trailer.

@@ -59,6 +59,27 @@ def _inputs(skyline) -> dict[str, dict]:
         "judge_full_policy": {"world": w, "query": v["query"], "response": "Sure.",
                               "policies": policies},
         **_compass_inputs(w, policies),
+        **_dialogue_inputs(),
+    }
+
+
+def _dialogue_inputs() -> dict[str, dict]:
+    doc = {"Category 2: Intent Triggered Guidelines": {
+        "refund": {"Phase 1": "Ask for the order number and the email address."}}}
+    turns = [{"turn_index": 0, "role": "user", "content": "I want a refund."},
+             {"turn_index": 1, "role": "assistant",
+              "content": "Sure, what is the order number and your email address?"}]
+    g = {"category": 2, "key": "refund", "phase": "Phase 1",
+         "text": "Ask for the order number and the email address."}
+    base = {"guideline": g, "history": turns[:1], "original_reply": turns[1]["content"]}
+    return {
+        "dialogue_judge": {"attempt": 1, "guidelines": doc, "conversation": turns},
+        "dialogue_judge_binary": {"attempt": 1, "guidelines": doc, "conversation": turns},
+        "dialogue_variant": base,
+        "dialogue_regenerate": {**base, "guideline": {**g, "text": "Do not ask for the email."}},
+        "dialogue_content_judge": {"history": [], "original_reply": "a b", "new_reply": "a"},
+        "dialogue_compliance_judge": {"guideline": g, "conversation": turns, "turn_index": 1},
+        "dialogue_refine": {**base, "round": 2},
     }
 
 

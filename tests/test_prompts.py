@@ -87,8 +87,33 @@ def sample_input(task: str, text: str = "ordinary text") -> dict:
         "judge_full_policy": {"world": world, "query": text, "response": text,
                               "policies": POLICIES},
         **_compass_inputs(world, text),
+        **_dialogue_inputs(text),
     }
     return inputs[task]
+
+
+def _dialogue_inputs(text: str) -> dict[str, dict]:
+    doc = {"Category 1: Universal Compliance": {"tone": "Be polite."},
+           "Category 2: Intent Triggered Guidelines": {"refund": {"Phase 1": text}},
+           "Category 3: Condition Triggered Guidelines": {"angry": "Offer a supervisor."}}
+    turns = [{"turn_index": 0, "role": "user", "content": text},
+             {"turn_index": 1, "role": "assistant", "content": text}]
+    g = {"category": "Category 2: Intent Triggered Guidelines", "key": "refund",
+         "phase": "Phase 1", "text": text}
+    base = {"guideline": g, "history": turns[:1], "original_reply": text}
+    judged = {"content_judge": {"behaviour_changed": True, "reason": text},
+              "compliance_judge": {"violates": True, "reason": text}}
+    return {
+        "dialogue_judge": {"attempt": 1, "guidelines": doc, "conversation": turns},
+        "dialogue_judge_binary": {"attempt": 2, "guidelines": doc, "conversation": turns},
+        "dialogue_variant": base,
+        "dialogue_regenerate": {**base, "guideline": {**g, "text": "Do not ask."}},
+        "dialogue_content_judge": {"history": turns[:1], "original_reply": text,
+                                   "new_reply": "Hello."},
+        "dialogue_compliance_judge": {"guideline": g, "conversation": turns, "turn_index": 1},
+        "dialogue_refine": {**base, "round": 2, "feedback": judged,
+                            "previous": {"modified_guideline": text, "new_reply": text}},
+    }
 
 
 def _compass_inputs(world: dict, text: str) -> dict[str, dict]:

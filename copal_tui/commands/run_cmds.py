@@ -1,11 +1,13 @@
-"""Pipeline commands: `copal run STAGE...` (and `copal run compass`, the four COMPASS stages)
-and `copal runs`."""
+"""Pipeline commands: `copal run STAGE...` (and `copal run compass`, the four COMPASS stages;
+`copal run dialogue_judge` / `dialogue_variants` for CompliBench-style dialogues) and
+`copal runs`."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,11 +25,28 @@ if TYPE_CHECKING:
 COMPASS_ALIAS = "compass"
 
 
+@dataclass(frozen=True)
+class DialogueArgs:
+    """The dialogue stages' options as given on the command line."""
+
+    domains: tuple[str, ...] = ()
+    dialogues: tuple[str, ...] = ()
+    attempts: int = 1
+    binary: bool = False
+    per_dialogue: int = 2
+
+    def fields(self) -> dict[str, Any]:
+        return {"domains": list(self.domains) or None, "dialogues": list(self.dialogues) or None,
+                "attempts": self.attempts, "binary": self.binary,
+                "per_dialogue": self.per_dialogue}
+
+
 def options_from(worlds: tuple[str, ...], all_worlds: bool, models: tuple[str, ...],
                  judges: tuple[str, ...], modes: tuple[str, ...], generator: str, budget: int,
                  variants: int, concurrency: int, models_file: Path | None,
                  compass_variants: tuple[str, ...] = (), prefilter: str = DEFAULT_PREFILTER,
-                 per_policy: int = BASE_PER_POLICY, verifier: str | None = None) -> Options:
+                 per_policy: int = BASE_PER_POLICY, verifier: str | None = None,
+                 dialogue: DialogueArgs | None = None) -> Options:
     if worlds and all_worlds:
         raise click.UsageError("give --world IDs or --all, not both")
     from copal_tui.pipeline.base import Options
@@ -38,6 +57,7 @@ def options_from(worlds: tuple[str, ...], all_worlds: bool, models: tuple[str, .
         budget=budget, variants=variants, concurrency=concurrency, models_file=models_file,
         compass_variants=list(dict.fromkeys(compass_variants)) or ["base"], prefilter=prefilter,
         per_policy=per_policy, verifier=verifier,
+        **(dialogue or DialogueArgs()).fields(),
     )
 
 
@@ -97,28 +117,45 @@ class RichProgress:
               type=click.IntRange(1, 100), help="COMPASS base queries per policy.")
 @click.option("--verifier", default=None,
               help="Model that verifies COMPASS queries (default: the generator).")
+@click.option("--domain", "domains", multiple=True,
+              help="Dialogue domain for the dialogue stages (repeatable; default all).")
+@click.option("--dialogue", "dialogue_ids", multiple=True,
+              help="Dialogue id for the dialogue stages (repeatable; default all).")
+@click.option("--attempts", default=1, show_default=True, type=click.IntRange(1, 20),
+              help="dialogue_judge: independent judge attempts per dialogue.")
+@click.option("--binary", is_flag=True,
+              help="dialogue_judge: ask for the violation verdict only (stored as JUDGE+binary).")
+@click.option("--per-dialogue", default=2, show_default=True, type=click.IntRange(1, 100),
+              help="dialogue_variants: turns per dialogue to build a violation variant for.")
 @click.pass_context
 def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], all_worlds: bool,
         models: tuple[str, ...], judges: tuple[str, ...], modes: tuple[str, ...],
         generator: str, budget: int, variants: int, concurrency: int,
         models_file: Path | None, compass_variants: tuple[str, ...], prefilter: str,
-        per_policy: int, verifier: str | None) -> None:
+        per_policy: int, verifier: str | None, domains: tuple[str, ...],
+        dialogue_ids: tuple[str, ...], attempts: int, binary: bool, per_dialogue: int) -> None:
     """Run pipeline stages (idempotent: a re-run only does what is missing).
 
     `copal run compass --world ID --model M --judge J` runs the COMPASS suite of a world:
-    compass_generate, compass_verify, compass_respond and compass_judge, in that order."""
+    compass_generate, compass_verify, compass_respond and compass_judge, in that order.
+
+    `copal run dialogue_judge --judge J --attempts 4 [--domain D] [--binary]` judges the stored
+    dialogues; `copal run dialogue_variants --generator M --judge J [--per-dialogue K]` builds
+    violation variants of them."""
     from copal_tui.pipeline.runner import run_stages
 
     opts = options_from(worlds, all_worlds, models, judges, modes, generator, budget, variants,
                         concurrency, models_file, compass_variants, prefilter, per_policy,
-                        verifier)
+                        verifier, DialogueArgs(domains, dialogue_ids, attempts, binary,
+                                               per_dialogue))
     open_db(ctx).conn.close()  # refuse pending migrations before starting anything
     if COMPASS_ALIAS in stages and not (worlds or all_worlds):
         # A suite per world is hundreds of calls per target: never for every world by default.
         raise click.UsageError("compass needs --world ID (or --all)")
     stage_list = expand_stages(stages)
     for stage, what in (("respond", "--model"), ("compass_respond", "--model"),
-                        ("judge", "--judge"), ("compass_judge", "--judge")):
+                        ("judge", "--judge"), ("compass_judge", "--judge"),
+                        ("dialogue_judge", "--judge"), ("dialogue_variants", "--judge")):
         if stage in stage_list and not (models if what == "--model" else judges):
             raise click.UsageError(f"{stage} needs at least one {what}")
     show = RichProgress()

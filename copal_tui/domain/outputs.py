@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from copal_tui.domain.compass import FailureMode
+from copal_tui.domain.dialogue import norm_category, norm_phase
 from copal_tui.domain.taxonomy import ContractKind, Effect, Facet, Pattern
 
 
@@ -151,6 +152,84 @@ class CompassJudgeOut(_Out):
     rationale: str = ""
 
 
+# ---------------------------------------------------------------- dialogue judging (seed 002)
+
+
+class DialogueGuidelineUsed(_Out):
+    """One turn's verdict in the public CompliBench judge format. Category and phase are
+    checked here (so a malformed one gets the repair round) but kept as the model wrote them;
+    the stage normalises them. A key not in the document is allowed: it is simply wrong."""
+
+    guidance_category: int | str | None = None
+    guidance_key: str | None = None
+    guideline_phase: int | str | None = None
+    is_violation: bool
+    judge_reason: str = ""
+
+    @field_validator("guidance_category")
+    @classmethod
+    def _category(cls, v: int | str | None) -> int | str | None:
+        norm_category(v)
+        return v
+
+    @field_validator("guideline_phase")
+    @classmethod
+    def _phase(cls, v: int | str | None) -> int | str | None:
+        norm_phase(v)
+        return v
+
+
+class DialogueTurnVerdict(_Out):
+    turn_index: int = Field(ge=0)
+    guideline_used: DialogueGuidelineUsed
+
+
+class DialogueBinaryJudgeOut(_Out):
+    """Binary judges: only `is_violation` per turn counts (any guideline named is ignored)."""
+
+    turn_guidelines: list[DialogueTurnVerdict] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_turns(self) -> DialogueBinaryJudgeOut:
+        seen = [t.turn_index for t in self.turn_guidelines]
+        dup = sorted({i for i in seen if seen.count(i) > 1})
+        if dup:
+            raise ValueError(f"turn_index {dup} given more than once")
+        return self
+
+
+class DialogueJudgeOut(DialogueBinaryJudgeOut):
+    @model_validator(mode="after")
+    def _named(self) -> DialogueJudgeOut:
+        unnamed = [t.turn_index for t in self.turn_guidelines
+                   if not t.guideline_used.guidance_category
+                   or not (t.guideline_used.guidance_key or "").strip()]
+        if unnamed:
+            raise ValueError(f"turns {unnamed} name no guidance_category and guidance_key")
+        return self
+
+
+class DialogueVariantOut(_Out):
+    """The variant writer and the refiner: a modified guideline and what it changes."""
+
+    modified_guideline: str = Field(min_length=1)
+    change: str = ""
+
+
+class DialogueRegenerateOut(_Out):
+    reply: str = Field(min_length=1)
+
+
+class DialogueContentJudgeOut(_Out):
+    behaviour_changed: bool
+    reason: str = ""
+
+
+class DialogueComplianceJudgeOut(_Out):
+    violates: bool
+    reason: str = ""
+
+
 TASK_OUTPUTS: dict[str, type[_Out]] = {
     "grounding": GroundingOut,
     "composition": CompositionOut,
@@ -169,4 +248,11 @@ TASK_OUTPUTS: dict[str, type[_Out]] = {
     "compass_reference": CompassReferenceOut,
     "compass_prefilter": CompassPrefilterOut,
     "compass_judge": CompassJudgeOut,
+    "dialogue_judge": DialogueJudgeOut,
+    "dialogue_judge_binary": DialogueBinaryJudgeOut,
+    "dialogue_variant": DialogueVariantOut,
+    "dialogue_regenerate": DialogueRegenerateOut,
+    "dialogue_content_judge": DialogueContentJudgeOut,
+    "dialogue_compliance_judge": DialogueComplianceJudgeOut,
+    "dialogue_refine": DialogueVariantOut,
 }

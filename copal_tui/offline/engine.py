@@ -16,7 +16,7 @@ from typing import Any
 
 from copal_tui import prompts
 from copal_tui.domain.outputs import TASK_OUTPUTS
-from copal_tui.offline import compass, generator, grounder, judge, planners, screening
+from copal_tui.offline import compass, dialogue, generator, grounder, judge, planners, screening
 from copal_tui.offline.chatbots import CHATBOTS, chat
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
@@ -33,6 +33,7 @@ HANDLERS: dict[str, Handler] = {
     "judge_contract": judge.judge_contract,
     "judge_full_policy": judge.judge_full_policy,
     **compass.HANDLERS,
+    **dialogue.HANDLERS,
 }
 
 def parse_trailer(text: str) -> tuple[str, dict[str, Any]] | None:

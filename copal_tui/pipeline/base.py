@@ -52,6 +52,13 @@ class Options:
     prefilter: str = DEFAULT_PREFILTER
     per_policy: int = BASE_PER_POLICY
     verifier: str | None = None
+    # Dialogue judging (dialogue_judge, dialogue_variants): which stored dialogues (None:
+    # all), judge attempts per dialogue, verdict-only judging, and variant turns per dialogue.
+    domains: list[str] | None = None
+    dialogues: list[str] | None = None
+    attempts: int = 1
+    binary: bool = False
+    per_dialogue: int = 2
 
 
 @dataclass

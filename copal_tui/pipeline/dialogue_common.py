@@ -1,0 +1,64 @@
+"""What the dialogue stages share: the dialogues a run covers, and a stored dialogue as the
+models see it (the guideline document in the public CompliBench layout, the turns as
+{turn_index, role, content}).
+
+A model never sees a dialogue's id, domain or per-turn truth: a variant's id ("...~v5") would
+tell a judge where the violation is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from copal_tui.domain.dialogue import CATEGORIES, norm_key
+from copal_tui.pipeline.base import StageRun
+from store import dialogue_pipeline_sql as psql
+
+
+def selected(run: StageRun, *, originals_only: bool = False) -> list[str]:
+    """Dialogue ids of the run's --domain / --dialogue filters; an unknown --dialogue id is an
+    error before any call (a typo would otherwise judge nothing and report success)."""
+    ids = psql.select_dialogues(run.db, run.opts.domains, run.opts.dialogues,
+                                originals_only=originals_only)
+    if run.opts.dialogues:
+        unknown = sorted(set(run.opts.dialogues) - set(psql.select_dialogues(
+            run.db, None, run.opts.dialogues)))
+        if unknown:
+            raise ValueError(f"no stored dialogue {', '.join(unknown)}")
+    return ids
+
+
+def phase_name(phase: int | None) -> str | None:
+    return None if phase is None else f"Phase {phase}"
+
+
+def guideline_document(guidelines: list[dict[str, Any]]) -> dict[str, Any]:
+    """The stored guidelines as `assistant_guidelines` of the public layout."""
+    doc: dict[str, dict[str, Any]] = {}
+    for g in guidelines:
+        section = doc.setdefault(CATEGORIES[g["category"]], {})
+        if g["category"] == 2:
+            section.setdefault(g["key"], {})[phase_name(g["phase"]) or "Phase ?"] = g["text"]
+        else:
+            section[g["key"]] = g["text"]
+    return doc
+
+
+def conversation(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"turn_index": t["turn_index"], "role": t["role"], "content": t["content"]}
+            for t in turns]
+
+
+def governing(d: dict[str, Any], turn: dict[str, Any]) -> dict[str, Any] | None:
+    """The document entry of a turn's governing guideline (category, key, phase, text)."""
+    for g in d["guidelines"]:
+        if (g["category"] == turn["category"] and norm_key(g["key"]) == norm_key(turn["key"])
+                and (g["phase"] == turn["phase"] or g["category"] != 2)):
+            return g
+    return None
+
+
+def guideline_payload(g: dict[str, Any], text: str | None = None) -> dict[str, Any]:
+    return {"category": CATEGORIES[g["category"]], "key": g["key"],
+            "phase": phase_name(g["phase"]) if g["category"] == 2 else None,
+            "text": g["text"] if text is None else text}

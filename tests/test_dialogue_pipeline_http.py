@@ -1,0 +1,169 @@
+"""Dialogue stages over real HTTP: a local OpenAI-compatible stub (tests/stub_server.py) answers
+like the offline engine unless told otherwise. A malformed judge answer leaves an attempt with
+`failure` that a re-run retries; stray turns are dropped with a note and unknown guidelines kept;
+forced judge verdicts decide which variants are kept; a failed round is redone by a re-run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from copal_tui.metrics.dialogue import dialogue_judging
+from copal_tui.pipeline.base import Options
+from copal_tui.pipeline.dialogue_variants import MAX_ROUNDS
+from copal_tui.pipeline.runner import run_stages
+from store.db import connect
+from tests.stub_server import Stub, serve
+from tests.test_dialogue_pipeline import SLIPPED, check_rounds, make_store, rows
+
+CONTENT = "COPAL-TASK: dialogue_content_judge"
+COMPLIANCE = "COPAL-TASK: dialogue_compliance_judge"
+
+
+@pytest.fixture
+def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    db = make_store(tmp_path)
+    stub = Stub()
+    monkeypatch.setenv("COPAL_TEST_KEY", "sk-dialogue-test")
+    with serve(stub) as url:
+        models = tmp_path / "models.yaml"
+        models.write_text(f"stub-judge:\n  model: openai/stub-judge\n  api_base: {url}\n"
+                          "  api_key_env: COPAL_TEST_KEY\n  timeout: 5\n  max_retries: 1\n",
+                          encoding="utf-8")
+        yield db, stub, Options(judges=["stub-judge"], models_file=models, domains=["shop"],
+                                backoff_base=0.01, concurrency=4)
+
+
+def verdict(turn: int, key: str, violation: bool = False, phase: str | None = None) -> dict:
+    return {"turn_index": turn, "guideline_used": {
+        "guidance_category": "Category 2: Intent Triggered Guidelines", "guidance_key": key,
+        "guideline_phase": phase, "is_violation": violation, "judge_reason": "stub"}}
+
+
+def test_malformed_answer_is_a_failed_attempt_that_a_rerun_retries(setup):
+    db, stub, opts = setup
+    # shop/c2 alone carries SLIPPED: both its answers are unusable, so no repair rescues it.
+    stub.once[SLIPPED] = [("raw", '{"turn_guidelines": "none"}'), ("raw", "not json at all")]
+    [p] = run_stages(db, ["dialogue_judge"], opts)
+    assert p.status == "done" and p.failures == 1
+    attempts = {a["dialogue_id"]: a for a in rows(db, "SELECT * FROM dialogue_attempts")}
+    assert attempts["shop/c1"]["failure"] is None
+    failure = attempts["shop/c2"]["failure"]
+    assert "invalid after one repair" in failure and "not json at all" in failure
+    assert not rows(db, "SELECT * FROM dialogue_predictions WHERE dialogue_id = 'shop/c2'")
+    excluded = dialogue_judging(connect(db))["exclusions"]
+    assert [(e["dialogue"], e["attempt"]) for e in excluded] == [("shop/c2", 1)]
+
+    before = stub.calls
+    [again] = run_stages(db, ["dialogue_judge"], opts)
+    assert again.failures == 0 and stub.calls - before == 1  # only the failed attempt
+    [retried] = rows(db, "SELECT * FROM dialogue_attempts WHERE dialogue_id = 'shop/c2'")
+    assert retried["failure"] is None and retried["run_id"] == again.run_id
+    assert len(rows(db, "SELECT * FROM dialogue_predictions WHERE dialogue_id = 'shop/c2'")) == 4
+
+
+def test_stray_turns_dropped_with_a_note_unknown_guidelines_kept(setup):
+    db, stub, opts = setup
+    answer = {"turn_guidelines": [verdict(0, "return_item", phase="Phase 1"),  # a user turn
+                                  verdict(1, "no_such_intent", phase="Phase 1"),
+                                  verdict(5, "return_item", True, "Phase 2"),
+                                  verdict(99, "return_item", phase="Phase 1")]}
+    stub.once[SLIPPED] = [("raw", json.dumps(answer))]
+    opts.dialogues = ["shop/c2"]
+    [p] = run_stages(db, ["dialogue_judge"], opts)
+    assert p.status == "done" and p.failures == 0
+    preds = rows(db, "SELECT turn_index, key, phase, violation FROM dialogue_predictions "
+                     "ORDER BY turn_index")
+    assert preds == [{"turn_index": 1, "key": "no_such_intent", "phase": 1, "violation": 0},
+                     {"turn_index": 5, "key": "return_item", "phase": 2, "violation": 1}]
+    manifest = json.loads(rows(db, "SELECT manifest FROM runs WHERE id = ?",
+                               (p.run_id,))[0]["manifest"])
+    notes = " ".join(e["reason"] for e in manifest["errors"])
+    assert "dropped verdicts for turns [0, 99]" in notes
+    assert "no verdict for assistant turns [3, 7]" in notes
+    assert manifest["counts"]["dropped_turns"] == 2
+
+
+def test_variant_kept_when_content_changed_and_compliance_missed(setup):
+    db, stub, opts = setup
+    stub.once[CONTENT] = [("raw", '{"behaviour_changed": true, "reason": "asks less"}')] * 20
+    stub.once[COMPLIANCE] = [("raw", '{"violates": false, "reason": "looks fine"}')] * 20
+    opts.per_dialogue = 1
+    [p] = run_stages(db, ["dialogue_variants"], opts)
+    assert p.status == "done" and p.failures == 0
+    rounds = check_rounds(db)
+    assert len(rounds) == 2 and all(r["round"] == 1 and r["kept"] for r in rounds)
+    assert all("looks fine" in r["reason"] and "asks less" in r["reason"] for r in rounds)
+    variants = rows(db, "SELECT id, variant_of, domain FROM dialogues WHERE variant_of IS NOT "
+                        "NULL ORDER BY id")
+    assert [(v["variant_of"], v["domain"]) for v in variants] == [("shop/c1", "shop"),
+                                                                  ("shop/c2", "shop")]
+    for v, r in zip(variants, sorted(rounds, key=lambda r: r["dialogue_id"]), strict=True):
+        assert v["id"] == f"{r['dialogue_id']}~v{r['turn_index']}"
+        check_variant(db, v["id"], r)
+    # Variants are judged like any dialogue, and never varied again.
+    opts.per_dialogue = 3
+    run_stages(db, ["dialogue_variants", "dialogue_judge"], opts)
+    judged = {a["dialogue_id"] for a in rows(db, "SELECT dialogue_id FROM dialogue_attempts")}
+    assert {v["id"] for v in variants} <= judged
+    assert not rows(db, "SELECT * FROM dialogue_variants WHERE dialogue_id LIKE '%~v%'")
+
+
+def check_variant(db: Path, vid: str, r: dict) -> None:
+    """A kept round's dialogue: the original's turns before the varied one, then the new reply
+    tagged as a violation of the original guideline with the modified text."""
+    [d] = rows(db, "SELECT * FROM dialogues WHERE id = ?", (vid,))
+    assert d["variant_of"] == r["dialogue_id"] and d["run_id"] == r["run_id"]
+    assert r["modified_guideline"] in json.dumps(json.loads(d["overrides"]), ensure_ascii=False)
+    turns = rows(db, "SELECT * FROM dialogue_turns WHERE dialogue_id = ? ORDER BY turn_index",
+                 (vid,))
+    before = rows(db, "SELECT * FROM dialogue_turns WHERE dialogue_id = ? AND turn_index < ? "
+                      "ORDER BY turn_index", (r["dialogue_id"], r["turn_index"]))
+    assert [t["content"] for t in turns[:-1]] == [t["content"] for t in before]
+    last = turns[-1]
+    assert (last["turn_index"], last["content"], last["violation"]) == (
+        r["turn_index"], r["new_reply"], 1)
+    assert (last["category"], last["key"], last["guideline_text"], last["evidence"]) == (
+        r["category"], r["key"], r["modified_guideline"], "asks less")
+    doc = rows(db, "SELECT category, key, phase, text FROM dialogue_guidelines WHERE "
+                   "dialogue_id = ? ORDER BY position", (vid,))
+    assert doc == rows(db, "SELECT category, key, phase, text FROM dialogue_guidelines WHERE "
+                           "dialogue_id = ? ORDER BY position", (r["dialogue_id"],))
+
+
+def test_variant_refined_three_rounds_when_the_judge_always_detects(setup):
+    db, stub, opts = setup
+    stub.once[COMPLIANCE] = [("raw", '{"violates": true, "reason": "caught it"}')] * 20
+    stub.once[CONTENT] = [("raw", '{"behaviour_changed": true, "reason": "changed"}')] * 20
+    opts.per_dialogue = 1
+    run_stages(db, ["dialogue_variants"], opts)
+    rounds = check_rounds(db)
+    assert len(rounds) == 2 * MAX_ROUNDS and not any(r["kept"] for r in rounds)
+    assert not rows(db, "SELECT id FROM dialogues WHERE variant_of IS NOT NULL")
+    # Rounds 2 and 3 are refinements that were told what the compliance judge said.
+    refines = rows(db, "SELECT request FROM llm_calls WHERE request LIKE "
+                       "'%COPAL-TASK: dialogue_refine%'")
+    assert len(refines) == 2 * (MAX_ROUNDS - 1) and all("caught it" in r["request"]
+                                                        for r in refines)
+    before = stub.calls
+    [again] = run_stages(db, ["dialogue_variants"], opts)
+    assert again.total == 0 and stub.calls == before  # a finished turn is never asked again
+
+
+def test_a_failed_round_is_redone_by_a_rerun(setup):
+    db, stub, opts = setup
+    stub.broken.add(CONTENT)
+    opts.per_dialogue = 1
+    [p] = run_stages(db, ["dialogue_variants"], opts)
+    assert p.status == "done" and p.failures == 2
+    failed = rows(db, "SELECT * FROM dialogue_variants")
+    assert len(failed) == 2 and all(r["failure"] and r["round"] == 1 and not r["kept"]
+                                    for r in failed)
+    stub.broken.clear()
+    [again] = run_stages(db, ["dialogue_variants"], opts)
+    assert again.failures == 0
+    rounds = check_rounds(db)  # no failure left; rounds numbered from 1 again
+    assert {(r["dialogue_id"], r["turn_index"]) for r in rounds} == \
+        {(r["dialogue_id"], r["turn_index"]) for r in failed}
