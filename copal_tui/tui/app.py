@@ -36,13 +36,16 @@ SCREENS: dict[str, str] = {
     "dashboard": "copal_tui.tui.screens.dashboard:DashboardScreen",
     "compass_query": "copal_tui.tui.screens.compass_query:CompassQueryScreen",
     "compass_label": "copal_tui.tui.screens.compass_label:CompassLabelScreen",
+    "dialogues": "copal_tui.tui.screens.dialogues:DialoguesScreen",
+    "dialogue": "copal_tui.tui.screens.dialogue:DialogueScreen",
+    "dialogue_review": "copal_tui.tui.screens.dialogue_review:DialogueReviewScreen",
     "help": "copal_tui.tui.screens.help:HelpScreen",
     "too_small": "copal_tui.tui.screens.too_small:TooSmallScreen",
 }
 
 START = {"browse": "worlds", "label": "label", "adjudicate": "adjudicate"}
 # `copal label --suite X`: the label queue of suite X (the COPAL queue is the default).
-LABEL_SUITES = {"copal": "label", "compass": "compass_label"}
+LABEL_SUITES = {"copal": "label", "compass": "compass_label", "dialogues": "dialogue_review"}
 
 # Screens reachable from the command palette, with a description.
 PALETTE = [
@@ -50,6 +53,10 @@ PALETTE = [
     ("label", "Label queue", "label responses against their contracts (blind)"),
     ("compass_label", "COMPASS label queue",
      "label COMPASS responses: refused or answered, compliant or not (blind)"),
+    ("dialogue_review", "Dialogue review queue",
+     "name the error type of each judge mistake on a dialogue turn"),
+    ("dialogues", "Dialogues",
+     "browse judged dialogues: turns, the truth per turn, each judge attempt's predictions"),
     ("adjudicate", "Adjudicate", "decide responses where annotators or the judge disagree"),
     ("jobs", "Jobs", "start, watch and cancel pipeline stages in the background"),
     ("dashboard", "Dashboard", "error matrix, facet atlas, paired contrast, judge validity"),
@@ -70,16 +77,20 @@ class CopalApp(App[None]):
         Binding("ctrl+w", "open('worlds')", "Worlds", show=False, id="app.worlds"),
         Binding("ctrl+j", "open('jobs')", "Jobs", show=False, id="app.jobs"),
         Binding("ctrl+d", "open('dashboard')", "Dashboard", show=False, id="app.dashboard"),
+        # Not ctrl+g: the jobs screen binds it to starting a job.
+        Binding("ctrl+l", "open('dialogues')", "Dialogues", show=False, id="dialogues.show"),
     ]
 
     def __init__(self, db_path: Path, *, mode: str = "browse", annotator: str | None = None,
-                 settings: Settings | None = None, suite: str = "copal") -> None:
+                 settings: Settings | None = None, suite: str = "copal",
+                 judge: str | None = None) -> None:
         super().__init__()
         if suite not in LABEL_SUITES:
             raise ValueError(f"unknown suite {suite!r}; one of {', '.join(LABEL_SUITES)}")
         self.db_path = Path(db_path)
         self.mode = mode
         self.suite = suite
+        self.review_judge = judge  # `copal label --suite dialogues --judge J`: one judge only
         self.annotator = annotator or _default_annotator()
         self.settings = settings or Settings.from_env()
         self._db: Database | None = None
@@ -103,7 +114,8 @@ class CopalApp(App[None]):
         self.sub_title = f"{self.db_path.name} - {self.mode}{suite}" + (
             f" as {self.annotator}" if self.mode != "browse" else "")
         start = LABEL_SUITES[self.suite] if self.mode == "label" else START[self.mode]
-        self.push_screen(self.make_screen(start))
+        kwargs = {"judge": self.review_judge} if start == "dialogue_review" else {}
+        self.push_screen(self.make_screen(start, **kwargs))
         self._check_size()
 
     @contextmanager
@@ -140,7 +152,7 @@ class CopalApp(App[None]):
         return screen_class(name)(**kwargs)
 
     def action_open(self, name: str, **kwargs: Any) -> None:
-        if self.mode != "browse" and name in ("worlds", "dashboard", "jobs"):
+        if self.mode != "browse" and name in ("worlds", "dashboard", "jobs", "dialogues"):
             # Annotators label blind: aggregate error rates would reveal the judge.
             self.notify(f"{name} is available in `copal tui`, not while labelling",
                         severity="warning")

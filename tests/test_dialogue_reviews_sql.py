@@ -1,0 +1,205 @@
+"""store/dialogue_reviews.py and store/dialogue_browse_sql.py: which predictions are wrong (and
+that this agrees with the metrics in copal_tui.domain.dialogue), the append-only review events,
+the queue's order and resume, the error-type counts for the report, and the dialogue list's
+filters."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+from copal_tui.domain import dialogue as domain
+from copal_tui.interchange.complibench_import import import_conversations, import_judge_outputs
+from store import dialogue_browse_sql as browse
+from store import dialogue_reviews as reviews
+from store import dialogue_sql
+from store.browse_sql import FilterError, PageRequest
+from store.db import StoreError, connect
+from store.dialogue_reviews import ReviewKey
+from tests.dialogue_tui_support import D1, D3, MISTAKES, V1, build_dialogue_db, events
+
+
+@pytest.fixture
+def db(tmp_path):
+    conn = connect(build_dialogue_db(tmp_path))
+    yield conn
+    conn.close()
+
+
+def metric_mistakes(db) -> dict[tuple[str, int], int]:
+    """Wrong predictions per (judge, attempt) as the domain metrics count them."""
+    truth: dict[str, list[domain.TurnTruth]] = defaultdict(list)
+    for did, _dom, turn, cat, key, phase, violation in dialogue_sql.truth_turns(db):
+        truth[did].append(domain.TurnTruth(turn, domain.Guideline.of(cat, key, phase),
+                                           bool(violation)))
+    preds: dict[tuple[str, int, str], list[domain.TurnPrediction]] = defaultdict(list)
+    for did, judge, attempt, turn, cat, key, phase, violation in dialogue_sql.predictions(db):
+        g = None if cat is None and key is None else domain.Guideline.of(cat, key, phase)
+        preds[(judge, attempt, did)].append(domain.TurnPrediction(turn, g, bool(violation)))
+    binary: dict[str, list[bool]] = defaultdict(list)
+    scored: dict[tuple[str, int], list[str]] = defaultdict(list)
+    for did, judge, attempt, is_binary, failure in dialogue_sql.attempts(db):
+        if failure is None:
+            scored[(judge, attempt)].append(did)
+            binary[judge].append(bool(is_binary))
+    out = {}
+    for (judge, attempt), dids in scored.items():
+        s = domain.score_attempt([(truth[d], preds.get((judge, attempt, d), [])) for d in dids],
+                                 binary=all(binary[judge]))
+        right_c = round((s.compliant_turn_accuracy or 0) * s.compliant_turns)
+        flagged = round((s.violation_detection_accuracy or 0) * s.violation_turns)
+        out[(judge, attempt)] = (s.compliant_turns - right_c) + (s.violation_turns - flagged)
+    return out
+
+
+def per_attempt(keys: list[ReviewKey]) -> dict[tuple[str, int], int]:
+    out: dict[tuple[str, int], int] = defaultdict(int)
+    for k in keys:
+        out[(k.judge, k.attempt)] += 1
+    return out
+
+
+def test_mistakes_in_queue_order_with_their_kinds(db):
+    assert reviews.mistakes(db) == [k for k, _ in MISTAKES]
+    assert [reviews.mistake(db, k)["kind"] for k, _ in MISTAKES] == [kind for _, kind in MISTAKES]
+    assert reviews.mistakes(db, "judge-b") == [k for k, _ in MISTAKES if k.judge == "judge-b"]
+    # Flagged under another guideline is right for violation detection: not in the queue.
+    assert reviews.mistake(db, ReviewKey(D3, "judge-a", 1, 3))["kind"] == "flagged_elsewhere"
+    # Category 1 turns and failed attempts are not scored at all.
+    assert reviews.mistake(db, ReviewKey(D1, "judge-a", 1, 1)) is None
+    assert reviews.mistake(db, ReviewKey(D3, "judge-a", 2, 1)) is None
+    assert reviews.queue_total(db) == 5 and reviews.queue_total(db, "judge-a") == 3
+
+
+def test_the_queue_agrees_with_the_metrics(db):
+    found = per_attempt(reviews.mistakes(db))
+    expected = metric_mistakes(db)
+    assert {k: v for k, v in expected.items() if v} == dict(found)
+
+
+def test_the_queue_agrees_with_the_metrics_on_the_sample_set(initialised, samples):
+    db = connect(initialised)
+    root = samples / "complibench"
+    import_conversations(db, root)
+    import_judge_outputs(db, root, "sample-judge")
+    found = reviews.mistakes(db)
+    # The sample README plants 11 mistakes; two are violations flagged under another
+    # guideline, which count against strict detection only.
+    assert len(found) == 9
+    assert dict(per_attempt(found)) == {k: v for k, v in metric_mistakes(db).items() if v}
+
+
+def test_label_skip_undo_append_and_resume(db):
+    first, second, third = (k for k, _ in MISTAKES[:3])
+    assert reviews.next_open(db, "ana") == first
+    reviews.label(db, first, "ana", "scope_misattribution", note="phase two wording")
+    reviews.skip(db, second, "ana")
+    assert reviews.next_open(db, "ana") == third
+    assert reviews.next_open(db, "ben") == first  # another reviewer's place is their own
+    assert reviews.current(db, first, "ana")["error_type"] == "scope_misattribution"
+    assert reviews.mine_count(db, "ana") == 1
+    undone = reviews.undo_last(db, "ana")
+    assert reviews.key_of(undone) == first and undone["note"] == "phase two wording"
+    assert reviews.current(db, first, "ana") is None
+    assert reviews.next_open(db, "ana") == first  # the undo reopened it
+    assert reviews.undo_last(db, "ana") is None  # the skip is not a review to undo
+    assert [e[4:6] for e in events(db_path(db), "ana")] == [
+        ("label", "scope_misattribution"), ("skip", None), ("undo", None)]
+    # `after` walks on from a position; past the end there is nothing.
+    assert reviews.next_open(db, "ana", after=first) == third
+    assert reviews.next_open(db, "ana", "judge-a", after=third) is None
+
+
+def db_path(db):
+    return db.execute("PRAGMA database_list").fetchone()["file"]
+
+
+def test_neighbours_walk_the_queue_done_or_not(db):
+    keys = [k for k, _ in MISTAKES]
+    assert reviews.neighbour(db, keys[0], True) == keys[1]
+    assert reviews.neighbour(db, keys[0], False) is None
+    assert reviews.neighbour(db, None, False) == keys[-1]
+    assert reviews.neighbour(db, None, True) is None
+    assert reviews.neighbour(db, keys[2], True, "judge-a") is None
+
+
+def test_only_wrong_predictions_and_known_types_can_be_reviewed(db):
+    with pytest.raises(StoreError, match="not a wrong prediction"):
+        reviews.label(db, ReviewKey(D1, "judge-a", 1, 7), "ana", "other")  # right
+    with pytest.raises(StoreError, match="not a wrong prediction"):
+        reviews.skip(db, ReviewKey(D3, "judge-a", 1, 3), "ana")  # flagged elsewhere
+    with pytest.raises(StoreError, match="unknown error type"):
+        reviews.label(db, MISTAKES[0][0], "ana", "sloppy")
+    assert db.execute("SELECT COUNT(*) FROM dialogue_review_events").fetchone()[0] == 0
+
+
+def test_error_type_counts_have_a_row_for_every_type(db):
+    keys = [k for k, _ in MISTAKES]
+    reviews.label(db, keys[0], "ana", "scope_misattribution")
+    reviews.label(db, keys[0], "ben", "scope_misattribution")
+    reviews.label(db, keys[1], "ana", "non_equivalent")
+    reviews.label(db, keys[2], "ana", "overly_strict")
+    reviews.undo_last(db, "ana")  # the overly_strict review is retracted
+    reviews.label(db, keys[3], "ana", "ignored_evidence")
+    rows = reviews.error_type_counts(db)
+    got = {(r["judge"], r["domain"], r["error_type"]): r["count"] for r in rows}
+    pairs = [("judge-a", "airline"), ("judge-a", "retail"), ("judge-a", "all"),
+             ("judge-b", "airline"), ("judge-b", "all")]
+    assert len(rows) == len(pairs) * len(reviews.ERROR_TYPES)
+    assert set(got) == {(j, d, t) for j, d in pairs for t in reviews.ERROR_TYPES}
+    assert {k: v for k, v in got.items() if v} == {
+        ("judge-a", "airline", "scope_misattribution"): 2,
+        ("judge-a", "all", "scope_misattribution"): 2,
+        ("judge-a", "airline", "non_equivalent"): 1, ("judge-a", "all", "non_equivalent"): 1,
+        ("judge-b", "airline", "ignored_evidence"): 1, ("judge-b", "all", "ignored_evidence"): 1,
+    }
+    assert all(r["domain"] != "all" for r in reviews.error_type_counts(db, totals=False))
+
+
+def test_the_store_taxonomy_and_key_rule_match_the_domain(db):
+    assert tuple(domain.ERROR_TYPES) == reviews.ERROR_TYPES
+    for value in ("Refund", "  cancel   Line ", "ÉTAPE", None, ""):
+        assert browse.norm_key(value) == domain.norm_key(value)
+    # The migration's CHECK accepts every type (a row per type, then rolled back).
+    db.execute("BEGIN")
+    for et in reviews.ERROR_TYPES:
+        db.execute("INSERT INTO dialogue_review_events (dialogue_id, judge, attempt, "
+                   "turn_index, reviewer, action, error_type, created_at) VALUES "
+                   "(?, 'j', 1, 1, 'r', 'label', ?, 'now')", (D1, et))
+    db.execute("ROLLBACK")
+
+
+def page_ids(db, text_filters: dict[str, str] | None = None, search: str = "") -> list[str]:
+    page = browse.dialogues_page(db, PageRequest(search=search, filters=text_filters or {}))
+    return [r["id"] for r in page.rows]
+
+
+def test_dialogue_list_counts_and_filters(db):
+    page = browse.dialogues_page(db, PageRequest())
+    row = {r["id"]: r for r in page.rows}[D1]
+    assert (row["turns"], row["violations"], row["judges"], row["attempts"]) == (8, 1, 2, 3)
+    assert browse.wrong_counts(db, [D1, V1, D3]) == {D1: {"wrong": 5}, V1: {"wrong": 0},
+                                                      D3: {"wrong": 0}}
+    assert page_ids(db, {"domain": "air"}) == [D1, V1]
+    assert page_ids(db, {"judge": "judge-b"}) == [D1]
+    assert page_ids(db, {"violation": "yes"}) == [D1, D3]
+    assert page_ids(db, {"violation": "no"}) == [V1]
+    assert page_ids(db, {"variant": "yes"}) == [V1]
+    assert page_ids(db, {"wrong": "yes"}) == [D1]
+    assert page_ids(db, search="shopped") == [D3]  # free words reach the turns' text
+    assert page_ids(db, {"domain": "airline", "variant": "no"}, "refund") == [D1]
+    with pytest.raises(FilterError, match="this list knows"):
+        page_ids(db, {"model": "x"})
+
+
+def test_the_store_modules_import_no_ui_llm_or_domain():
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport store.dialogue_reviews, store.dialogue_browse_sql\n"
+            "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('textual', 'litellm', 'copal_tui'))))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == ""

@@ -1,0 +1,25 @@
+"""Snapshot of the judge-mistake review queue at 100x30, on a missed violation (the truth with
+the modified guideline and the evidence, the judge's prediction) with an error type chosen.
+Regenerate with `pytest tests/test_tui_dialogue_snapshots.py --snapshot-update` after an
+intended change, and look at the .svg before committing it."""
+
+from __future__ import annotations
+
+from copal_tui.tui.app import make_app
+from copal_tui.tui.settings import Settings
+from tests.dialogue_tui_support import build_dialogue_db
+from tests.tui_label_support import settle
+
+
+def test_dialogue_review_queue_100x30(snap_compare, tmp_path):
+    app = make_app(build_dialogue_db(tmp_path), mode="label", suite="dialogues",
+                   annotator="cleo", settings=Settings())
+
+    async def before(pilot) -> None:
+        await settle(pilot)
+        for key in ("n", "5"):
+            await pilot.press(key)
+            await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=before)
