@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
-import os
 import statistics
 import subprocess
 import sys
@@ -97,27 +96,35 @@ def interchange(db: Path) -> list[dict[str, Any]]:
             row("import", n / import_s, "records/s", note=f"{n} records")]
 
 
+# The child reports its own high-water mark (VmHWM of its own address space) at exit. Neither
+# RUSAGE_CHILDREN nor wait4's ru_maxrss will do: Linux carries the parent's peak into a child's
+# maxrss across fork and exec, so every child would "peak" at this benchmark process's size.
+_PEAK = ("import atexit, runpy, sys\n"
+         "def peak():\n"
+         "    for line in open('/proc/self/status'):\n"
+         "        if line.startswith('VmHWM:'):\n"
+         "            print('VmHWM', line.split()[1], file=sys.stderr)\n"
+         "atexit.register(peak)\n"
+         "sys.argv = ['copal', *sys.argv[1:]]\n"
+         "runpy.run_module('copal_tui', run_name='__main__')\n")
+
+
 def report(db: Path, label: str, runs: int = 5) -> list[dict[str, Any]]:
     """Wall time of `copal report --json` (the median of `runs` cold processes; the target is
     on the median) and the peak memory of the largest of those processes."""
     walls = []
     peak = 0
     for _ in range(runs):
-        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-            t = time.perf_counter()
-            proc = subprocess.Popen([*COPAL, "--db", str(db), "report", "--json"],
-                                    stdout=out, stderr=err)
-            # wait4 gives this child's own peak memory; RUSAGE_CHILDREN's is the maximum over
-            # every child so far, including the other benchmarks' imports and exports.
-            _pid, status, usage = os.wait4(proc.pid, 0)
-            walls.append(time.perf_counter() - t)
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            if proc.returncode:
-                err.seek(0)
-                raise RuntimeError(f"copal report failed: {err.read().strip()}")
-            out.seek(0)
-            json.loads(out.read())
-            peak = max(peak, usage.ru_maxrss)  # KiB on Linux
+        t = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", _PEAK, "--db", str(db), "report", "--json"],
+                              capture_output=True, text=True)
+        walls.append(time.perf_counter() - t)
+        if done.returncode:
+            raise RuntimeError(f"copal report failed: {done.stderr.strip()}")
+        json.loads(done.stdout)
+        kib = [int(line.split()[1]) for line in done.stderr.splitlines()
+               if line.startswith("VmHWM ")]
+        peak = max(peak, *kib)
     median = statistics.median(walls)
     return [row(f"report --json ({label})", median, "s", "< 1 s (100k)", median < 1.0
                 if "100k" in label else None,
