@@ -4,6 +4,14 @@ litellm is imported here only when the first call is made (it takes seconds, and
 start without it), with the local cost map forced first (otherwise it fetches the map over the
 network at import) and its debug banners off. Each call switches litellm's and the OpenAI SDK's
 own retries off: the client's retry loop is the only one.
+
+Throughput: one call costs litellm 10-16 ms of CPU (its wrapper, pricing, logging payload,
+the OpenAI SDK), which caps one process near 1 / that many calls per second whatever the
+concurrency (benchmarks/bench_pipeline.py shows the ceiling). Measured without gain on a
+2-core machine: the httpx transport instead of aiohttp (worse), disable_token_counter,
+turn_off_message_logging, a shared AsyncOpenAI client, uvloop, running litellm's executor hop
+inline, and two processes sharing the slots (about +10%, before any hand-over cost). Chat
+completions have no native (Rust) path in litellm 1.110.
 """
 
 from __future__ import annotations
