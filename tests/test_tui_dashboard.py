@@ -255,6 +255,35 @@ async def test_export_key_writes_files_and_manifest(dashboard_db: Path, tmp_path
             screen.doc["error_rates"][0]["error_rate"]  # type: ignore[index]
 
 
+async def test_export_again_needs_replace_existing_files(dashboard_db: Path,
+                                                        tmp_path: Path) -> None:
+    folder = tmp_path / "again"
+
+    async def export(pilot, force: bool) -> None:
+        await pilot.press("e")
+        await pilot.pause()
+        dialog = pilot.app.screen
+        assert isinstance(dialog, ExportDialog)
+        while dialog.fmt != "json":
+            await pilot.press("ctrl+f")
+        dialog.query_one("#export-folder").value = str(folder)  # type: ignore[attr-defined]
+        dialog.query_one("#export-force").value = force  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        for _ in range(50):
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
+
+    async with make_app(dashboard_db).run_test(size=(80, 24)) as pilot:
+        await open_dashboard(pilot)
+        await export(pilot, force=False)
+        first = (folder / "report.json").read_bytes()
+        (folder / "report.json").write_text("edited by hand")
+        await export(pilot, force=False)  # refused: the hand-edited file stays
+        assert (folder / "report.json").read_text() == "edited by hand"
+        await export(pilot, force=True)   # asked for: replaced
+        assert (folder / "report.json").read_bytes() == first
+
+
 async def test_bindings_have_ids(dashboard_db: Path) -> None:
     assert all(b.id for b in DashboardScreen.BINDINGS)  # type: ignore[union-attr]
     assert all(b.id for b in ExportDialog.BINDINGS)  # type: ignore[union-attr]

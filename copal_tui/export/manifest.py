@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -96,7 +96,11 @@ def label_set(db: Database, worlds: list[str] | None) -> dict[str, Any]:
 
 def build_manifest(db: Database, *, fmt: str, out: Path, files: Sequence[Path],
                    worlds: list[str] | None, report: dict[str, Any] | None,
-                   exclusions: list[dict[str, Any]]) -> dict[str, Any]:
+                   exclusions: list[dict[str, Any]],
+                   content: Callable[[Path], Path] | None = None) -> dict[str, Any]:
+    """The manifest of `files` (under `out`); `content` maps a file to where its bytes are now
+    (the export's staged temporaries, renamed onto `files` after the manifest is written)."""
+    where = content or (lambda p: p)
     labels = label_set(db, worlds)
     manifest: dict[str, Any] = {
         "manifest_format": MANIFEST_FORMAT,
@@ -113,24 +117,9 @@ def build_manifest(db: Database, *, fmt: str, out: Path, files: Sequence[Path],
         "annotators": labels["annotators"],
         "exclusions": exclusions,
         "files": [
-            {"path": p.relative_to(out).as_posix(), "bytes": p.stat().st_size,
-             "sha256": sha256_file(p)}
+            {"path": p.relative_to(out).as_posix(), "bytes": where(p).stat().st_size,
+             "sha256": sha256_file(where(p))}
             for p in sorted(files, key=lambda p: p.relative_to(out).as_posix())
         ],
     }
     return manifest
-
-
-def write_manifest(out: Path, manifest: dict[str, Any]) -> Path:
-    path = out / "manifest.json"
-    from copal_tui.export.jsondoc import dumps
-
-    atomic_write(path, dumps(manifest))
-    return path
-
-
-def atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".partial")
-    with tmp.open("w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
-    tmp.replace(path)

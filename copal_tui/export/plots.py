@@ -4,16 +4,22 @@ as stacked bars, the paired contrast, and one confusion matrix per judge setting
 matplotlib is an optional extra (`pip install 'copal[plots]'`), imported only here and only
 when figures are asked for, with the Agg backend (no display needed over SSH). Figures are
 byte-stable for the same report: no creation date in the metadata and a fixed SVG id salt.
+Figures are rendered in memory (`render_plots`) so that `copal export --plots` can check and
+stage them with the rest of its files (copal_tui.export.safe_paths).
 """
 
 from __future__ import annotations
 
+import io
 import math
 import re
 from pathlib import Path
 from typing import Any
 
+from copal_tui.export.safe_paths import OutputGuard, Staging
 from copal_tui.metrics.rates import PATTERN_ORDER
+
+Figures = dict[str, bytes]  # file name -> content
 
 
 class PlotsUnavailable(Exception):
@@ -38,21 +44,21 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "x"
 
 
-def _save(plt: Any, fig: Any, out: Path, stem: str) -> list[Path]:
-    paths = []
+def _save(plt: Any, fig: Any, stem: str) -> Figures:
+    files = {}
     for ext, meta in (("png", {"Software": None}), ("svg", {"Date": None, "Creator": None})):
-        path = out / f"{stem}.{ext}"
-        fig.savefig(path, format=ext, metadata=meta, dpi=120, bbox_inches="tight")
-        paths.append(path)
+        buf = io.BytesIO()
+        fig.savefig(buf, format=ext, metadata=meta, dpi=120, bbox_inches="tight")
+        files[f"{stem}.{ext}"] = buf.getvalue()
     plt.close(fig)
-    return paths
+    return files
 
 
 def _nan(v: Any) -> float:
     return math.nan if v is None else float(v)
 
 
-def heatmap(plt: Any, doc: dict[str, Any], out: Path) -> list[Path]:
+def heatmap(plt: Any, doc: dict[str, Any]) -> Figures:
     rows = doc["error_rates"]
     patterns = PATTERN_ORDER
     data = [[_nan(r["by_pattern"].get(p, {}).get("error_rate")) for p in patterns] for r in rows]
@@ -67,13 +73,13 @@ def heatmap(plt: Any, doc: dict[str, Any], out: Path) -> list[Path]:
     ax.set_xticks(range(len(patterns)), [p.replace("_", "\n") for p in patterns], fontsize=8)
     ax.set_yticks(range(len(rows)), [r["model"] for r in rows], fontsize=8)
     ax.set_title("Error rate by model and relation pattern")
-    return _save(plt, fig, out, "error_heatmap")
+    return _save(plt, fig, "error_heatmap")
 
 
-def atlas(plt: Any, doc: dict[str, Any], out: Path) -> list[Path]:
+def atlas(plt: Any, doc: dict[str, Any]) -> Figures:
     facets = list(doc["facet_atlas"])
-    parts = (("under_enforcement_share", "under-enforcement (F present)", "#c0392b"),
-             ("over_enforcement_share", "over-enforcement (R missing)", "#2e86c1"),
+    parts = (("under_enforcement_share", "under-enforcement (F present or gate/route missed)", "#c0392b"),
+             ("over_enforcement_share", "over-enforcement (content withheld)", "#2e86c1"),
              ("mixed_share", "mixed", "#8e44ad"))
     fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(facets) + 2), 4))
     bottom = [0.0] * len(facets)
@@ -87,10 +93,10 @@ def atlas(plt: Any, doc: dict[str, Any], out: Path) -> list[Path]:
     ax.set_ylabel("share of judgments")
     ax.set_title("Facet atlas: error direction per target facet")
     ax.legend(fontsize=8, loc="upper left")
-    return _save(plt, fig, out, "facet_atlas")
+    return _save(plt, fig, "facet_atlas")
 
 
-def contrast(plt: Any, doc: dict[str, Any], out: Path) -> list[Path]:
+def contrast(plt: Any, doc: dict[str, Any]) -> Figures:
     # Models with no paired items have nothing to draw (they are listed as exclusions).
     rows = [r for r in doc["paired_contrast"] if r["n"] > 0]
     fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(rows) + 2), 4))
@@ -108,10 +114,10 @@ def contrast(plt: Any, doc: dict[str, Any], out: Path) -> list[Path]:
     ax.set_ylabel("rate")
     ax.set_title("Paired contrast (items with every projection judged)")
     ax.legend(fontsize=8)
-    return _save(plt, fig, out, "paired_contrast")
+    return _save(plt, fig, "paired_contrast")
 
 
-def confusion(plt: Any, entry: dict[str, Any], out: Path) -> list[Path]:
+def confusion(plt: Any, entry: dict[str, Any]) -> Figures:
     matrix = [[entry["tn"], entry["fp"]], [entry["fn"], entry["tp"]]]
     fig, ax = plt.subplots(figsize=(3.6, 3.2))
     ax.imshow(matrix, cmap="Blues")
@@ -123,14 +129,31 @@ def confusion(plt: Any, entry: dict[str, Any], out: Path) -> list[Path]:
     ax.set_xlabel("judge")
     ax.set_ylabel("human reference")
     ax.set_title(f"{entry['judge']} ({entry['mode']})", fontsize=9)
-    return _save(plt, fig, out, f"confusion_{slug(entry['judge'])}_{entry['mode']}")
+    return _save(plt, fig, f"confusion_{slug(entry['judge'])}_{entry['mode']}")
 
 
-def write_plots(doc: dict[str, Any], out: Path) -> list[Path]:
-    """Write every figure into `out` (created if needed); returns the files written."""
+def render_plots(doc: dict[str, Any]) -> Figures:
+    """Every figure, PNG and SVG, by file name."""
     plt = _pyplot()
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [*heatmap(plt, doc, out), *atlas(plt, doc, out), *contrast(plt, doc, out)]
+    files = {**heatmap(plt, doc), **atlas(plt, doc), **contrast(plt, doc)}
     for entry in doc["judge_validity"]:
-        paths += confusion(plt, entry, out)
-    return paths
+        files.update(confusion(plt, entry))
+    return files
+
+
+def write_plots(doc: dict[str, Any], out: Path, guard: OutputGuard | None = None) -> list[Path]:
+    """Write every figure into `out` (created if needed); returns the files written.
+
+    Without a guard, figures already in `out` are replaced (`copal report --plots DIR` has
+    always refreshed its figures), but never anything that is not a regular file.
+    """
+    guard = guard or OutputGuard(force=True)
+    files = render_plots(doc)
+    guard.check_folder(out)
+    targets = {out / name: data for name, data in files.items()}
+    for path in targets:
+        guard.check_file(path)
+    with Staging(guard) as staging:
+        for path, data in targets.items():
+            staging.write(path, data)
+        return staging.commit()

@@ -1,8 +1,10 @@
 """`copal export --out DIR`: write the report in one format into a folder, then the manifest.
 
-Each file is written to a `.partial` name and renamed, so an interrupted export never leaves a
-half-written file under its final name; the manifest is written last and lists the sha256 of
-every other file, so a folder with a manifest is complete.
+Every target is checked (copal_tui.export.safe_paths) before anything is written: never the
+database or its -wal/-shm files, never a non-regular file, an existing file only with `force`.
+Each file is then written to a temporary beside it and all are renamed into place together, the
+manifest last, so a failed export leaves none of its files behind; the manifest lists the sha256
+of every other file, so a folder with a manifest is complete.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from copal_tui.export.manifest import atomic_write, build_manifest, write_manifest
+from copal_tui.export.manifest import build_manifest
+from copal_tui.export.safe_paths import OutputGuard, Staging
 from copal_tui.export.tables import report_tables, scope_lines
 from store.db import Database
 
@@ -36,36 +39,55 @@ def report_files(doc: dict[str, Any], fmt: str) -> dict[str, str]:
 
 
 def export_folder(db: Database, fmt: str, out: Path, doc: dict[str, Any] | None,
-                  *, plots: bool = False) -> tuple[list[Path], Path]:
+                  *, plots: bool = False,
+                  guard: OutputGuard | None = None) -> tuple[list[Path], Path]:
     """Write `fmt` into `out`; returns the files written and the manifest's path.
 
     `doc` is the report (None for jsonl, which exports the store itself, not the report).
+    `guard` says what may be written (default: no existing file); the file the connection has
+    open is always protected.
     """
-    out.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
+    from copal_tui.export.jsondoc import dumps
+
+    guard = (guard or OutputGuard()).with_connection(db)
+    contents: dict[str, str | bytes] = {}  # relative path -> content (store.jsonl is streamed)
     worlds = None
     if fmt == "jsonl":
-        from copal_tui.interchange.exporter import export_jsonl
-
-        path = out / "store.jsonl"
-        export_jsonl(db, path)
-        written.append(path)
+        names = ["store.jsonl"]
         exclusions = _unexported(db)
     else:
         assert doc is not None
         worlds = doc["scope"]["worlds"]
-        for name, text in report_files(doc, fmt).items():
-            path = out / name
-            atomic_write(path, text)
-            written.append(path)
+        contents.update(report_files(doc, fmt))
+        names = list(contents)
         exclusions = doc["exclusions"]
     if plots and doc is not None:
-        from copal_tui.export.plots import write_plots
+        from copal_tui.export.plots import render_plots
 
-        written += write_plots(doc, out / "plots")
-    manifest = build_manifest(db, fmt=fmt, out=out, files=written, worlds=worlds, report=doc,
-                              exclusions=exclusions)
-    return written, write_manifest(out, manifest)
+        figures = {f"plots/{name}": data for name, data in render_plots(doc).items()}
+        contents.update(figures)
+        names += list(figures)
+    # Every target passes before the first byte is written: a refusal leaves the disk as it was.
+    guard.check_folder(out)
+    if plots:
+        guard.check_folder(out / "plots")
+    manifest_path = out / "manifest.json"
+    for name in [*names, manifest_path.name]:
+        guard.check_file(out / name)
+    written = [out / name for name in names]
+    with Staging(guard) as staging:
+        if fmt == "jsonl":
+            from copal_tui.interchange.exporter import write_jsonl
+
+            with staging.writing(out / "store.jsonl", newline="\n") as fh:
+                write_jsonl(db, fh)
+        for name, data in contents.items():
+            staging.write(out / name, data)
+        manifest = build_manifest(db, fmt=fmt, out=out, files=written, worlds=worlds,
+                                  report=doc, exclusions=exclusions, content=staging.temporary)
+        staging.write(manifest_path, dumps(manifest))
+        staging.commit()
+    return written, manifest_path
 
 
 def _unexported(db: Database) -> list[dict[str, Any]]:

@@ -2,7 +2,8 @@
 
 Same database, same bytes: records come in a fixed type order and key order, lists as stored,
 JSON without whitespace variation. Export, import into a new database and export again gives
-identical output.
+identical output. A file export goes through copal_tui.export.safe_paths: never onto the
+database or a non-regular file, onto an existing file only with --force, and atomically.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import IO
 
+from copal_tui.export.safe_paths import OutputGuard, atomic_output
 from copal_tui.interchange.records import iter_records
 from store.db import Database
 
@@ -25,11 +27,13 @@ def write_jsonl(db: Database, out: IO[str]) -> Counter[str]:
     return counts
 
 
-def export_jsonl(db: Database, path: Path) -> Counter[str]:
-    """Write to a temporary file and rename, so a crash never leaves half an export."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".partial")
-    with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+def export_jsonl(db: Database, path: Path, guard: OutputGuard | None = None) -> Counter[str]:
+    """Write `path` through a temporary beside it (removed if anything fails), then rename.
+
+    `guard` says what may be written (default: no existing file); the file the connection has
+    open is always protected.
+    """
+    guard = (guard or OutputGuard()).with_connection(db)
+    with atomic_output(path, guard, newline="\n") as fh:
         counts = write_jsonl(db, fh)
-    tmp.replace(path)
     return counts

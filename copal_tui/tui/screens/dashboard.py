@@ -198,22 +198,24 @@ class DashboardScreen(Screen[None]):
             return
         doc = self.doc
 
-        def chosen(result: tuple[Path, str] | None) -> None:
+        def chosen(result: tuple[Path, str, bool] | None) -> None:
             if result is not None:
                 self.last_export = result[0]
                 self._status(Text(f"Exporting {result[1]} to {one_line(str(result[0]), 200)}"
                                   "\u2026"))
-                self._export(doc, result[0], result[1])
+                self._export(doc, result[0], result[1], result[2])
 
         self.app.push_screen(ExportDialog(str(self.last_export or "")), chosen)
 
     @work(thread=True, group="dashboard.export")
-    def _export(self, doc: dict[str, Any], folder: Path, fmt: str) -> None:
+    def _export(self, doc: dict[str, Any], folder: Path, fmt: str, force: bool = False) -> None:
+        from copal_tui.export.safe_paths import OutputGuard
         from copal_tui.export.writer import export_folder
 
         with self.app.worker_db() as db:  # type: ignore[attr-defined]
             try:
-                files, manifest = export_folder(db, fmt, folder, doc)
+                files, manifest = export_folder(db, fmt, folder, doc,
+                                                guard=OutputGuard(force=force))
                 self.post_message(ExportDone(folder, files, manifest))
             except OSError as exc:
                 self.post_message(ExportDone(folder, [], None, str(exc)))

@@ -1,7 +1,8 @@
 """The dashboard's export prompt: a folder to write into and a format (md, csv or json).
 
 Enter in the folder field exports; ctrl+g or Esc cancels (Esc is never the only way out).
-Dismisses with (folder, format), or None when cancelled.
+Files already in the folder are never replaced unless "replace existing files" is ticked (the
+command line's `--force`). Dismisses with (folder, format, replace), or None when cancelled.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, RadioButton, RadioSet, Static
+from textual.widgets import Checkbox, Input, RadioButton, RadioSet, Static
 
 FORMATS = ("md", "csv", "json")
 
 
-class ExportDialog(ModalScreen[tuple[Path, str] | None]):
+class ExportDialog(ModalScreen[tuple[Path, str, bool] | None]):
     DEFAULT_CSS = """
     ExportDialog { align: center middle; }
     ExportDialog #export-box { width: 70; max-width: 100%; height: auto; background: $surface;
@@ -43,6 +44,7 @@ class ExportDialog(ModalScreen[tuple[Path, str] | None]):
                     yield RadioButton(f, value=f == self.fmt, id=f"export-{f}")
             yield Input(value=self.folder, placeholder="folder to write into (created if "
                         "missing)", id="export-folder")
+            yield Checkbox("replace existing files", value=False, id="export-force")
             yield Static("enter export \u00b7 ctrl+f format \u00b7 ctrl+g cancel",
                          classes="muted")
 
@@ -62,7 +64,8 @@ class ExportDialog(ModalScreen[tuple[Path, str] | None]):
         if not folder:
             self.notify("Type a folder to export into.", severity="warning")
             return
-        self.dismiss((Path(folder).expanduser(), self.fmt))
+        force = self.query_one("#export-force", Checkbox).value
+        self.dismiss((Path(folder).expanduser(), self.fmt, force))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -1,0 +1,236 @@
+"""Where copal may write an output file, and how: the one guard every export and backup uses.
+
+`OutputGuard` refuses (with `OutputRefused`, naming the path) a target that is, once symbolic
+links are resolved, the database in use or its -wal/-shm/-journal file (compared by name, and by
+inode where the file exists, so a hard link counts too); that is not a regular file (directory,
+device, FIFO, socket, dangling link); or that already exists, unless the guard was made with
+`force`. Commands check every target before touching the disk, so a refusal leaves it as it was.
+
+`Staging` writes each file to a new temporary beside its target (created with O_EXCL, so no
+existing name is ever opened for writing) and renames them all onto their targets only once all
+are complete; on failure the temporaries are removed. A failed or killed export or backup thus
+never leaves a partial file under a name that would block the retry.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+# SQLite's own files next to a database: writing any of them corrupts or loses it.
+SIBLINGS = ("", "-wal", "-shm", "-journal")
+
+
+class OutputRefused(OSError):
+    """A path copal will not write; the message names it.
+
+    An OSError, so callers that already report failed writes (the dashboard's export) report
+    this one the same way.
+    """
+
+
+class _Connection(Protocol):
+    def execute(self, sql: str) -> Any: ...
+
+
+def database_file(db: _Connection) -> str | None:
+    """The file the connection has open as its main database (None in memory)."""
+    for row in db.execute("PRAGMA database_list").fetchall():
+        if row[1] == "main":
+            return row[2] or None
+    return None
+
+
+@dataclass(frozen=True)
+class OutputGuard:
+    """Which output paths may be written: see the module docstring."""
+
+    protected: frozenset[str] = frozenset()
+    force: bool = False
+
+    @classmethod
+    def for_database(cls, *dbs: str | os.PathLike[str] | None,
+                     force: bool = False) -> OutputGuard:
+        return cls(force=force).protecting(*dbs)
+
+    def protecting(self, *dbs: str | os.PathLike[str] | None) -> OutputGuard:
+        names = set(self.protected)
+        for db in dbs:
+            if db is None or os.fspath(db) in ("", ":memory:"):
+                continue
+            # The name as given and with links resolved: SQLite names its -wal/-shm after
+            # the resolved file, a user may name them either way.
+            for base in {os.path.abspath(db), os.path.realpath(db)}:
+                names.update(base + suffix for suffix in SIBLINGS)
+        return replace(self, protected=frozenset(names))
+
+    def with_connection(self, db: _Connection) -> OutputGuard:
+        """Also protect the file this connection has open, whatever path it was opened by."""
+        return self.protecting(database_file(db))
+
+    def check_file(self, path: Path) -> Path:
+        """Refuse `path` unless it may be written; returns it with links resolved."""
+        real = os.path.realpath(path)
+        self._not_database(path, real)
+        try:
+            st = os.stat(real)
+        except FileNotFoundError:
+            if os.path.lexists(path):
+                raise OutputRefused(f"refusing to write {path}: it is a symbolic link to "
+                                    "nothing") from None
+            return Path(real)
+        except OSError as exc:  # a parent that is a file, a loop of links, no permission
+            raise OutputRefused(f"refusing to write {path}: {exc.strerror or exc}") from None
+        if self._is_database(st):
+            raise self._database_refusal(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise OutputRefused(f"refusing to write {path}: it is {_kind(st.st_mode)}, "
+                                "not a regular file")
+        if not self.force:
+            raise OutputRefused(f"refusing to replace {path}: it already exists "
+                                "(--force, or \"replace existing files\" in the app, replaces "
+                                "an existing file)")
+        return Path(real)
+
+    def check_folder(self, path: Path) -> None:
+        """Refuse `path` as an output folder unless it is one or does not exist yet."""
+        real = os.path.realpath(path)
+        self._not_database(path, real)
+        if os.path.lexists(path) and not os.path.isdir(real):
+            raise OutputRefused(f"refusing to export into {path}: it exists and is not a folder")
+
+    def _not_database(self, path: Path, real: str) -> None:
+        if real in self.protected or os.path.abspath(path) in self.protected:
+            raise self._database_refusal(path)
+
+    def _is_database(self, st: os.stat_result) -> bool:
+        for name in self.protected:
+            try:
+                other = os.stat(name)
+            except OSError:
+                continue
+            if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                return True
+        return False
+
+    @staticmethod
+    def _database_refusal(path: Path) -> OutputRefused:
+        return OutputRefused(f"refusing to write {path}: it is the database in use "
+                             "or one of its -wal/-shm files")
+
+
+def _kind(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "a special file")
+
+
+@dataclass
+class _Staged:
+    temporary: Path
+    target: Path  # as asked for (named in messages)
+    real: Path  # where it goes: the target with links resolved
+
+
+class Staging:
+    """Output files written to temporaries and renamed onto their targets by `commit()`.
+
+    Use as a context manager: leaving it without `commit()` (an exception, say) removes every
+    temporary and leaves the targets as they were.
+    """
+
+    def __init__(self, guard: OutputGuard) -> None:
+        self.guard = guard
+        self._staged: list[_Staged] = []
+
+    def __enter__(self) -> Staging:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.discard()
+
+    def reserve(self, target: Path) -> Path:
+        """A new, empty temporary file beside `target` (which the guard checks first)."""
+        real = self.guard.check_file(target)
+        real.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            # Short, hidden and random: never an existing name, never a too-long one.
+            tmp = real.with_name(f".{real.name[:80]}.{secrets.token_hex(6)}.partial")
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            except FileExistsError:
+                continue
+            os.close(fd)
+            self._staged.append(_Staged(tmp, target, real))
+            return tmp
+
+    @contextmanager
+    def writing(self, target: Path, *, binary: bool = False,
+                newline: str | None = "") -> Iterator[IO[Any]]:
+        """A file object whose content becomes `target` on `commit()`."""
+        tmp = self.reserve(target)
+        fh: IO[Any] = (tmp.open("wb") if binary
+                       else tmp.open("w", encoding="utf-8", newline=newline))
+        with fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())  # complete on disk before the rename makes it visible
+
+    def write(self, target: Path, data: str | bytes) -> Path:
+        with self.writing(target, binary=isinstance(data, bytes)) as fh:
+            fh.write(data)
+        return self.temporary(target)
+
+    def temporary(self, target: Path) -> Path:
+        """Where `target`'s content is until `commit()` (to hash it for a manifest)."""
+        return next(s.temporary for s in self._staged if s.target == target)
+
+    def commit(self) -> list[Path]:
+        """Rename every temporary onto its target, in the order staged (a manifest last)."""
+        for staged in self._staged:  # a last look: something may have appeared meanwhile
+            if self.guard.check_file(staged.target) != staged.real:
+                raise OutputRefused(f"refusing to write {staged.target}: it changed while "
+                                    "being written")
+        done = []
+        while self._staged:
+            staged = self._staged[0]
+            os.replace(staged.temporary, staged.real)
+            self._staged.pop(0)
+            done.append(staged.target)
+        return done
+
+    def discard(self) -> None:
+        while self._staged:
+            tmp = self._staged.pop().temporary
+            # SQLite's side files too, when the temporary was a database being backed up.
+            for suffix in SIBLINGS:
+                Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+
+
+@contextmanager
+def atomic_output(target: Path, guard: OutputGuard, *, binary: bool = False,
+                  newline: str | None = "") -> Iterator[IO[Any]]:
+    """One output file, written through `Staging`."""
+    with Staging(guard) as staging:
+        with staging.writing(target, binary=binary, newline=newline) as fh:
+            yield fh
+        staging.commit()
+
+
+@contextmanager
+def refusals_exit_2() -> Iterator[None]:
+    """In a command: `OutputRefused` becomes one line on stderr and exit status 2."""
+    try:
+        yield
+    except OutputRefused as exc:
+        import click
+
+        click.echo(f"copal: error: {exc}", err=True)
+        raise click.exceptions.Exit(2) from exc
