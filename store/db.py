@@ -5,6 +5,11 @@ runs in WAL mode with foreign keys on, `synchronous=FULL` (a committed label sur
 and a 30 s busy timeout. Writes go through `write()`, which opens `BEGIN IMMEDIATE`: a deferred
 BEGIN that later tries to write cannot upgrade its lock under WAL and fails with "database is
 locked" no matter the busy timeout.
+
+`connect()` looks at a file before it writes anything to it (the WAL switch writes the header):
+an empty file, a file that is not SQLite, a database of a newer copal or of something else is
+refused (`StoreRefused`, checked by `store.schema_state.check_openable`), and a database whose
+file or folder is not writable is opened read-only.
 """
 
 from __future__ import annotations
@@ -16,9 +21,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 BUSY_TIMEOUT_MS = 30_000
+SQLITE_MAGIC = b"SQLite format 3\x00"
+Access = Literal["auto", "write", "read"]
 
 
 class Database:
@@ -30,8 +37,9 @@ class Database:
     still what runs the migrations (`store.migrations`).
     """
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, readonly: bool = False) -> None:
         self.conn = conn
+        self.readonly = readonly
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> sqlite3.Cursor:
         return self.conn.execute(sql, params)
@@ -73,33 +81,123 @@ class StoreError(Exception):
     """A problem with the database that the user can act on (shown as one line)."""
 
 
+class StoreRefused(StoreError):
+    """A file copal will not open as asked: empty, not SQLite, not copal's, written by a newer
+    copal, or read-only for a command that writes. Bad input rather than a failure (exit 2)."""
+
+
 def utcnow() -> str:
     """ISO 8601 UTC timestamp with microseconds and a Z, sortable as text."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def connect(path: str | os.PathLike[str], *, create: bool = False) -> Database:
+def connect(path: str | os.PathLike[str], *, create: bool = False,
+            access: Access = "auto") -> Database:
     """Open the database at `path` with copal's pragmas.
 
     Refuses to create a new file unless `create` is set, so a mistyped `--db` is an error rather
-    than a silently empty database.
+    than a silently empty database; `create` (`copal init`) may also initialise an empty file
+    or an SQLite file without tables. Everything else is checked before the first write.
+    `access`: "auto" opens read-only when the file or its folder is not writable, "write"
+    refuses such a database, "read" always opens read-only.
     """
+    if str(path) == ":memory:":
+        return Database(_configure(sqlite3.connect(
+            ":memory:", timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+            check_same_thread=True)))
     p = Path(path)
-    if str(path) != ":memory:" and not p.exists():
+    if not p.exists():
         if not create:
             raise StoreError(f"no database at {p} (run `copal init` first)")
         p.parent.mkdir(parents=True, exist_ok=True)
+        if not os.access(p.parent, os.W_OK):
+            raise StoreRefused(f"cannot create {p}: its folder is read-only")
+    else:
+        _check_file(p, create=create)
+    writable = _writable(p) if p.exists() else True
+    if access == "write" and not writable:
+        raise StoreRefused(f"{p} is read-only (the file or its folder is not writable); "
+                           "this command writes to the database")
+    if access == "read" or not writable:
+        return Database(_configure(_open_readonly(p, probe=False), readonly=True),
+                        readonly=True)
     conn = sqlite3.connect(
-        str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=True
+        str(p), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=True
     )
+    conn = _configure(conn)
+    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    if mode.lower() != "wal":
+        raise StoreError(f"could not switch {p} to WAL mode (got {mode})")
+    return Database(conn)
+
+
+def _configure(conn: sqlite3.Connection, *, readonly: bool = False) -> sqlite3.Connection:
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-    if str(path) != ":memory:" and mode.lower() != "wal":
-        raise StoreError(f"could not switch {p} to WAL mode (got {mode})")
+    if readonly:  # journal and sync pragmas only matter to a connection that writes
+        return conn
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = FULL")
-    return Database(conn)
+    return conn
+
+
+def _check_file(p: Path, *, create: bool) -> None:
+    """Refuse `p` unless it is a copal database this copal knows (or, with `create`, an empty
+    file or table-less SQLite file), reading it without writing a byte."""
+    from store.schema_state import check_openable  # schema_state imports this module
+
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except OSError as exc:  # unreadable, or a folder
+        raise StoreRefused(f"cannot read {p}: {exc.strerror or exc}") from None
+    if not head:
+        if create:
+            return
+        raise StoreRefused(f"{p} is empty, not a copal database; "
+                           "run `copal init` to create one")
+    if head != SQLITE_MAGIC:
+        raise StoreRefused(f"{p} is not a SQLite database")
+    conn = _open_readonly(p, probe=True)
+    try:
+        check_openable(Database(conn, readonly=True), p, create=create)
+    except sqlite3.DatabaseError as exc:  # a damaged file, or one we cannot read read-only
+        raise StoreRefused(f"cannot read {p} as a SQLite database: {exc}") from None
+    finally:
+        conn.close()
+
+
+def _writable(p: Path) -> bool:
+    # SQLite writes beside the database (the -wal and -shm files, or a rollback journal), so a
+    # writable file in a read-only folder is as read-only as a read-only file.
+    sidecars = [_sidecar(p, s) for s in ("-wal", "-shm")]
+    return os.access(p, os.W_OK) and os.access(p.parent, os.W_OK) and all(
+        os.access(s, os.W_OK) for s in sidecars if s.exists())
+
+
+def _sidecar(p: Path, suffix: str) -> Path:
+    return p.with_name(p.name + suffix)
+
+
+def _open_readonly(p: Path, *, probe: bool) -> sqlite3.Connection:
+    """A connection that cannot write to `p` (sqlite3 URI `mode=ro` or `immutable=1`).
+
+    `mode=ro` reads a WAL database through its -shm file and creates -shm and -wal when they
+    are missing: impossible in a read-only folder, and two stray files (read-only like the
+    database, so they later break a writer) after a mere check or a browse. So when the main
+    file holds the whole database (WAL mode, no -wal content) and nobody has it open (no -shm;
+    for the short check, regardless), `immutable=1` reads it creating and locking nothing.
+    Where a writer is live, `mode=ro` shares its -shm and sees its commits.
+    """
+    wal, shm = _sidecar(p, "-wal"), _sidecar(p, "-shm")
+    whole = not (wal.exists() and wal.stat().st_size > 0)
+    with p.open("rb") as fh:
+        header = fh.read(20)
+    wal_mode = len(header) == 20 and header[18] == 2
+    param = "immutable=1" if wal_mode and whole and (probe or not shm.exists()) else "mode=ro"
+    return sqlite3.connect(f"{p.resolve().as_uri()}?{param}", uri=True,
+                           timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                           check_same_thread=True)
 
 
 @contextmanager

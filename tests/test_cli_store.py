@@ -14,11 +14,11 @@ from store.migrations import MIGRATIONS, pending
 
 
 def test_blank_database_migrates_to_latest(cli, db_path):
-    sqlite3.connect(db_path).close()  # an empty file: every migration pending
+    sqlite3.connect(db_path).close()  # an empty file: only `copal init` makes it a database
     refused = cli("stats")
     assert refused.exit_code != 0
-    assert "copal migrate" in refused.stderr and "Traceback" not in refused.stderr
-    done = cli("migrate")
+    assert "copal init" in refused.stderr and "Traceback" not in refused.stderr
+    done = cli("init")
     assert done.exit_code == 0, done.output
     db = connect(db_path)
     assert pending(db) == []
