@@ -5,12 +5,14 @@ walks as well.
 
 The verdict follows the dialogue-judging metrics (copal_tui/domain/dialogue.py, which the store
 cannot import, so the rule is restated here in SQL and tests/test_dialogue_reviews_sql.py
-checks both agree): Category 1 turns are not scored; failed attempts are not scored; on a
-violation turn only the flag counts (`missed_violation` when not flagged, a flag under another
-guideline is `flagged_elsewhere`, which only the strict figure counts against); on a compliant
-turn a flag is a `false_alarm`, no prediction is `no_prediction`, and for a judge that names
-guidelines a different category, key or (Category 2) phase is `wrong_guideline`. A judge is
-binary (verdicts only, its guidelines never compared) when every scored attempt of it is.
+checks both agree): every assistant turn tagged with a category and key is scored; failed
+attempts are not scored; on a violation turn only the flag counts (`missed_violation` when not
+flagged, a flag under another guideline is `flagged_elsewhere`, which only the strict figure
+counts against); on a compliant turn a flag is a `false_alarm`, no prediction is
+`no_prediction`, and for a judge that names guidelines a different category, key (as written)
+or phase (an integer, -1 when none is given, compared strictly as CompliBench does) is
+`wrong_guideline`. A judge is binary (verdicts only, its guidelines never compared) when every
+scored attempt of it is.
 
 Lists follow store/browse_sql.py: one page of keys, aggregates for that page only, user input
 only ever as parameters.
@@ -36,16 +38,9 @@ from store.db import Database
 MISTAKES = ("wrong_guideline", "false_alarm", "missed_violation", "no_prediction")
 
 
-def norm_key(value: object) -> str | None:
-    """A guideline key as the metrics compare it: whitespace collapsed, lower-cased. The same
-    rule as copal_tui.domain.dialogue.norm_key (truth keys keep the document's spelling, the
-    importer stores predicted keys normalised, so SQL must normalise both sides)."""
-    return None if value is None else " ".join(str(value).split()).lower() or None
-
-
 def prepare(db: Database) -> None:
-    """Register `copal_norm_key` on this connection (cheap; every read here calls it)."""
-    db.conn.create_function("copal_norm_key", 1, norm_key, deterministic=True)
+    """Nothing to register: keys and phases compare as stored (kept so callers need not
+    know)."""
 
 
 # Per judge, whether it is binary: no scored attempt of it names guidelines. The distinct
@@ -77,18 +72,14 @@ def judged(lead: str = "") -> str:
         f"CROSS JOIN {_BINARY} "
         "WHERE bj.bj_judge = a.judge AND t.dialogue_id = a.dialogue_id "
         "AND t.role = 'assistant' AND a.failure IS NULL "
-        "AND (t.category IS NULL OR t.category <> 1)"
+        "AND t.category IS NOT NULL AND t.key IS NOT NULL AND t.key <> ''"
     )
 
 
 JUDGED = judged()
 _SAME = (
     "((p.category IS NOT NULL OR p.key IS NOT NULL) AND p.category IS t.category "
-    # SQLite's ASCII lower() equal implies the full rule equal: the Python call only runs
-    # when the cheap test fails (truth keys keep the document's case, predictions are stored
-    # normalised, so most keys already match here).
-    "AND (lower(p.key) = lower(t.key) OR copal_norm_key(p.key) IS copal_norm_key(t.key)) "
-    "AND (t.category IS NOT 2 OR p.phase IS t.phase))"
+    "AND p.key IS t.key AND COALESCE(p.phase, -1) = COALESCE(t.phase, -1))"
 )
 KIND = (
     "CASE WHEN t.violation = 1 THEN ("

@@ -5,7 +5,7 @@ Dialogues: `airline/d1` (turns 0-7: C1 greet, C2 Refund P1, C2 Refund P2 violati
 evidence, C3 angry; a user turn with hostile markup), `airline/d1-v1` (a variant of d1 with no
 violation) and `retail/d3` (C2 return P1, C3 vip violation). Judges:
 
-- `judge-a` (names guidelines, in lower case: the truth keeps the document's "Refund"):
+- `judge-a` (names guidelines, keys as the document writes them):
   attempt 1 on d1: t3 wrong phase (wrong_guideline), t5 not flagged (missed_violation), t7
   right; attempt 2 on d1: t3 right, t5 flagged, t7 flagged (false_alarm); attempt 1 on d1-v1:
   all right; attempt 1 on d3: t1 right, t3 flagged under C2 (flagged_elsewhere, not a
@@ -83,14 +83,14 @@ def _p(i: int, cat: int | None, key: str | None, phase: int | None, violation: b
 
 ATTEMPTS: list[tuple[dict[str, Any], list[dict[str, Any]]]] = [
     ({"dialogue_id": D1, "judge": "judge-a", "attempt": 1}, [
-        _p(1, 1, "greet", None, False), _p(3, 2, "refund", 2, False, "looks like phase two"),
-        _p(5, 2, "refund", 2, False, "the refund is confirmed: compliant"),
+        _p(1, 1, "greet", None, False), _p(3, 2, "Refund", 2, False, "looks like phase two"),
+        _p(5, 2, "Refund", 2, False, "the refund is confirmed: compliant"),
         _p(7, 3, "angry", None, False)]),
     ({"dialogue_id": D1, "judge": "judge-a", "attempt": 2}, [
-        _p(1, 1, "greet", None, False), _p(3, 2, "refund", 1, False),
-        _p(5, 2, "refund", 2, True, "no policy quoted: violation"),
+        _p(1, 1, "greet", None, False), _p(3, 2, "Refund", 1, False),
+        _p(5, 2, "Refund", 2, True, "no policy quoted: violation"),
         _p(7, 3, "angry", None, True, "never states the wait time")]),
-    ({"dialogue_id": V1, "judge": "judge-a", "attempt": 1}, [_p(1, 2, "refund", 1, False)]),
+    ({"dialogue_id": V1, "judge": "judge-a", "attempt": 1}, [_p(1, 2, "Refund", 1, False)]),
     ({"dialogue_id": D3, "judge": "judge-a", "attempt": 1}, [
         _p(1, 2, "return", 1, False), _p(3, 2, "return", 1, True)]),
     ({"dialogue_id": D3, "judge": "judge-a", "attempt": 2, "failure": "timeout"}, []),

@@ -38,6 +38,9 @@ def conv(violation_turn=None):
 
 
 def judge(*turns):
+    # Every output also judges the universal turn 1 rightly (CompliBench scores tagged Category 1
+    # turns like the others).
+    turns = ((1, 1, "tone", -1, False), *turns)
     return {"turn_guidelines": [
         {"turn_index": i, "guideline_used": {"guidance_category": cat, "guidance_key": key,
                                              "guideline_phase": ph, "is_violation": v,
@@ -77,63 +80,23 @@ def test_import_and_metrics_by_hand(initialised, corpus):
     assert len(import_judge_outputs(db, corpus, "J").added) == 4
     rows = {(r["judge"], r["domain"]): r for r in dialogue_judging(db)["rows"]}
     a = rows[("J", "airlines")]
-    # attempt 1 on airlines: compliant turns c1.3 c1.5 c2.5 all right (3/3); violation c2.3
-    # flagged (VDA 1/1), under the wrong phase (strict 0/1); conversations c1, c2 right (2/2).
-    # attempt 2 on airlines: only c1: c1.3 right, c1.5 a false alarm (1/2); no violation
-    # turns (VDA undefined, left out of the mean); conversation wrong (0/1).
-    assert a["attempts"] == 2 and a["conversations"] == 2
-    assert a["compliant_turn_accuracy"] == pytest.approx((1 + 0.5) / 2)
+    # Each attempt of each conversation is one file; files pooled, turns micro-averaged.
+    # c1 attempt 1: turns 1, 3, 5 right (3/3), file right. c2 attempt 1: 1 and 5 right (2/2),
+    # violation 3 flagged (1/1) under the wrong phase (strict 0/1), file right. c1 attempt 2:
+    # 1 and 3 right, 5 a false alarm (2/3), file wrong. Airlines: 7/8, 1/1, 0/1, files 2/3.
+    assert a["attempts"] == 2 and a["conversations"] == 2 and a["files"] == 3
+    assert a["compliant_turn_accuracy"] == pytest.approx(7 / 8)
     assert a["violation_detection_accuracy"] == 1.0
     assert a["strict_violation_detection_accuracy"] == 0.0
-    assert a["conversation_accuracy"] == pytest.approx((1 + 0) / 2)
+    assert a["conversation_accuracy"] == pytest.approx(2 / 3)
     r = rows[("J", "retail")]
-    # retail, attempt 1 only: c3.3 right (1/1), c3.5 violation missed (0/1), conversation wrong.
+    # retail, attempt 1 only: 1 and 3 right (2/2), violation 5 missed (0/1), file wrong.
     assert (r["attempts"], r["compliant_turn_accuracy"], r["violation_detection_accuracy"],
             r["conversation_accuracy"]) == (1, 1.0, 0.0, 0.0)
     al = rows[("J", "all")]
-    # all, attempt 1: compliant 4/4, violations c2.3 flagged + c3.5 missed = 1/2, conv 2/3;
-    # attempt 2: compliant 1/2, conv 0/1.
-    assert al["compliant_turn_accuracy"] == pytest.approx((1 + 0.5) / 2)
+    # all four files: compliant 9/10, violations 1/2, files 2/4.
+    assert al["compliant_turn_accuracy"] == pytest.approx(9 / 10)
     assert al["violation_detection_accuracy"] == 0.5
-    assert al["conversation_accuracy"] == pytest.approx((2 / 3 + 0) / 2)
-    assert al["compliant_turns"] == 4 and al["violation_turns"] == 2
-
-
-def test_reimport_is_skipped_and_a_changed_file_is_refused(initialised, corpus):
-    db = connect(initialised)
-    import_conversations(db, corpus)
-    again = import_conversations(db, corpus)
-    assert again.added == [] and len(again.skipped) == 3
-    put(corpus, "airlines/c1.json", conv(violation_turn=5))
-    before = db.execute("SELECT COUNT(*) FROM dialogue_turns WHERE violation = 1").fetchone()[0]
-    with pytest.raises(ImportFailure, match="different content"):
-        import_conversations(db, corpus)
-    after = db.execute("SELECT COUNT(*) FROM dialogue_turns WHERE violation = 1").fetchone()[0]
-    assert before == after
-
-
-def test_judge_output_needs_its_conversation_and_assistant_turns(initialised, corpus, tmp_path):
-    db = connect(initialised)
-    with pytest.raises(ImportFailure, match="not imported"):
-        import_judge_outputs(db, corpus, "J")
-    import_conversations(db, corpus)
-    put(tmp_path / "other", "airlines/c1_usage_attempt5.json", judge((2, 2, "refund", 1, False)))
-    with pytest.raises(ImportFailure, match="not assistant turns"):
-        import_judge_outputs(db, tmp_path / "other", "J")
-    assert db.execute("SELECT COUNT(*) FROM dialogue_attempts").fetchone()[0] == 0
-
-
-def test_cli_imports_conversations_then_judge_outputs(cli, initialised, corpus):
-    assert cli("import", "--from", "complibench-judge", str(corpus)).exit_code == 2  # no --judge
-    bad = corpus / "airlines" / "broken.json"
-    bad.write_text("{oops", encoding="utf-8")
-    failed = cli("import", "--from", "complibench", str(corpus))
-    assert failed.exit_code == 2 and "broken.json" in failed.stderr
-    assert connect(initialised).execute("SELECT COUNT(*) FROM dialogues").fetchone()[0] == 0
-    bad.unlink()
-    done = cli("import", "--from", "complibench", str(corpus))
-    assert done.exit_code == 0 and "imported 3 conversation(s)" in done.stdout
-    judged = cli("import", "--from", "complibench-judge", "--judge", "J", str(corpus))
-    assert judged.exit_code == 0 and "imported 4 attempt(s) of J" in judged.stdout
-    again = cli("import", "--from", "complibench-judge", "--judge", "J", str(corpus))
-    assert "imported 0" in again.stdout and "4 already stored" in again.stdout
+    assert al["conversation_accuracy"] == pytest.approx(2 / 4)
+    # tagged turns of the three conversations: c1 three compliant, c2 and c3 two each.
+    assert al["compliant_turns"] == 7 and al["violation_turns"] == 2

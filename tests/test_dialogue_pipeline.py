@@ -139,9 +139,10 @@ def test_judge_metrics_come_from_the_stored_predictions(store):
     cli(store, "run", "dialogue_judge", "--judge", "offline/judge", "--attempts", "2")
     got = {(r["judge"], r["domain"]): r for r in dialogue_judging(connect(store))["rows"]}
     row = got[("offline/judge", "all")]
-    # c2's turn 5 is the one violation; every other scored turn (1, 3, 5) is compliant.
+    # c2's turn 5 is the one violation; every other tagged turn (1, 3, 5 and the universal 7)
+    # is compliant: 3 conversations x 4 tagged turns - 1.
     assert row["attempts"] == 2 and row["conversations"] == 3
-    assert row["violation_turns"] == 1 and row["compliant_turns"] == 8
+    assert row["violation_turns"] == 1 and row["compliant_turns"] == 11
     preds = rows(store, "SELECT violation FROM dialogue_predictions WHERE dialogue_id = "
                         "'shop/c2' AND turn_index = 5")
     # The heuristic flags the reply that left out the amount and the 5 working days.

@@ -27,9 +27,10 @@ def test_report_has_the_readme_figures(cli, judged):
         assert {"judge", "domain", "conversations", "compliant_turn_accuracy",
                 "violation_detection_accuracy", "conversation_accuracy", "attempts"} <= set(r)
         assert r["judge"] == "sample-judge" and r["attempts"] == 2
-    assert rows["telecom"]["compliant_turn_accuracy"] == pytest.approx(0.875)
-    assert rows["clinic"]["compliant_turn_accuracy"] == pytest.approx(0.9)
-    assert rows["all"]["compliant_turn_accuracy"] == pytest.approx(39 / 44)
+    # The sample README's hand count: every tagged turn, both attempts' files pooled.
+    assert rows["telecom"]["compliant_turn_accuracy"] == pytest.approx(29 / 32)
+    assert rows["clinic"]["compliant_turn_accuracy"] == pytest.approx(24 / 26)
+    assert rows["all"]["compliant_turn_accuracy"] == pytest.approx(53 / 58)
     assert rows["all"]["violation_detection_accuracy"] == pytest.approx(4 / 6)
     assert rows["all"]["strict_violation_detection_accuracy"] == pytest.approx(0.5)
     assert rows["all"]["conversation_accuracy"] == pytest.approx(0.25)
@@ -55,8 +56,8 @@ def test_failed_attempt_is_an_exclusion_not_a_score(cli, judged):
     doc = json.loads(cli("report", "--json").stdout)
     rows = {r["domain"]: r for r in doc["dialogue_judging"]}
     assert rows["all"]["attempts"] == 1
-    # attempt 1 alone (README): compliant 20/22, conversation accuracy 2/6
-    assert rows["all"]["compliant_turn_accuracy"] == pytest.approx(20 / 22)
+    # attempt 1 alone (README): compliant 27/29, conversation accuracy 2/6
+    assert rows["all"]["compliant_turn_accuracy"] == pytest.approx(27 / 29)
     assert rows["all"]["conversation_accuracy"] == pytest.approx(2 / 6)
     ex = [e for e in doc["exclusions"] if e["section"] == "dialogue_judging"]
     assert ex and ex[0]["reason"] == "timeout" and ex[0]["count"] == 6

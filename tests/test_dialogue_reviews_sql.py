@@ -45,8 +45,8 @@ def metric_mistakes(db) -> dict[tuple[str, int], int]:
             binary[judge].append(bool(is_binary))
     out = {}
     for (judge, attempt), dids in scored.items():
-        s = domain.score_attempt([(truth[d], preds.get((judge, attempt, d), [])) for d in dids],
-                                 binary=all(binary[judge]))
+        s = domain.score_files([(truth[d], preds.get((judge, attempt, d), [])) for d in dids],
+                               binary=all(binary[judge]))
         right_c = round((s.compliant_turn_accuracy or 0) * s.compliant_turns)
         flagged = round((s.violation_detection_accuracy or 0) * s.violation_turns)
         out[(judge, attempt)] = (s.compliant_turns - right_c) + (s.violation_turns - flagged)
@@ -66,8 +66,8 @@ def test_mistakes_in_queue_order_with_their_kinds(db):
     assert reviews.mistakes(db, "judge-b") == [k for k, _ in MISTAKES if k.judge == "judge-b"]
     # Flagged under another guideline is right for violation detection: not in the queue.
     assert reviews.mistake(db, ReviewKey(D3, "judge-a", 1, 3))["kind"] == "flagged_elsewhere"
-    # Category 1 turns and failed attempts are not scored at all.
-    assert reviews.mistake(db, ReviewKey(D1, "judge-a", 1, 1)) is None
+    # Category 1 turns are scored like the others (right here); failed attempts are not.
+    assert reviews.mistake(db, ReviewKey(D1, "judge-a", 1, 1))["kind"] == "right"
     assert reviews.mistake(db, ReviewKey(D3, "judge-a", 2, 1)) is None
     assert reviews.queue_total(db) == 5 and reviews.queue_total(db, "judge-a") == 3
 
@@ -157,10 +157,8 @@ def test_error_type_counts_have_a_row_for_every_type(db):
     assert all(r["domain"] != "all" for r in reviews.error_type_counts(db, totals=False))
 
 
-def test_the_store_taxonomy_and_key_rule_match_the_domain(db):
+def test_the_store_taxonomy_matches_the_domain(db):
     assert tuple(domain.ERROR_TYPES) == reviews.ERROR_TYPES
-    for value in ("Refund", "  cancel   Line ", "ÉTAPE", None, ""):
-        assert browse.norm_key(value) == domain.norm_key(value)
     # The migration's CHECK accepts every type (a row per type, then rolled back).
     db.execute("BEGIN")
     for et in reviews.ERROR_TYPES:

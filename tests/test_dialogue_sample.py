@@ -52,19 +52,20 @@ def test_metrics_are_neither_perfect_nor_zero(rows):
 
 def test_metrics_equal_the_readme_hand_count(rows):
     _, by_domain = rows
-    # README "Metrics to expect": per attempt over 22 compliant and 6 violation turns.
+    # README "Metrics to expect": every tagged turn (Category 1 too, as CompliBench's script
+    # scores them), 29 compliant and 6 violation turns, each attempt's files pooled.
     a = by_domain["all"]
-    assert (a["compliant_turns"], a["violation_turns"]) == (22, 6)
-    assert a["compliant_turn_accuracy"] == pytest.approx((20 / 22 + 19 / 22) / 2)
-    assert a["violation_detection_accuracy"] == pytest.approx(4 / 6)
-    assert a["strict_violation_detection_accuracy"] == pytest.approx(3 / 6)
-    assert a["conversation_accuracy"] == pytest.approx((2 / 6 + 1 / 6) / 2)
-    assert a["precision"] == pytest.approx((4 / 5 + 4 / 6) / 2)
+    assert (a["compliant_turns"], a["violation_turns"], a["files"]) == (29, 6, 12)
+    assert a["compliant_turn_accuracy"] == pytest.approx((27 + 26) / (29 + 29))
+    assert a["violation_detection_accuracy"] == pytest.approx((4 + 4) / 12)
+    assert a["strict_violation_detection_accuracy"] == pytest.approx((3 + 3) / 12)
+    assert a["conversation_accuracy"] == pytest.approx((2 + 1) / 12)
+    assert a["precision"] == pytest.approx((4 + 4) / (5 + 6))
     t, c = by_domain["telecom"], by_domain["clinic"]
     assert (t["compliant_turn_accuracy"], c["compliant_turn_accuracy"]) == \
-        pytest.approx((21 / 24, 18 / 20))
+        pytest.approx(((14 + 15) / 32, (13 + 11) / 26))
     assert (t["conversation_accuracy"], c["conversation_accuracy"]) == \
-        pytest.approx((1 / 6, 1 / 3))
+        pytest.approx((1 / 6, 2 / 6))
 
 
 def test_sample_shape(sample):

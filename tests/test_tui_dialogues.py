@@ -97,10 +97,11 @@ async def test_the_dialogue_screen_marks_wrong_predictions(db):
         assert "VIOLATION" in t5 and "MISSED VIOLATION" in t5
         assert EVIDENCE in t5 and MODIFIED in t5
         assert "\u2713 right" in t7 and "\u2717" not in t7
-        assert "not scored" in turn_text(screen, 1)
+        # Category 1 turns are scored, as CompliBench's script scores every tagged turn.
+        assert "\u2713 right" in turn_text(screen, 1) and "not scored" not in turn_text(screen, 1)
         assert [i for i in range(8) if screen.query_one(f"#turn-{i}").has_class("wrong")] == [3, 5]
         summary = plain(screen.query_one("#dialogue-summary", Static).content, 300)
-        assert "2 wrong of 3 scored turns" in summary
+        assert "2 wrong of 4 scored turns" in summary
 
         await pilot.press("a")  # attempt 2 of judge-a
         assert screen.attempt == 2

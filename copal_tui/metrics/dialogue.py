@@ -1,10 +1,11 @@
 """The report's `dialogue_judging` section: CompliBench metrics per judge and domain.
 
 Reads the stored truth and predictions (store.dialogue_sql) and scores them with
-`copal_tui.domain.dialogue`: per judge, per attempt, per domain (and `all`), micro-averaged
-over turns, then averaged over the judge's attempts. A failed attempt (the call failed, nothing
-usable) is not scored but listed in `exclusions`; an attempt that left turns out is scored, the
-missing turns counting as wrong. A judge whose every attempt gave verdicts without guidelines is
+`copal_tui.domain.dialogue`: per judge and domain (and `all`), every (conversation, attempt)
+counted as its own judged file and the turns micro-averaged over all of them, as CompliBench's
+evaluation script pools attempts. A failed attempt (the call failed, nothing usable) is not
+scored but listed in `exclusions`; an attempt that left turns out is scored, the missing turns
+counting as wrong. A judge whose every attempt gave verdicts without guidelines is
 scored as a binary judge (verdict-only accuracy, precision and recall; no strict figure).
 """
 
@@ -17,8 +18,7 @@ from copal_tui.domain.dialogue import (
     Guideline,
     TurnPrediction,
     TurnTruth,
-    mean_over_attempts,
-    score_attempt,
+    score_files,
 )
 from store import dialogue_sql
 from store.db import Database
@@ -53,31 +53,30 @@ def dialogue_judging(db: Database) -> dict[str, Any]:
         is_binary = all(binary[judge])
         domains = sorted({domain_of[d] for ds in scored[judge].values() for d in ds})
         for domain in [*domains, ALL]:
-            per_attempt = []
-            convs: set[str] = set()
-            for attempt in sorted(scored[judge]):
-                ds = [d for d in scored[judge][attempt] if domain == ALL or domain_of[d] == domain]
-                if not ds:
-                    continue
-                convs.update(ds)
-                per_attempt.append(score_attempt(
-                    [(truth[d], preds.get((judge, attempt, d), [])) for d in ds],
-                    binary=is_binary))
-            if not per_attempt:
+            files = [(truth[d], preds.get((judge, attempt, d), []))
+                     for attempt in sorted(scored[judge]) for d in scored[judge][attempt]
+                     if domain == ALL or domain_of[d] == domain]
+            if not files:
                 continue
-            m = mean_over_attempts(per_attempt)
+            convs = {d for attempt in scored[judge] for d in scored[judge][attempt]
+                     if domain == ALL or domain_of[d] == domain}
+            attempts = {a for a in scored[judge]
+                        if any(domain == ALL or domain_of[d] == domain
+                               for d in scored[judge][a])}
+            m = score_files(files, binary=is_binary)
             rows.append({
                 "judge": judge, "domain": domain, "conversations": len(convs),
-                "attempts": m["attempts"], "binary": is_binary,
-                # turns of the conversations judged (Category 1 excluded), not per attempt
+                "attempts": len(attempts), "files": m.conversations, "binary": is_binary,
+                # tagged turns of the conversations judged, not per attempt
                 "compliant_turns": sum(1 for d in convs for t in truth[d]
-                                       if t.guideline.category != 1 and not t.violation),
+                                       if t.guideline.category is not None
+                                       and not t.violation),
                 "violation_turns": sum(1 for d in convs for t in truth[d]
-                                       if t.guideline.category != 1 and t.violation),
-                "compliant_turn_accuracy": m["compliant_turn_accuracy"],
-                "violation_detection_accuracy": m["violation_detection_accuracy"],
-                "strict_violation_detection_accuracy": m["strict_violation_detection_accuracy"],
-                "conversation_accuracy": m["conversation_accuracy"],
-                "precision": m["precision"], "recall": m["recall"],
+                                       if t.guideline.category is not None and t.violation),
+                "compliant_turn_accuracy": m.compliant_turn_accuracy,
+                "violation_detection_accuracy": m.violation_detection_accuracy,
+                "strict_violation_detection_accuracy": m.strict_violation_detection_accuracy,
+                "conversation_accuracy": m.conversation_accuracy,
+                "precision": m.precision, "recall": m.recall,
             })
     return {"rows": rows, "exclusions": exclusions}

@@ -30,7 +30,7 @@ COLUMNS = [
 ]
 
 HINT = ("viol.: turns that followed a modified guideline; judges/att.: judges and their "
-        "attempts; wrong: wrong predictions over every judge and attempt (Category 1 not scored)")
+        "attempts; wrong: wrong predictions over every judge and attempt (tagged turns of scored attempts)")
 
 
 class DialoguesScreen(Screen[None]):

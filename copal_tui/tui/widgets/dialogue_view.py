@@ -20,7 +20,7 @@ from copal_tui.domain.dialogue import Guideline, norm_key
 from copal_tui.tui.safe import one_line, safe
 
 CAT_SHORT = {1: "C1 universal", 2: "C2 workflow", 3: "C3 condition"}
-CAT_TITLES = {1: "Category 1: universal compliance (not scored)",
+CAT_TITLES = {1: "Category 1: universal compliance",
               2: "Category 2: intent-triggered workflows",
               3: "Category 3: condition-triggered guidelines"}
 # How a prediction stands against the truth (store.dialogue_browse_sql KIND values).
@@ -122,7 +122,7 @@ def prediction_lines(pred: dict[str, Any] | None, kind: str | None, who: str,
                     style="bold" if pred["violation"] else "")
     out: list[RenderableType] = [line]
     if kind is None:
-        out.append(Text("  not scored (Category 1, or a failed attempt)", style="dim"))
+        out.append(Text("  not scored (an untagged turn, or a failed attempt)", style="dim"))
     elif mark:
         out.append(Text("  " + KIND_WORDS.get(kind, kind),
                         style="bold reverse" if kind in WRONG else "dim"))
