@@ -257,7 +257,7 @@ def test_unknown_direction_is_counted_not_guessed():
     assert (atlas["n"], atlas["errors"], atlas["unknown_direction"]) == (5, 4, 2)
     assert atlas["over_enforcement_share"] == pytest.approx(2 / 3)  # of 3 known
     sided = one_sided(cells)
-    assert sided["unknown_direction"] == 2 and sided["only_required_share"] == 1.0
+    assert sided["unknown_direction"] == 2 and sided["over_enforcement_share"] == 1.0
     only_unknown = one_sided([("m", "w", None, None, 1, None, 3)])
     assert math.isnan(only_unknown["one_sided_share"]) and only_unknown["one_sided_share_reason"]
 

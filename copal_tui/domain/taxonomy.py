@@ -70,8 +70,8 @@ class Direction(StrEnum):
     """Error direction, derived from the marks (never asked for separately)."""
 
     NONE = "none"
-    UNDER = "under_enforcement"  # a forbidden item is present
-    OVER = "over_enforcement"  # a required item is missing
+    UNDER = "under_enforcement"  # a forbidden item present, or a required gate/route/action missing
+    OVER = "over_enforcement"  # a required content item missing
     MIXED = "mixed"  # both
 
 

@@ -110,14 +110,14 @@ def _sided(counts: dict[str, int]) -> dict[str, Any]:
     known = errors - counts["unknown"]
     row: dict[str, Any] = {
         "errors": errors,
-        "only_forbidden": counts[Direction.UNDER.value],
-        "only_required": counts[Direction.OVER.value],
+        "under_enforcement": counts[Direction.UNDER.value],
+        "over_enforcement": counts[Direction.OVER.value],
         "mixed": counts[Direction.MIXED.value],
         "unknown_direction": counts["unknown"],
     }
     reason = "no errors with a known direction"
-    put(row, "only_forbidden_share", ratio(counts[Direction.UNDER.value], known, reason))
-    put(row, "only_required_share", ratio(counts[Direction.OVER.value], known, reason))
+    put(row, "under_enforcement_share", ratio(counts[Direction.UNDER.value], known, reason))
+    put(row, "over_enforcement_share", ratio(counts[Direction.OVER.value], known, reason))
     put(row, "one_sided_share", ratio(counts[Direction.UNDER.value]
                                       + counts[Direction.OVER.value], known, reason))
     put(row, "mixed_share", ratio(counts[Direction.MIXED.value], known, reason))
@@ -125,8 +125,9 @@ def _sided(counts: dict[str, int]) -> dict[str, Any]:
 
 
 def one_sided(cells: Sequence[Cell]) -> dict[str, Any]:
-    """Share of errors where only F was violated (a forbidden item present: under-enforcement)
-    or only R (a required item missing: over-enforcement); pooled and per model."""
+    """Share of errors that are one-sided: under-enforcement only (a forbidden item present or
+    a required gate/route/action missing) or over-enforcement only (a required content item
+    missing), against mixed; pooled and per model."""
     pooled: dict[str, int] = defaultdict(int)
     per_model: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for model, _w, _p, _f, error, direction, count in cells:
@@ -137,7 +138,8 @@ def one_sided(cells: Sequence[Cell]) -> dict[str, Any]:
 
 
 def ablation(method_cells: Sequence[tuple[str, str, int, int]],
-             selected: Sequence[tuple[str, int]]) -> tuple[list[dict[str, Any]], list[str]]:
+             selected: Sequence[tuple[str, int]],
+             poolable: Iterable[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     """Error per construction method at the matched budget, per model and pooled.
 
     The pooled rate of every method is over the same target models: those judged on every
@@ -152,6 +154,8 @@ def ablation(method_cells: Sequence[tuple[str, str, int, int]],
                        if m != Method.PROJECTION.value], METHOD_ORDER)
     judged = [set(by_method[m]) for m in methods if by_method.get(m)]
     pooled = set.intersection(*judged) if judged else set()
+    if poolable is not None:  # reference bots are shown per model, never pooled with targets
+        pooled &= set(poolable)
     left_out = sorted(set.union(*judged) - pooled) if judged else []
     rows = []
     for method in methods:

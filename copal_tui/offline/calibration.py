@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from copal_tui.domain.contract import evaluate
+from copal_tui.domain.contract import evaluate, item_kinds
 from copal_tui.domain.taxonomy import PATTERN_ANCHORS, PATTERN_FACETS
 from copal_tui.offline import engine
 from copal_tui.offline.chatbots import CHATBOTS
@@ -139,7 +139,8 @@ def run_world(world: dict[str, Any], *, n_variants: int = 1, per_pattern: int | 
                                                     "forbidden": v["forbidden"]}, "judge")
                     observed = [m["id"] for m in marks["marks"] if m["present"]]
                     verdict = evaluate([r["id"] for r in v["required"]],
-                                       [f["id"] for f in v["forbidden"]], observed)
+                                       [f["id"] for f in v["forbidden"]], observed,
+                                       item_kinds(v["required"]))
                     item.errors[bot] = verdict.error
                     item.responses[bot] = response
                     full = call("judge_full_policy", {"world": w, "query": v["query"],

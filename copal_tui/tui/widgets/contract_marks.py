@@ -36,13 +36,15 @@ class ContractItem:
     id: str
     required: bool
     text: str
+    kind: str = "content"
 
 
 def contract_items(required: Sequence[dict[str, Any]],
                    forbidden: Sequence[dict[str, Any]]) -> list[ContractItem]:
     """Number the contract: required items first, then forbidden ones."""
     rows = [(c, True) for c in required] + [(c, False) for c in forbidden]
-    return [ContractItem(n, str(c["id"]), req, str(c.get("text") or ""))
+    return [ContractItem(n, str(c["id"]), req, str(c.get("text") or ""),
+                         str(c.get("kind") or "content"))
             for n, (c, req) in enumerate(rows, 1)]
 
 
@@ -100,7 +102,8 @@ class ContractMarks(Static):
     @property
     def verdict(self) -> Verdict:
         return evaluate([i.id for i in self.items if i.required],
-                        [i.id for i in self.items if not i.required], self.observed)
+                        [i.id for i in self.items if not i.required], self.observed,
+                        {i.id: i.kind for i in self.items})
 
     def toggle(self, number: int) -> bool:
         """Toggle item `number` (1-based); False when there is no such item."""

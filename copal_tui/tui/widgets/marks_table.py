@@ -15,7 +15,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from copal_tui.domain.contract import evaluate
+from copal_tui.domain.contract import evaluate, item_kinds
 from copal_tui.tui.safe import safe
 
 PRESENT, ABSENT, UNKNOWN = "\u2713", "\u00b7", "\u2014"
@@ -47,7 +47,8 @@ def _source(item: dict[str, Any], name: str, kind: str, row: dict[str, Any]) -> 
     if row.get("failure"):
         return Source(name, kind, None, None, None, failure=str(row["failure"]))
     if observed is not None:
-        verdict = evaluate(req, forb, observed)
+        verdict = evaluate(req, forb, observed,
+                           item_kinds(item.get("required") or []))
         return Source(name, kind, frozenset(observed), verdict.error, verdict.direction.value,
                       note=row.get("note"))
     return Source(name, kind, None, row.get("error"), row.get("direction"),
