@@ -106,6 +106,29 @@ class ContractJudgeOut(_Out):
     rationale: str = ""
 
 
+def complete_marks(item_ids: list[str]) -> type[ContractJudgeOut]:
+    """The contract judge's output for one contract: a present/absent mark on every item, with
+    a verbatim evidence quote on each present one. An item left unmarked is not "absent" (a lazy
+    judge would inflate the error): the answer is invalid, which sends it to the repair round
+    and, failing that, makes the judgment a failure that no figure counts."""
+    expected = list(dict.fromkeys(item_ids))
+
+    class CompleteContractJudgeOut(ContractJudgeOut):
+        @model_validator(mode="after")
+        def _every_item_marked(self) -> CompleteContractJudgeOut:
+            marked = {m.id for m in self.marks}
+            missing = [i for i in expected if i not in marked]
+            if missing:
+                raise ValueError(f"no present/absent mark for {', '.join(missing)}: mark every "
+                                 f"contract item ({', '.join(expected)})")
+            bare = [m.id for m in self.marks if m.present and not (m.evidence or "").strip()]
+            if bare:
+                raise ValueError(f"{', '.join(bare)} marked present without an evidence quote")
+            return self
+
+    return CompleteContractJudgeOut
+
+
 class FullPolicyJudgeOut(_Out):
     violated_policy_ids: list[str] = Field(default_factory=list)
     unmet_policy_ids: list[str] = Field(default_factory=list)

@@ -28,6 +28,7 @@ from copal_tui.llm import parsing, provider
 from copal_tui.llm.models import ModelSpec, resolve
 from copal_tui.llm.request import (
     describe,
+    json_schema_format,
     request_hash,
     request_payload,
     scrub,
@@ -122,8 +123,13 @@ class LLMClient:
                          *, task: str, template_version: str) -> Structured[T]:
         """A validated `out_type`, after at most one repair round; a failure comes back as a
         Structured with value None, the raw text and the reason. Fatal errors (bad key, unknown
-        model) are raised as LLMError instead."""
-        kw = {"task": task, "template_version": template_version}
+        model) are raised as LLMError instead.
+
+        Where litellm reports that the model takes a JSON schema, `out_type`'s schema goes as
+        `response_format` (structured output); the prompt's own description and the repair
+        round remain the path for every other model, and the check after either."""
+        kw: dict[str, Any] = {"task": task, "template_version": template_version,
+                              "response_format": await self._schema_format(spec, out_type)}
         try:
             first = await self._complete(spec, messages, **kw)
         except LLMError as exc:
@@ -193,11 +199,23 @@ class LLMClient:
 
     # -- one request --------------------------------------------------------------------------
 
+    async def _schema_format(self, spec: ModelSpec, out_type: type[BaseModel]
+                             ) -> dict[str, Any] | None:
+        if spec.is_offline:
+            return None
+        if not provider.loaded():
+            await asyncio.to_thread(provider.get_litellm)
+        if not provider.supports_schema(spec):
+            return None
+        return json_schema_format(out_type.__name__, out_type.model_json_schema())
+
     async def _complete(self, spec: ModelSpec, messages: list[dict[str, Any]], *, task: str,
-                        template_version: str) -> Completion:
+                        template_version: str,
+                        response_format: dict[str, Any] | None = None) -> Completion:
         if self._closed:
             raise RuntimeError("LLMClient is closed")
-        payload = request_payload(spec, messages, task=task, template_version=template_version)
+        payload = request_payload(spec, messages, task=task, template_version=template_version,
+                                  response_format=response_format)
         key = request_hash(payload)
         # An identical request already on its way: wait for it and take its answer from the
         # cache rather than paying twice (shield: a cancelled waiter must not cancel the owner).
@@ -214,13 +232,15 @@ class LLMClient:
         owner: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._inflight[key] = owner
         try:
-            return await self._call_with_retries(spec, messages, key, request_json)
+            return await self._call_with_retries(spec, messages, key, request_json,
+                                                 response_format)
         finally:
             del self._inflight[key]
             owner.set_result(None)
 
     async def _call_with_retries(self, spec: ModelSpec, messages: list[dict[str, Any]], key: str,
-                                 request_json: str) -> Completion:
+                                 request_json: str,
+                                 response_format: dict[str, Any] | None = None) -> Completion:
         api_key = spec.api_key()  # ModelConfigError propagates: a setup problem, not an item's
         if not provider.loaded():
             # The import takes seconds: not inside the first attempt's timeout, and not blocking
@@ -236,7 +256,7 @@ class LLMClient:
                 started = time.perf_counter()
                 try:
                     async with asyncio.timeout(spec.timeout + self.timeout_grace):
-                        answer = await provider.acall(spec, messages, api_key)
+                        answer = await provider.acall(spec, messages, api_key, response_format)
                 except Exception as exc:
                     latency = (time.perf_counter() - started) * 1000
                     error = scrub(describe(exc, spec), secrets) or ""

@@ -78,8 +78,22 @@ class ProviderAnswer:
     cost: float | None
 
 
+def supports_schema(spec: ModelSpec) -> bool:
+    """Whether litellm reports that `spec`'s model takes a JSON schema as `response_format`
+    (its model map; unknown models, local servers and the offline engine say no, and get the
+    prompt-and-repair path)."""
+    if spec.is_offline:
+        return False
+    litellm = get_litellm()
+    try:
+        return bool(litellm.supports_response_schema(model=spec.model))
+    except Exception:  # noqa: BLE001 - an unmapped model is simply not known to support it
+        return False
+
+
 def request_kwargs(spec: ModelSpec, messages: list[dict[str, Any]],
-                   api_key: str | None) -> dict[str, Any]:
+                   api_key: str | None,
+                   response_format: dict[str, Any] | None = None) -> dict[str, Any]:
     """The arguments of one `litellm.acompletion` call for `spec` (also what the throughput
     benchmark sends to measure litellm's own ceiling with exactly copal's requests)."""
     kwargs: dict[str, Any] = {
@@ -101,13 +115,17 @@ def request_kwargs(spec: ModelSpec, messages: list[dict[str, Any]],
         kwargs["temperature"] = spec.temperature
     if spec.max_tokens is not None:
         kwargs["max_tokens"] = spec.max_tokens
+    if response_format is not None:
+        kwargs["response_format"] = response_format
     return kwargs
 
 
-async def acall(spec: ModelSpec, messages: list[dict[str, Any]], api_key: str | None) -> ProviderAnswer:
+async def acall(spec: ModelSpec, messages: list[dict[str, Any]], api_key: str | None,
+                response_format: dict[str, Any] | None = None) -> ProviderAnswer:
     """One attempt at the provider; raises whatever litellm raises."""
     litellm = get_litellm()
-    response = await litellm.acompletion(**request_kwargs(spec, messages, api_key))
+    response = await litellm.acompletion(**request_kwargs(spec, messages, api_key,
+                                                          response_format))
     choice = response.choices[0]
     text = getattr(choice.message, "content", None) or ""
     usage = getattr(response, "usage", None)

@@ -1,7 +1,8 @@
 """What identifies a model request, and keeping secrets out of what is stored about it.
 
 The cache key is the sha256 of the canonical JSON of (model, endpoint, messages, temperature,
-max_tokens, task, template_version): a new template version or sampling setting is a new request.
+max_tokens, task, template_version, and the JSON schema sent as `response_format` when the
+model takes one): a new template version, sampling setting or schema is a new request.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ REDACTED = "[redacted]"
 
 
 def request_payload(spec: ModelSpec, messages: list[dict[str, Any]], *, task: str,
-                    template_version: str) -> dict[str, Any]:
-    """What identifies a request (hashed for the cache key, stored in the call log)."""
-    return {
+                    template_version: str,
+                    response_format: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What identifies a request (hashed for the cache key, stored in the call log). The
+    schema is part of it only when one is sent, so a prompt-only request keeps its key."""
+    payload: dict[str, Any] = {
         "model": spec.model,
         "api_base": public_url(spec.api_base),
         "messages": messages,
@@ -29,6 +32,17 @@ def request_payload(spec: ModelSpec, messages: list[dict[str, Any]], *, task: st
         "task": task,
         "template_version": template_version,
     }
+    if response_format is not None:
+        payload["response_format"] = response_format
+    return payload
+
+
+def json_schema_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI-style `response_format` (litellm translates it for other providers). Not
+    strict: strict mode rejects the optional fields our output models have."""
+    safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)[:64] or "output"
+    return {"type": "json_schema", "json_schema": {"name": safe, "schema": schema,
+                                                   "strict": False}}
 
 
 def request_hash(payload: dict[str, Any]) -> str:

@@ -12,8 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from copal_tui import prompts
-from copal_tui.domain.contract import direction_of, evaluate
-from copal_tui.domain.outputs import TASK_OUTPUTS, ContractJudgeOut, FullPolicyJudgeOut
+from copal_tui.domain.contract import direction_of, evaluate, item_kinds
+from copal_tui.domain.outputs import (
+    TASK_OUTPUTS,
+    ContractJudgeOut,
+    FullPolicyJudgeOut,
+    complete_marks,
+)
 from copal_tui.domain.taxonomy import JudgeMode
 from copal_tui.pipeline.base import StageRun, world_payload
 from store import pipeline_sql as sql
@@ -33,25 +38,29 @@ def contract_marks(out: ContractJudgeOut, resp: dict[str, Any]) -> dict[str, Any
     observed = list(dict.fromkeys(observed))
     evidence = {m.id: m.evidence for m in out.marks if m.present and m.id in known and m.evidence}
     notes = []
-    if known - marked:
-        # H is what the judge observed: an item it did not mark was not observed. Said openly.
-        notes.append(f"unmarked, treated as absent: {', '.join(sorted(known - marked))}")
+    if known - marked:  # the output model refuses this; never read an unmarked item as absent
+        raise ValueError(f"unmarked contract items: {', '.join(sorted(known - marked))}")
     if marked - known:
         notes.append(f"ignored marks for unknown ids: {', '.join(sorted(marked - known))}")
-    verdict = evaluate(req, forb, observed)
+    verdict = evaluate(req, forb, observed, item_kinds(resp["required"]))
     rationale = out.rationale + (f" [{'; '.join(notes)}]" if notes else "")
     return {"observed": observed, "error": verdict.error, "direction": verdict.direction.value,
             "evidence": evidence or None, "facet": out.facet.value if out.facet else None,
             "rationale": rationale}
 
 
-def policy_marks(out: FullPolicyJudgeOut, policy_ids: set[str]) -> dict[str, Any]:
-    violated = [p for p in out.violated_policy_ids if p in policy_ids]
-    unmet = [p for p in out.unmet_policy_ids if p in policy_ids]
+def policy_marks(out: FullPolicyJudgeOut, policy_kinds: dict[str, str]) -> dict[str, Any]:
+    """Full-policy marks. A violated policy, or an unmet procedure (a gate or a route the
+    response skipped), is under-enforcement; an unmet allow policy (licensed content withheld)
+    is over-enforcement: the same rule as contract items' kinds."""
+    violated = [p for p in out.violated_policy_ids if p in policy_kinds]
+    unmet = [p for p in out.unmet_policy_ids if p in policy_kinds]
     error = int(bool(violated or unmet))
+    over = any(policy_kinds[p] == "allow" for p in unmet)
+    under = bool(violated) or any(policy_kinds[p] != "allow" for p in unmet)
     detail = f"violated: {', '.join(violated) or '-'}; unmet: {', '.join(unmet) or '-'}"
     return {"observed": None, "error": error,
-            "direction": direction_of(bool(unmet), bool(violated)).value,
+            "direction": direction_of(over=over, under=under).value,
             "evidence": {f"E{i}": q for i, q in enumerate(out.evidence, 1)} or None,
             "facet": out.facet.value if out.facet else None,
             "rationale": f"{out.rationale} [{detail}]"}
@@ -75,12 +84,15 @@ async def execute(run: StageRun) -> None:
 
     async def one(unit: tuple[str, dict[str, Any], str, str]) -> None:
         wid, resp, judge, mode = unit
+        out_type: type[Any]
         if mode == JudgeMode.CONTRACT.value:
             task = "judge_contract"
             payload: dict[str, Any] = {"query": resp["query"], "response": resp["text"],
                                        "required": resp["required"],
                                        "forbidden": resp["forbidden"]}
+            out_type = complete_marks([c["id"] for c in resp["required"] + resp["forbidden"]])
         else:
+            out_type = TASK_OUTPUTS["judge_full_policy"]
             task = "judge_full_policy"
             payload = {"world": world_payload(worlds[wid]), "query": resp["query"],
                        "response": resp["text"], "policies": policies[wid]}
@@ -89,7 +101,7 @@ async def execute(run: StageRun) -> None:
         try:
             tpl = run.template(task)
             result = await run.llm.structured(
-                specs[judge], prompts.render(task, payload, using=tpl), TASK_OUTPUTS[task],
+                specs[judge], prompts.render(task, payload, using=tpl), out_type,
                 task=task, template_version=tpl.version)
         except LLMError as exc:
             if exc.fatal:
@@ -100,7 +112,8 @@ async def execute(run: StageRun) -> None:
             if mode == JudgeMode.CONTRACT.value:
                 row.update(contract_marks(result.value, resp))
             else:
-                row.update(policy_marks(result.value, {p["id"] for p in policies[wid]}))
+                row.update(policy_marks(result.value,
+                                        {p["id"]: p["kind"] for p in policies[wid]}))
             run.count("judged")
         elif result is not None:
             row["failure"] = f"{result.reason} | raw: {(result.raw or '')[:2000]}"
