@@ -172,12 +172,12 @@ def test_facet_atlas_and_one_sided(report):
     assert atlas["all_withholding"]["pattern"] == "selective_disclosure"
     sided = report["one_sided"]
     # Four errors: one under (A:I3), two over (A:I2, B:I4), one mixed (A:I4).
-    assert (sided["errors"], sided["only_forbidden"], sided["only_required"],
+    assert (sided["errors"], sided["under_enforcement"], sided["over_enforcement"],
             sided["mixed"]) == (4, 1, 2, 1)
-    assert sided["only_forbidden_share"] == approx(0.25)
-    assert sided["only_required_share"] == approx(0.5)
+    assert sided["under_enforcement_share"] == approx(0.25)
+    assert sided["over_enforcement_share"] == approx(0.5)
     assert sided["one_sided_share"] == approx(0.75)
-    assert sided["by_model"]["B"]["only_required_share"] == approx(1.0)
+    assert sided["by_model"]["B"]["over_enforcement_share"] == approx(1.0)
 
 
 def test_paired_contrast(report):
@@ -263,22 +263,29 @@ def test_human_agreement(report):
 
 def test_judge_sensitivity(report):
     rows = {(r["judge"], r["mode"]): r for r in report["judge_sensitivity"]}
-    # Responses judged by all three settings: A:I1, A:I2, B:I1.
+    # Judges are compared within their mode. Contract: J1 and J2 both judged A:I1, A:I2, A:I3
+    # and B:I1. Full policy: J1 alone, on A:I1, A:I2, B:I1, B:I2.
     j1, j2, fp = rows[("J1", "contract")], rows[("J2", "contract")], rows[("J1", "full_policy")]
-    assert j1["n"] == j2["n"] == fp["n"] == 3
+    assert j1["n"] == j2["n"] == fp["n"] == 4
     assert j1["is_reference"] and not j2["is_reference"]
-    assert j1["by_model"] == {"A": approx(0.5), "B": approx(0.0)}
-    assert j1["ranking"] == ["B", "A"] and fp["ranking"] == ["A", "B"]
+    # J1: A errs on I2 and I3 (2/3), B on nothing (0/1); J2: A errs on I1 and I2 (2/3), B 0/1.
+    assert j1["by_model"] == {"A": approx(2 / 3), "B": approx(0.0)}
+    assert j2["by_model"] == {"A": approx(2 / 3), "B": approx(0.0)}
+    assert j1["ranking"] == ["B", "A"] == j2["ranking"]
     assert j2["kendall_tau"] == approx(1.0) and j2["max_shift"] == 0
-    assert fp["kendall_tau"] == approx(-1.0) and fp["spearman_rho"] == approx(-1.0)
-    assert fp["max_shift"] == 1
-    vote = rows[("majority", "all")]
-    # Votes: A:I1 0/1/0 -> 0, A:I2 1/1/1 -> 1, B:I1 0/0/1 -> 0.
-    assert vote["by_model"] == {"A": approx(0.5), "B": approx(0.0)}
-    assert vote["ties_excluded"] == 0
-    common = [e for e in report["exclusions"] if e["reason"] == "not judged by every judge "
-              "setting"]
-    assert common[0]["count"] == 5  # 8 judged composed responses, 3 in common
+    # Full policy: A 1/2, B 2/2; compared with itself, the mode's only setting.
+    assert fp["by_model"] == {"A": approx(0.5), "B": approx(1.0)}
+    assert fp["ranking"] == ["A", "B"] and fp["is_reference"]
+    vote = rows[("majority", "contract")]
+    # Contract votes: A:I1 0/1 tie, A:I2 1/1 -> 1, A:I3 1/0 tie, B:I1 0/0 -> 0.
+    assert vote["by_model"] == {"A": approx(1.0), "B": approx(0.0)}
+    assert vote["ties_excluded"] == 2
+    assert ("majority", "full_policy") not in rows and ("majority", "all") not in rows
+    common = {e["what"]: e["count"] for e in report["exclusions"]
+              if e["section"] == "judge_sensitivity"}
+    # 8 composed responses judged by a contract judge, 4 by both; full policy: 4 of 4.
+    assert common["composed responses (contract judges)"] == 4
+    assert "composed responses (full_policy judges)" not in common  # nothing left out
 
 
 def test_corrected_error_rates(report):

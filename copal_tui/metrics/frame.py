@@ -295,11 +295,14 @@ def labels_in_scope(f: Frame, labels: Sequence[tuple[int, str, int]]) -> list[tu
                                                      strict=True) if s]
 
 
-def sensitivity(f: Frame) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], int]:
-    """Over composed responses judged usably by every setting that judged any composed
-    response: (judge, mode, model, n, errors) cells, (model, n, majority errors, ties) and
-    the number of composed responses judged by at least one setting."""
-    keep = (f.j_status != FAILED) & f.composed_items[f.resp_item[f.j_resp]]
+def sensitivity(f: Frame, mode: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], int]:
+    """Over composed responses judged usably by every setting of `mode` that judged any
+    composed response: (judge, mode, model, n, errors) cells, (model, n, majority errors, ties)
+    and the number of composed responses judged by at least one setting of the mode. Judges
+    are compared within one mode only: a full-policy judge never votes with contract judges."""
+    in_mode = np.array([m == mode for _j, m in f.settings] or [False], dtype=bool)
+    keep = ((f.j_status != FAILED) & f.composed_items[f.resp_item[f.j_resp]]
+            & in_mode[f.j_sid])
     sids = np.flatnonzero(np.bincount(f.j_sid[keep], minlength=len(f.settings)))
     k = len(sids)
     if not k:

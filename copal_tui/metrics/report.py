@@ -2,8 +2,10 @@
 `store.metrics_sql.BulkReads` and hands their rows to `copal_tui.metrics.sections`.
 
 This module owns the choices that span sections: which judge is primary (default: the
-contract-mode judge with the most usable judgments), which is the reference for judge-family
-sensitivity (default: the primary), and the scope (worlds). The returned dict holds floats that
+contract-mode judge with the most usable judgments, a real model preferred over the offline
+engine's heuristic judge; the report says which was taken and why), which is the reference for
+judge-family sensitivity (default: the primary), the scope (worlds) and the provenance of the
+figures (`copal_tui.metrics.provenance`). The returned dict holds floats that
 may be NaN, each with a sibling `<key>_reason`; `copal_tui.export.jsondoc` turns NaN into null.
 
 It imports no numpy at module level, so that importing it is cheap and the numpy import of
@@ -19,7 +21,7 @@ from typing import Any
 from store import metrics_sql as q
 from store.db import Database
 
-REPORT_FORMAT = "copal-report/1"
+REPORT_FORMAT = "copal-report/2"
 MODES = ("contract", "full_policy")
 
 
@@ -47,7 +49,8 @@ def parse_setting(text: str) -> tuple[str, str | None]:
 
 def pick(settings: Sequence[tuple[str, str, int, int]], judge: str | None,
          mode: str | None, what: str) -> tuple[str, str] | None:
-    """The setting named by `judge` (and `mode`), or the one with the most usable judgments."""
+    """The setting named by `judge` (and `mode`), or the one with the most usable judgments
+    (a non-offline judge first)."""
     usable = [s for s in settings if s[2] > 0]
     if judge is not None:
         found = [s for s in usable if s[0] == judge and (mode is None or s[1] == mode)]
@@ -57,6 +60,8 @@ def pick(settings: Sequence[tuple[str, str, int, int]], judge: str | None,
                               f"{f' in {mode} mode' if mode else ''} (judge settings: {known})")
     else:
         found = [s for s in usable if mode is None or s[1] == mode] or usable
+        # A language-model judge over the offline engine's heuristic one, whatever the counts.
+        found = [s for s in found if not s[0].startswith("offline/")] or found
     if not found:
         return None
     # Most usable judgments first; ties by name so the choice is stable.
@@ -79,7 +84,37 @@ def build_report(db: Database, opts: ReportOptions) -> dict[str, Any]:
     from copal_tui.metrics import pas_sections  # COMPASS keys (issue 7); none without a suite
 
     pas_sections.add_to_report(db, worlds, doc)
-    from copal_tui.metrics import dialogue_sections  # dialogue judging (issue 8); none without
+    from copal_tui.metrics import dialogue_sections  # dialogue judging; none without
 
     dialogue_sections.add_to_report(db, doc)
+    _provenance(db, worlds, doc, opts)
     return doc
+
+
+def why_primary(settings: Sequence[tuple[str, str, int, int]], chosen: tuple[str, str] | None,
+                opts: ReportOptions) -> str:
+    """In words, why the primary judge is the one it is."""
+    if chosen is None:
+        return "no usable judgments"
+    if opts.judge is not None:
+        return "named with --judge"
+    usable = [s for s in settings if s[2] > 0 and s[1] == chosen[1]]
+    real = [s for s in usable if not s[0].startswith("offline/")]
+    if chosen[0].startswith("offline/"):
+        return (f"no language-model judge in {chosen[1]} mode: the offline heuristic judge "
+                "with the most usable judgments")
+    if len(real) < len(usable):
+        return (f"the language-model judge in {chosen[1]} mode with the most usable judgments "
+                "(preferred over the offline heuristic judge)")
+    return f"the judge in {chosen[1]} mode with the most usable judgments"
+
+
+def _provenance(db: Database, worlds: list[str] | None, doc: dict[str, Any],
+                opts: ReportOptions) -> None:
+    from copal_tui.metrics import provenance
+
+    primary = (doc["scope"].get("primary_judge") or {}).get("judge")
+    prefilters, imported = q.provenance_extras(db, worlds)
+    found = provenance.build(q.provenance_runs(db, worlds), prefilters, imported, primary)
+    present = {"copal": True, "compass": "pas" in doc, "dialogues": "dialogue_judging" in doc}
+    doc["scope"]["provenance"] = {k: v for k, v in found.items() if present[k]}

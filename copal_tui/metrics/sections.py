@@ -6,6 +6,7 @@ choice of judges; this module is imported only once the reads are running (it lo
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +18,7 @@ from copal_tui.metrics.agreement import human_agreement
 from copal_tui.metrics.contrast import paired_contrast
 from copal_tui.metrics.corpus import corpus_profile
 from copal_tui.metrics.intervals import CONFIDENCE
+from copal_tui.metrics.provenance import is_offline, real_targets
 from copal_tui.metrics.rates import (
     ablation,
     corrected_error_rates,
@@ -24,7 +26,13 @@ from copal_tui.metrics.rates import (
     facet_atlas,
     one_sided,
 )
-from copal_tui.metrics.report import REPORT_FORMAT, ReportOptions, parse_setting, pick
+from copal_tui.metrics.report import (
+    REPORT_FORMAT,
+    ReportOptions,
+    parse_setting,
+    pick,
+    why_primary,
+)
 from copal_tui.metrics.sensitivity import judge_sensitivity
 from copal_tui.metrics.validity import judge_validity
 
@@ -61,6 +69,7 @@ def build(reads: Mapping[str, Any], worlds: list[str] | None, shown: list[str],
     doc["scope"] = {
         "worlds": shown,
         "primary_judge": None if primary is None else {"judge": primary[0], "mode": primary[1]},
+        "primary_judge_reason": why_primary(settings, primary, opts),
         "reference_judge": None if reference is None else {"judge": reference[0],
                                                            "mode": reference[1]},
         "judge_settings": [{"judge": j, "mode": m, "usable": int(u), "failed": int(b)}
@@ -79,14 +88,25 @@ def _rates(f: frame.Frame, doc: dict[str, Any], primary: tuple[str, str] | None,
            ex: _Exclusions) -> None:
     sid = f.setting_index(primary)
     cells = frame.composed_cells(f, sid) if primary else []
-    rows, overall = error_rates(cells)
+    rows, _ = error_rates(cells)
+    # Pooled figures are over real targets: the offline reference bots are calibration and are
+    # shown per model only (unless they are all there is, as in the offline demo).
+    targets = real_targets(r["model"] for r in rows)
+    pool = [c for c in cells if c[0] in targets]
+    for row in rows:
+        row["reference_bot"] = is_offline(row["model"])
+    _, overall = error_rates(pool)
     doc["error_rates"] = rows
     doc["overall_error_rate"] = overall["error_rate"]
     if overall["n"] == 0:
         doc["overall_error_rate_reason"] = "no judged composed responses"
-    doc["overall"] = overall
-    doc["facet_atlas"] = facet_atlas(cells)
-    doc["one_sided"] = one_sided(cells)
+    doc["overall"] = {**overall, "models": targets}
+    doc["facet_atlas"] = facet_atlas(pool)
+    doc["one_sided"] = {**one_sided(pool), "by_model": one_sided(cells)["by_model"]}
+    for row in rows:
+        if row["model"] not in targets:
+            ex.add("overall", f"judged responses of {row['model']}", "a reference bot (offline "
+                   "engine): shown per model, not pooled with the real targets", row["n"])
     ex.add("facet_atlas", "errors", "imported with a bare error flag and no marks, so the "
            "direction is unknown", doc["one_sided"]["unknown_direction"])
     if primary:
@@ -105,7 +125,7 @@ def _rates(f: frame.Frame, doc: dict[str, Any], primary: tuple[str, str] | None,
                "not answered or not judged by the primary judge",
                row["excluded_incomplete_projections"])
     methods = frame.method_cells(f, sid) if primary else []
-    doc["ablation"], left_out = ablation(methods, frame.selected_by_method(f))
+    doc["ablation"], left_out = ablation(methods, frame.selected_by_method(f), targets)
     for model in left_out:
         ex.add("ablation", f"judged responses of {model}", "the model was not judged on every "
                "construction method, so it is left out of the pooled rates (kept in by_model)",
@@ -164,11 +184,27 @@ def _validity(people: _Labels, f: frame.Frame, doc: dict[str, Any],
 def _sensitivity(f: frame.Frame, doc: dict[str, Any], reference: tuple[str, str] | None,
                  ex: _Exclusions) -> None:
     # Only settings that judged some composed response take part: a judge run on projections
-    # or ablation items alone would otherwise empty the common set.
-    cells, majority, judged = frame.sensitivity(f)
-    doc["judge_sensitivity"] = judge_sensitivity(cells, majority, reference or ("", ""))
-    common = sum(int(m[1]) for m in majority)
-    ex.add("judge_sensitivity", "composed responses", "not judged by every judge setting",
-           judged - common)
-    ex.add("judge_sensitivity", "composed responses (majority row)", "the judges' votes are "
-           "tied", sum(int(m[3] or 0) for m in majority))
+    # or ablation items alone would otherwise empty the common set. Each judge mode is its own
+    # family: contract judges are compared (and vote) among themselves, full-policy judges
+    # likewise, each against the reference judge when it is of that mode, else against the
+    # mode's setting with the most common judgments.
+    rows: list[dict[str, Any]] = []
+    for mode in sorted({m for _j, m in f.settings}):
+        cells, majority, judged = frame.sensitivity(f, mode)
+        if not cells:
+            continue
+        if reference is not None and reference[1] == mode:
+            ref = reference
+        else:
+            n_by: dict[tuple[str, str], int] = defaultdict(int)
+            for judge, m, _model, n, _e in cells:
+                n_by[(judge, m)] += int(n)
+            ref = min(n_by, key=lambda k: (-n_by[k], k))
+        rows += judge_sensitivity(cells, majority, ref)
+        common = sum(int(m[1]) for m in majority)
+        ex.add("judge_sensitivity", f"composed responses ({mode} judges)",
+               "not judged by every judge setting of the mode", judged - common)
+        if len({(c[0], c[1]) for c in cells}) > 1:
+            ex.add("judge_sensitivity", f"composed responses (majority of {mode} judges)",
+                   "the judges' votes are tied", sum(int(m[3] or 0) for m in majority))
+    doc["judge_sensitivity"] = rows

@@ -1,11 +1,14 @@
 """Judge-family sensitivity: would another judge rank the target models differently?
 
-Computed over the composed responses that every judge setting judged (so each judge sees exactly
-the same responses). Each setting gets its overall error rate, the ranking of target models it
-induces (lowest error first, ties by name), Kendall's tau-b and Spearman's rho of its per-model
-error rates against the reference judge's, and the largest rank shift of any model. The majority
-verdict of all settings is one more row (responses where the vote is tied are left out and
-counted).
+Judges are compared within one judge mode (contract judges with contract judges, full-policy
+with full-policy): the mode is part of what a judge is asked, so a full-policy verdict never
+votes among contract judges. Within a mode, over the composed responses that every setting of
+the mode judged (so each judge sees exactly the same responses), each setting gets its overall
+error rate, the ranking of target models it induces (lowest error first, ties by name), Kendall's
+tau-b and Spearman's rho of its per-model error rates against the mode's reference setting's,
+and the largest rank shift of any model. With two or more settings in the mode, their majority
+verdict is one more row, `judge` "majority" with that mode (responses where the vote is tied are
+left out and counted).
 """
 
 from __future__ import annotations
@@ -71,9 +74,11 @@ def judge_sensitivity(cells: Sequence[tuple[str, str, str, int, int]],
         row = _row(key[0], key[1], settings[key], ref_rates)
         row["is_reference"] = key == reference
         rows.append(row)
+    if len(settings) < 2:
+        return rows  # one judge: no vote to take
     per_model = {m: (int(n) - int(ties or 0), int(errs or 0))
                  for m, n, errs, ties in majority}
-    vote = _row(MAJORITY, "all", per_model, ref_rates)
+    vote = _row(MAJORITY, next(iter(settings))[1], per_model, ref_rates)
     vote["is_reference"] = False
     vote["ties_excluded"] = sum(int(t or 0) for _m, _n, _e, t in majority)
     rows.append(vote)

@@ -1,0 +1,133 @@
+"""Which models stand behind each figure of the report, and which of them are heuristics.
+
+A figure is only as good as the models that built the suite it counts and judged the answers.
+This module reads the manifests of the runs that wrote rows in scope and names, per group of
+report sections, the generator (suite construction), verifier and pre-filter (COMPASS), the
+judges and the targets. Any `offline/*` model among them is the offline engine's deterministic
+heuristics, not a language model: the group is marked `heuristic` with a caveat that every
+report form prints beside the figures. Rows imported from files carry no run: they are
+counted as `imported`, so a figure over them does not look as if a known generator built it.
+
+Reference bots (`offline/*` chatbots) are calibration, not targets: `real_targets` tells the
+sections which models to pool.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+OFFLINE_PREFIX = "offline/"
+
+# Stage -> (role, option names in the run's manifest that hold the models of that role).
+_ROLES: dict[str, list[tuple[str, tuple[str, ...]]]] = {
+    "ground": [("generator", ("generator",))],
+    "compose": [("generator", ("generator",))],
+    "generate": [("generator", ("generator",))],
+    "select": [("generator", ("generator",))],
+    "project": [("generator", ("generator",))],
+    "ablate": [("generator", ("generator",))],
+    "respond": [("target", ("models",))],
+    "judge": [("judge", ("judges",))],
+    "compass_generate": [("generator", ("generator",))],
+    "compass_verify": [("verifier", ("verifier", "generator"))],
+    "compass_respond": [("target", ("models",))],
+    "compass_judge": [("judge", ("judges",))],
+    "dialogue_variants": [("generator", ("generator",))],
+    "dialogue_judge": [("judge", ("judges",))],
+}
+_SUITE_OF = {
+    "ground": "copal", "compose": "copal", "generate": "copal", "select": "copal",
+    "project": "copal", "ablate": "copal", "respond": "copal", "judge": "copal",
+    "compass_generate": "compass", "compass_verify": "compass", "compass_respond": "compass",
+    "compass_judge": "compass", "dialogue_variants": "dialogues", "dialogue_judge": "dialogues",
+}
+# Report sections each suite's models stand behind.
+SECTIONS = {
+    "copal": ["error_rates", "overall", "facet_atlas", "one_sided", "paired_contrast",
+              "ablation", "controls", "judge_validity", "judge_sensitivity",
+              "corrected_error_rates"],
+    "compass": ["pas", "pas_failure_modes", "pas_vs_composed", "pas_judge_validity",
+                "compass_summary"],
+    "dialogues": ["dialogue_judging", "dialogue_error_taxonomy"],
+}
+ROLES = ("generator", "verifier", "prefilter", "target", "judge")
+
+
+def is_offline(model: str | None) -> bool:
+    return bool(model) and str(model).startswith(OFFLINE_PREFIX)
+
+
+def real_targets(models: Iterable[str]) -> list[str]:
+    """The targets to pool: the real ones, or every one when all are reference bots (the
+    offline demo), in which case the pooled figures carry the heuristic caveat anyway."""
+    models = sorted(set(models))
+    real = [m for m in models if not is_offline(m)]
+    return real or models
+
+
+def _values(options: dict[str, Any], names: Sequence[str]) -> list[str]:
+    for name in names:
+        value = options.get(name)
+        if value:
+            return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+    return []
+
+
+def build(runs: Iterable[tuple[str, str]], prefilters: Iterable[str] = (),
+          imported: dict[str, int] | None = None,
+          primary_judge: str | None = None) -> dict[str, dict[str, Any]]:
+    """{suite: {generator, verifier, prefilter, target, judge: [models], imported: {what: n},
+    sections, heuristic: [offline models], and `caveat` when any is offline} from (stage,
+    manifest JSON) pairs.
+
+    `primary_judge` (the COPAL judge the error figures use) is named first among the judges.
+    """
+    found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for stage, manifest in runs:
+        suite = _SUITE_OF.get(stage)
+        if suite is None:
+            continue
+        try:
+            options = (json.loads(manifest or "{}") or {}).get("options") or {}
+        except json.JSONDecodeError:
+            options = {}
+        for role, names in _ROLES[stage]:
+            found[suite][role].update(_values(options, names))
+    for name in prefilters:
+        found["compass"]["prefilter"].add(name)
+    out: dict[str, dict[str, Any]] = {}
+    for suite in ("copal", "compass", "dialogues"):
+        roles = found.get(suite, {})
+        entry: dict[str, Any] = {r: sorted(roles.get(r, ())) for r in ROLES}
+        if suite == "copal" and primary_judge and primary_judge in entry["judge"]:
+            entry["judge"] = [primary_judge] + [j for j in entry["judge"] if j != primary_judge]
+        entry["imported"] = {k: v for k, v in (imported or {}).items()
+                             if k.startswith(suite + ":") and v}
+        entry["sections"] = SECTIONS[suite]
+        offline = sorted({m for r in ROLES for m in entry[r] if is_offline(m)})
+        entry["heuristic"] = offline
+        if offline:  # absent, not null, when no figure rests on the offline engine
+            entry["caveat"] = caveat(offline)
+        out[suite] = entry
+    return out
+
+
+def caveat(offline: Sequence[str]) -> str:
+    return (f"HEURISTIC: rests on the offline engine ({', '.join(offline)}), deterministic "
+            "heuristics, not a language model")
+
+
+def line(entry: dict[str, Any]) -> str:
+    """One line for a report form: the models behind the figures, marked where heuristic."""
+    parts = []
+    for role in ROLES:
+        names = entry.get(role) or []
+        if names:
+            shown = ", ".join(f"{n} (heuristic)" if is_offline(n) else n for n in names)
+            parts.append(f"{role}{'s' if len(names) > 1 else ''}: {shown}")
+    for what, n in sorted((entry.get("imported") or {}).items()):
+        parts.append(f"imported without a run: {n} {what.split(':', 1)[1]}")
+    return "; ".join(parts) or "no run recorded"
