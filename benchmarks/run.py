@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", type=Path, help="Also write the table as Markdown.")
     args = ap.parse_args(argv)
 
+    import bench_import
     import bench_pipeline
     import bench_store
     import bench_tui
@@ -64,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
                                           latency=0.05 if args.quick else 0.2)
         rows += bench_store.labelling(big_db, processes=8, per_process=20 if args.quick else 200)
         rows += bench_store.interchange(small_db)
+    rows += bench_import.policies([300, 3_000] if args.quick else [3_000, 30_000],
+                                  repeat=1 if args.quick else 3)
     width = max(len(r["name"]) for r in rows)
     for r in rows:
         flag = "" if r["ok"] is None else ("ok" if r["ok"] else "MISSED")

@@ -21,13 +21,32 @@ def insert_world(db: Database, w: dict[str, Any], source_path: str | None = None
     )
 
 
-def insert_policy(db: Database, world_id: str, p: dict[str, Any]) -> None:
-    position = db.execute(
+def next_policy_position(db: Database, world_id: str) -> int:
+    """The position after the world's last policy (1 for a world without policies)."""
+    # No index covers (world_id, position): this scans the world's policies, so callers adding
+    # many policies ask once and count on (a query per row made imports quadratic).
+    return int(db.execute(
         "SELECT COALESCE(MAX(position), 0) + 1 FROM policies WHERE world_id = ?", (world_id,)
-    ).fetchone()[0]
+    ).fetchone()[0])
+
+
+def insert_policy(db: Database, world_id: str, p: dict[str, Any],
+                  position: int | None = None) -> None:
+    """One policy, at `position` (default: after the world's last one)."""
+    if position is None:
+        position = next_policy_position(db, world_id)
     db.execute(
         "INSERT INTO policies (world_id, id, kind, text, position) VALUES (?, ?, ?, ?, ?)",
         (world_id, p["id"], p["kind"], p["text"], position),
+    )
+
+
+def insert_policies(db: Database, world_id: str, policies: Sequence[dict[str, Any]]) -> None:
+    """A world's policies in order, after any it has: one position query, one executemany."""
+    start = next_policy_position(db, world_id)
+    db.conn.executemany(
+        "INSERT INTO policies (world_id, id, kind, text, position) VALUES (?, ?, ?, ?, ?)",
+        [(world_id, p["id"], p["kind"], p["text"], start + i) for i, p in enumerate(policies)],
     )
 
 

@@ -75,7 +75,8 @@ def test_mistake_overrides_the_tag_of_its_turn(tmp_path):
                                    "guideline": "x", "evidence": "y"}])
     c = parse_conversation(write(tmp_path / "airlines", "c.json", data))
     t3 = next(t for t in c.turns if t.turn_index == 3)
-    assert t3.guideline == Guideline(3, "minor_travel", None) and t3.violation
+    # No phase given: -1, as CompliBench reads a Category 3 tag.
+    assert t3.guideline == Guideline(3, "minor_travel", -1) and t3.violation
 
 
 @pytest.mark.parametrize(("data", "needle"), [
@@ -87,6 +88,9 @@ def test_mistake_overrides_the_tag_of_its_turn(tmp_path):
     (conversation(message_list=[{"turn_index": "1", "role": "user", "content": ""}]),
      "turn_index"),
     (conversation(mistakes=[{"turn_index": 2, "guidance category": 2}]), "not assistant turns"),
+    (conversation(message_list=[{"turn_index": 4, "role": "system", "content": "x"}]),
+     "turn 4 has the unknown role 'system'"),
+    ('{"message_list": [], "message_list": []}', "'message_list' appears twice"),
     (conversation(assistant_guidelines={"Category 9": {}}), "1, 2 or 3"),
     (conversation(message_list=[{"turn_index": 1, "role": "assistant", "content": "x",
                                  "category": 2, "key": "nope", "phase": "Phase 1"}]),

@@ -26,8 +26,15 @@ from typing import Any
 
 from copal_tui.domain.dialogue import CATEGORIES, Guideline, norm_category, norm_key, norm_phase
 from copal_tui.interchange.errors import ImportFailure
+from copal_tui.interchange.strict import loads_json
 
 USAGE = re.compile(r"^(?P<stem>.+?)_usage(?:_attempt(?P<k>\d+))?$")
+# The speakers of the layout; anything else (a typo, "system") has no place in the turn-level
+# truth and is refused rather than stored as a third kind of turn.
+ROLES = ("user", "assistant")
+# The keys `parse_conversation` reads: a JSON object with neither is not a conversation.
+CONVERSATION_KEYS = ("assistant_guidelines", "message_list")
+_UNREAD = object()
 
 
 @dataclass(frozen=True)
@@ -86,7 +93,7 @@ def _load(path: Path) -> Any:
     if not text.strip():
         raise ImportFailure(path, "empty file")
     try:
-        return json.loads(text)
+        return loads_json(text, path)
     except json.JSONDecodeError as exc:
         raise ImportFailure(path, f"not JSON ({exc.msg})", line=exc.lineno) from None
 
@@ -145,10 +152,11 @@ def conversation_id(path: Path) -> tuple[str, str]:
     return f"{domain}/{path.stem}", domain
 
 
-def parse_conversation(path: Path) -> Conversation:
+def parse_conversation(path: Path, data: Any = _UNREAD) -> Conversation:
+    """The conversation in `path` (`data`: its JSON, when the caller has read it already)."""
     import hashlib
 
-    data = _obj(path, _load(path), "(top level)")
+    data = _obj(path, _load(path) if data is _UNREAD else data, "(top level)")
     for required in ("assistant_guidelines", "message_list"):
         if required not in data:
             raise ImportFailure(path, "missing", field=required)
@@ -172,6 +180,9 @@ def parse_conversation(path: Path) -> Conversation:
             raise ImportFailure(path, f"turn_index {idx} appears twice", field=where)
         seen.add(idx)
         role = _text(path, msg.get("role"), f"{where}.role")
+        if role not in ROLES:
+            raise ImportFailure(path, f"turn {idx} has the unknown role {role!r} (a turn is "
+                                "'user' or 'assistant')", field=f"{where}.role")
         content = _text(path, msg.get("content", ""), f"{where}.content")
         if role != "assistant":
             turns.append(Turn(idx, role, content))
@@ -184,7 +195,9 @@ def parse_conversation(path: Path) -> Conversation:
                               m.get("evidence")))
             continue
         g = _guideline(path, where, msg.get("category"), msg.get("key"), msg.get("phase"))
-        if g.category is not None and (g.category, g.key, g.phase) not in known:
+        # Only workflow guidelines are looked up by phase (a Category 1 or 3 tag carries -1).
+        if g.category is not None and (g.category, norm_key(g.key),
+                                       g.phase if g.category == 2 else None) not in known:
             raise ImportFailure(path, f"guideline {CATEGORIES[g.category]} / {g.key} / phase "
                                 f"{g.phase} is not in assistant_guidelines", field=where)
         turns.append(Turn(idx, role, content, g))
@@ -243,16 +256,50 @@ def parse_judge_output(path: Path) -> JudgeOutput:
     return JudgeOutput(cid, attempt, path, turns)
 
 
-def conversation_files(root: Path) -> list[Path]:
-    """Conversation files under a file or folder (judge outputs left out), sorted."""
+def looks_like_conversation(data: Any) -> bool:
+    """Whether a JSON document has the shape of a conversation: an object holding a
+    conversation key, or a bare list of turns (objects with a role). Such a file is parsed, and
+    refused when malformed; any other document (the release's manifests: {source_ablation,
+    removed_ids, ...}) is not a conversation and is skipped."""
+    if isinstance(data, dict):
+        return any(k in data for k in CONVERSATION_KEYS)
+    return isinstance(data, list) and bool(data) and all(
+        isinstance(t, dict) and "role" in t for t in data)
+
+
+def load_conversations(root: Path) -> tuple[list[Conversation], list[Path]]:
+    """The conversations under a file or folder, sorted, and the files skipped as not
+    conversations (readme files, manifests). A file named on its own must be a conversation.
+
+    Judge outputs are left out silently (`--from complibench-judge` reads them), and so are
+    dot files and folders (editor and OS droppings such as macOS `._x.json`).
+    """
     if root.is_file():
-        return [root]
+        return [parse_conversation(root)], []
     if not root.is_dir():
         raise ImportFailure(root, "no such file or folder")
-    files = sorted(p for p in root.rglob("*.json") if judge_target(p) is None)
-    if not files:
-        raise ImportFailure(root, "no conversation files (*.json) found")
-    return files
+    found: list[Conversation] = []
+    skipped: list[Path] = []
+    for p in sorted(root.rglob("*")):
+        if not p.is_file() or any(part.startswith(".") for part in p.relative_to(root).parts):
+            continue
+        if p.suffix != ".json":
+            skipped.append(p)
+        elif judge_target(p) is None:
+            data = _load(p)
+            if looks_like_conversation(data):
+                found.append(parse_conversation(p, data))
+            else:
+                skipped.append(p)
+    if not found:
+        raise ImportFailure(root, "no conversation files (*.json) found"
+                            + (f" ({len(skipped)} other file(s))" if skipped else ""))
+    return found, skipped
+
+
+def conversation_files(root: Path) -> list[Path]:
+    """Conversation files under a file or folder (judge outputs and other files left out)."""
+    return [c.path for c in load_conversations(root)[0]]
 
 
 def judge_files(root: Path) -> list[Path]:

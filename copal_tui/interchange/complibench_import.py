@@ -1,9 +1,10 @@
 """Importing CompliBench conversations and judge outputs into the store, all or nothing.
 
 `import_conversations` parses every conversation file first (any problem: ImportFailure, nothing
-written), then writes them in one transaction. A conversation already stored from identical bytes
-is skipped; the same id with different content is an error (a silent replace would change the
-truth under judgments already made). `import_judge_outputs` stores each file as one attempt of
+written), then writes them in one transaction. Files of a folder that are not conversations
+(readme files, the release's manifests) are skipped and reported, not refused. A conversation
+already stored from identical bytes is skipped; the same id with different content is an error
+(a silent replace would change the truth under judgments already made). `import_judge_outputs` stores each file as one attempt of
 the named judge; its conversation must be imported already and every turn it names must be an
 assistant turn of it. Re-importing an identical attempt is skipped; a different one is an error
 unless `replace` is set.
@@ -17,9 +18,8 @@ from pathlib import Path
 from copal_tui.interchange.complibench import (
     Conversation,
     JudgeOutput,
-    conversation_files,
     judge_files,
-    parse_conversation,
+    load_conversations,
     parse_judge_output,
 )
 from copal_tui.interchange.errors import ImportFailure
@@ -31,18 +31,20 @@ from store.db import Database, write
 class DialogueImport:
     added: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    # Files under the folder that are not conversations (readme, manifests), relative to it.
+    not_conversations: list[str] = field(default_factory=list)
 
 
 def import_conversations(db: Database, root: Path) -> DialogueImport:
     parsed: list[Conversation] = []
     seen: dict[str, Path] = {}
-    for path in conversation_files(root):
-        c = parse_conversation(path)
+    found, others = load_conversations(root)
+    for c in found:
         if c.id in seen:
-            raise ImportFailure(path, f"conversation id {c.id} also comes from {seen[c.id]}")
-        seen[c.id] = path
+            raise ImportFailure(c.path, f"conversation id {c.id} also comes from {seen[c.id]}")
+        seen[c.id] = c.path
         parsed.append(c)
-    out = DialogueImport()
+    out = DialogueImport(not_conversations=[p.relative_to(root).as_posix() for p in others])
     with write(db):
         for c in parsed:
             stored = dialogue_sql.dialogue_sha(db, c.id)
@@ -68,6 +70,15 @@ def import_conversations(db: Database, root: Path) -> DialogueImport:
             )
             out.added.append(c.id)
     return out
+
+
+def skipped_note(names: list[str]) -> str | None:
+    """The line `copal import` prints about files that are not conversations, if any."""
+    if not names:
+        return None
+    n = len(names)
+    what = "file that is not a conversation" if n == 1 else "files that are not conversations"
+    return f"skipped {n} {what}: {', '.join(names)}"
 
 
 def _stored_key(c: Conversation, key: str | None) -> str | None:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from copal_tui.domain.contract import content_sha256, evaluate, unknown_ids
+from copal_tui.domain.contract import content_sha256, evaluate, item_kinds, unknown_ids
 from copal_tui.domain.schema import RECORD_ORDER, WorldFile
 from copal_tui.domain.taxonomy import FACET_PATTERN
 from copal_tui.interchange import compass_records
@@ -26,6 +26,7 @@ from copal_tui.interchange.loader import (
     iter_records,
     load_world,
 )
+from copal_tui.interchange.strict import paused_gc
 from store import compass_sql, reads, writes
 from store import labels as label_sql
 from store.db import Database, write
@@ -33,6 +34,14 @@ from store.db import Database, write
 
 def import_paths(db: Database, paths: list[Path]) -> Counter[str]:
     """Import files and folders; returns how many records of each type were written."""
+    # Every parsed record stays alive until the end, so garbage collections would walk them
+    # over and over for nothing (see `paused_gc`); without them a 30k-policy import is ~1.5x
+    # faster and holds the write lock for less time.
+    with paused_gc():
+        return _import(db, paths)
+
+
+def _import(db: Database, paths: list[Path]) -> Counter[str]:
     world_files, record_files = expand(paths)
     worlds = [(p, load_world(p)) for p in world_files]
     pending: list[SourceRecord] = []
@@ -62,6 +71,9 @@ class _Importer:
         self.written: Counter[str] = Counter()
         self.seen: set[tuple[str, ...]] = set()
         self._recent: dict[str, tuple[dict[str, Any], str]] = {}
+        # Next policy position per world, asked of the store once per world (not per record).
+        self._position: dict[str, int] = {}
+        self._worlds: set[str] = set()
 
     def _once(self, key: tuple[str, ...], path: Path, line: int | None, field: str) -> None:
         if key in self.seen:
@@ -86,9 +98,8 @@ class _Importer:
             return
         writes.insert_world(self.db, data, source_path=str(path))
         self.written["world"] += 1
-        for p in policies:
-            writes.insert_policy(self.db, w.id, p)
-            self.written["policy"] += 1
+        writes.insert_policies(self.db, w.id, policies)
+        self.written["policy"] += len(policies)
 
     # ------------------------------------------------------------------ records
 
@@ -101,8 +112,12 @@ class _Importer:
         return ImportFailure(src.path, message, line=src.line, field=field)
 
     def _need_world(self, src: SourceRecord, world_id: str) -> None:
+        # Every record names its world; an import deletes none, so one look-up per world does.
+        if world_id in self._worlds:
+            return
         if reads.world(self.db, world_id) is None:
             raise self.fail(src, f"unknown world {world_id!r}", "world_id")
+        self._worlds.add(world_id)
 
     def _exists(self, src: SourceRecord, stored: dict[str, Any] | None, d: dict[str, Any],
                 export: Callable[[dict[str, Any]], dict[str, Any]]) -> bool:
@@ -128,7 +143,11 @@ class _Importer:
         stored = reads.policy(self.db, d["world_id"], d["id"])
         if self._exists(src, stored, d, rec.policy_record):
             return
-        writes.insert_policy(self.db, d["world_id"], d)
+        wid = d["world_id"]
+        if wid not in self._position:
+            self._position[wid] = writes.next_policy_position(self.db, wid)
+        writes.insert_policy(self.db, wid, d, self._position[wid])
+        self._position[wid] += 1
         self.written["policy"] += 1
 
     def _clause(self, src: SourceRecord, d: dict[str, Any]) -> None:
@@ -225,7 +244,7 @@ class _Importer:
             if bad:
                 raise self.fail(src, f"not a contract item of this response's item: "
                                      f"{', '.join(bad)}", "observed")
-            verdict = evaluate(req, forb, d["observed"])
+            verdict = evaluate(req, forb, d["observed"], item_kinds(content["required"]))
             if d["error"] is not None and d["error"] != verdict.error:
                 raise self.fail(src, f"error={d['error']} disagrees with the marks in `observed` "
                                      f"(which give error={verdict.error})", "error")

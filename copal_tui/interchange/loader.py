@@ -1,7 +1,8 @@
 """Reading world YAML and interchange JSONL files into validated models.
 
 Every problem becomes an `ImportFailure` that names the file, the line where it is known, and
-the field, so `copal import` can print one useful line and exit 2.
+the field, so `copal import` can print one useful line and exit 2. Parsing is strict
+(`strict.py`): a repeated key or nesting deeper than 64 levels is such a problem too.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from copal_tui.domain.schema import RECORD_ADAPTER, WorldFile
 from copal_tui.interchange.errors import ImportFailure
+from copal_tui.interchange.strict import load_yaml, loads_json
 
 WORLD_SUFFIXES = (".yaml", ".yml")
 RECORD_SUFFIXES = (".jsonl",)
@@ -69,15 +71,8 @@ def read_text(path: Path) -> str:
 
 def load_world(path: Path) -> WorldFile:
     text = read_text(path)
-    try:
-        data = yaml.safe_load(text)
-        node = yaml.compose(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = None if mark is None else mark.line + 1
-        raise ImportFailure(path, f"bad YAML: {exc.problem or exc}", line=line) from None
-    except yaml.YAMLError as exc:
-        raise ImportFailure(path, f"bad YAML: {exc}") from None
+    # One parse gives both the data and the node tree that maps errors to lines.
+    data, node = load_yaml(text, path)
     if not isinstance(data, dict):
         raise ImportFailure(path, "a world file must be a mapping (id, name, ..., policies)")
     try:
@@ -96,7 +91,7 @@ def iter_records(path: Path) -> Iterator[SourceRecord]:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = loads_json(raw, path, line=n)
         except json.JSONDecodeError as exc:
             raise ImportFailure(path, f"bad JSON: {exc.msg} (column {exc.colno})", line=n) from None
         if not isinstance(obj, dict):
