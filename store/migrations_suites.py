@@ -243,3 +243,42 @@ def m006_dialogues(db: Database) -> None:
         CREATE INDEX idx_dialogue_variants_run ON dialogue_variants(run_id);
         """,
     )
+
+
+@MIGRATIONS()
+def m007_run_progress(db: Database) -> None:
+    # A run's last sign of life, refreshed with the counters it writes as it works: a run whose
+    # process is gone or whose heartbeat went stale is shown as interrupted and no longer holds
+    # its stage against an identical run (store.runs.claim).
+    db.execute("ALTER TABLE runs ADD COLUMN heartbeat_at TEXT")
+
+
+@MIGRATIONS()
+def m008_compass_reference_rules(db: Database) -> None:
+    # The public COMPASS configuration gives the short denied-edge form its own strategies, one
+    # of which (statistical_inference) m005's CHECK does not list; and an organisation may ship
+    # its own explicit-refusal system prompt (system_prompts/explicit_refusal_prompts/<Org>.txt).
+    # The CHECK is widened in place by SQLite's documented procedure for relaxing a constraint
+    # (writable_schema, then a schema_version bump): rebuilding compass_queries inside the
+    # migration's transaction would cascade-delete every response and judgment, since foreign
+    # keys cannot be switched off inside a transaction. Rows that met the old CHECK meet this one.
+    import re
+
+    db.execute("ALTER TABLE worlds ADD COLUMN explicit_refusal_prompt TEXT")
+    old = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' "
+                     "AND name = 'compass_queries'").fetchone()[0]
+    check = re.search(r"\bstrategy\s+IN\s*\(([^)]*)\)", old, re.IGNORECASE)
+    if check is None:
+        return
+    strategies = ("context_overflow", "hypothetical_scenario", "indirect_reference",
+                  "educational_context", "analogical_reasoning", "regulatory_interpretation",
+                  "statistical_inference")
+    new = old[:check.start(1)] + ", ".join(f"'{s}'" for s in strategies) + old[check.end(1):]
+    version = int(db.execute("PRAGMA schema_version").fetchone()[0])
+    db.execute("PRAGMA writable_schema = ON")
+    try:
+        db.execute("UPDATE sqlite_master SET sql = ? WHERE type = 'table' "
+                   "AND name = 'compass_queries'", [new])
+        db.execute(f"PRAGMA schema_version = {version + 1}")
+    finally:
+        db.execute("PRAGMA writable_schema = OFF")

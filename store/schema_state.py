@@ -2,15 +2,22 @@
 
 `NAMES` lists the migrations registered in `store.migrations`, in order; a test keeps the two
 equal. sqlite-utils records applied migrations in `_sqlite_migrations` (set, name, applied_at).
+Also decides which databases `store.db.connect` may open at all (`check_openable`).
+
+A database written by a newer copal is recognised by a migration name missing from `NAMES`:
+names are unique and append-only, and every copal records them, so no separate version marker
+(`PRAGMA user_version`) is kept: it would be a second record of the same fact.
 """
 
 from __future__ import annotations
 
-from store.db import Database, StoreError
+from pathlib import Path
+
+from store.db import Database, StoreError, StoreRefused
 
 SET = "copal"
 NAMES = ("m001_initial", "m002_item_gate_route", "m003_label_queue", "m005_compass",
-         "m006_dialogues")
+         "m006_dialogues", "m007_run_progress", "m008_compass_reference_rules")
 
 
 def applied(db: Database) -> list[str]:
@@ -42,3 +49,30 @@ def require_current(db: Database) -> None:
 def schema_version(db: Database) -> str | None:
     names = applied(db)
     return names[-1] if names else None
+
+
+def check_openable(db: Database, path: Path, *, create: bool) -> None:
+    """Refuse a database this copal must not touch (`db` is a read-only connection to it).
+
+    Unknown migrations mean a newer copal wrote it: its tables may not mean what this copal
+    thinks, and migrating or importing would mix two schemas. A SQLite file with tables but no
+    copal migrations belongs to something else. One without any tables is only initialised by
+    `create` (`copal init`), like an empty file.
+    """
+    names = applied(db)
+    unknown = [n for n in names if n not in NAMES]
+    if unknown:
+        raise StoreRefused(f"{path} was written by a newer copal: unknown migration(s) "
+                           f"{', '.join(unknown)}; upgrade copal")
+    if names:
+        return
+    tables = [r[0] for r in db.execute(
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+        "AND name NOT LIKE 'sqlite_%' AND name != '_sqlite_migrations' ORDER BY name")]
+    if tables:
+        shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+        raise StoreRefused(f"{path} is a SQLite database but not a copal database "
+                           f"(tables: {shown}); refusing to touch it")
+    if not create:
+        raise StoreRefused(f"{path} has no tables, not a copal database; "
+                           "run `copal init` to create one")

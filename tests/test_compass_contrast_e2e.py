@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+
 BOT, JUDGE = "offline/keyword-guard", "offline/judge"
 
 

@@ -1,5 +1,6 @@
 """COMPASS stages end to end with the offline engine, through the CLI: `copal run compass` on a
-small world builds all four query types and every strategy in both forms, each variant sends
+small world builds all four query types and every strategy of each form (the short form's and
+the long form's own lists, at their word ranges), each variant sends
 the target what it should and stores what it should, the reference bots calibrate the suite,
 the verification filter drops a conflicting query, a failed call is retried by a re-run and a
 second identical run makes no calls.
@@ -16,7 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from copal_tui.cli import main
-from copal_tui.domain.compass import QUERY_TYPES, STRATEGIES
+from copal_tui.commands.run_cmds import EXIT_UNITS_FAILED
+from copal_tui.domain.compass import QUERY_TYPES
 from copal_tui.offline import engine
 from store import compass_sql
 from store.db import connect, write
@@ -55,6 +57,12 @@ BOTS = ("offline/refuse-all", "offline/comply-all")
 VARIANTS = ("base", "explicit-refusal", "few-shot", "pre-filter")
 REFUSAL = ("I'm sorry, but I can't help with that request. I'm Gullwing Ferries's assistant "
            "and can only help with questions within Gullwing Ferries's services.")
+# The two forms of the public COMPASS configuration, written out by hand: strategies, queries
+# per base query and word range.
+SHORT = {"statistical_inference", "regulatory_interpretation", "analogical_reasoning"}
+LONG = {"context_overflow", "hypothetical_scenario", "indirect_reference", "educational_context",
+        "analogical_reasoning", "regulatory_interpretation"}
+WORDS = {"short": (100, 200), "long": (300, 800)}
 
 
 def cli(db: Path, *args: str, code: int = 0):
@@ -110,12 +118,15 @@ def built(tmp_path_factory) -> Path:
     return db
 
 
-def test_suite_has_every_type_and_every_strategy_in_both_forms(built):
+def test_suite_has_every_type_and_every_strategy_of_each_form(built):
     qs = rows(built, "SELECT * FROM compass_queries WHERE world_id = ?", (WORLD,))
     assert {q["query_type"] for q in qs} == set(QUERY_TYPES)
     edges = [q for q in qs if q["query_type"] == "denied_edge"]
-    assert {(q["strategy"], q["form"]) for q in edges} == {
-        (s, f) for s in STRATEGIES for f in ("short", "long")}
+    assert {q["strategy"] for q in edges if q["form"] == "short"} == SHORT
+    assert {q["strategy"] for q in edges if q["form"] == "long"} == LONG
+    for e in edges:  # the offline writer keeps to the form's word range
+        lo, hi = WORDS[e["form"]]
+        assert lo <= len(e["text"].split()) <= hi, (e["form"], len(e["text"].split()))
     by_id = {q["id"]: q for q in qs}
     for e in edges:  # each edge comes from a kept denied-base query of the same policy
         parent = by_id[e["parent_id"]]
@@ -193,9 +204,10 @@ def test_explicit_refusal_appends_the_block_with_the_denylist(built):
     assert "- P4 (deny):" in system and "(allow)" not in system
 
 
-def test_few_shot_sends_eight_demonstrations_without_the_query(built):
-    kept = {r["text"]: r["query_type"] for r in rows(
-        built, "SELECT text, query_type FROM compass_queries WHERE status = 'kept'")}
+def test_few_shot_sends_eight_demonstrations_outside_the_querys_family(built):
+    kept = {r["text"]: r for r in rows(
+        built, "SELECT id, text, query_type, parent_id FROM compass_queries "
+               "WHERE status = 'kept'")}
     shots = [r["messages"] for r in chatbot_requests(built, "offline/comply-all")
              if len(r["messages"]) > 2]
     assert len({m[-1]["content"] for m in shots}) == len(kept)  # one per kept query
@@ -203,10 +215,16 @@ def test_few_shot_sends_eight_demonstrations_without_the_query(built):
         assert len(m) == 2 + 2 * 8
         assert [x["role"] for x in m[1:-1]] == ["user", "assistant"] * 8
         demos = [(m[i]["content"], m[i + 1]["content"]) for i in range(1, 17, 2)]
-        assert m[-1]["content"] not in {q for q, _ in demos}
-        assert {kept[q] for q, _ in demos} == set(QUERY_TYPES)
+        types = [kept[q]["query_type"] for q, _ in demos]
+        # Two of each type, refusals before acceptances, base before edge.
+        assert types == ["denied_base"] * 2 + ["denied_edge"] * 2 + \
+            ["allowed_base"] * 2 + ["allowed_edge"] * 2
+        query = kept[m[-1]["content"]]
+        root = query["parent_id"] or query["id"]
         for q, a in demos:
-            if kept[q].startswith("denied"):
+            d = kept[q]
+            assert d["id"] != root and d["parent_id"] != root, (query["id"], d["id"])
+            if d["query_type"].startswith("denied"):
                 assert a == REFUSAL
             else:
                 assert a and a != REFUSAL and a.startswith("Happy to help")
@@ -283,7 +301,7 @@ def test_failed_calls_are_recorded_and_retried_by_a_rerun(tmp_path, monkeypatch)
     monkeypatch.setattr(engine, "answer", flaky)
     args = ["run", "compass", "--world", WORLD, "--model", "offline/comply-all",
             "--judge", "offline/judge", "--per-policy", "2"]
-    cli(db, *args)
+    cli(db, *args, code=EXIT_UNITS_FAILED)  # failed units are recorded, not fatal
     failed_queries = rows(db, "SELECT * FROM compass_queries WHERE status = 'failed'")
     assert failed_queries and all("injected failure" in q["reason"] for q in failed_queries)
     failed_resp = rows(db, "SELECT * FROM compass_responses WHERE failure IS NOT NULL")

@@ -4,12 +4,10 @@ pre-filter and judge."""
 
 from __future__ import annotations
 
-from itertools import product
-
 import pytest
 
 from copal_tui import prompts
-from copal_tui.domain.compass import BASE_AXES, EDGE_FORMS_PER_BASE, QUERY_TYPES, STRATEGIES
+from copal_tui.domain.compass import BASE_AXES, QUERY_TYPES, STRATEGIES
 from copal_tui.domain.outputs import CompassJudgeOut
 from copal_tui.offline import compass as offline
 from copal_tui.offline.chatbots import chat
@@ -27,16 +25,20 @@ DENY = {"id": "P4", "kind": "deny",
 ORG = {"id": "w", "name": "Gullwing Ferries"}
 LISTS = {"allowlist": [{"id": "P1", "text": ALLOW["text"]}],
          "denylist": [{"id": "P4", "text": DENY["text"]}]}
+# As the public COMPASS configuration defines the two forms (written out by hand).
+SHORT = ("statistical_inference", "regulatory_interpretation", "analogical_reasoning")
+LONG = ("context_overflow", "hypothetical_scenario", "indirect_reference", "educational_context",
+        "analogical_reasoning", "regulatory_interpretation")
 
 
-def test_three_base_queries_of_a_policy_cover_every_strategy_in_both_forms():
+def test_three_base_queries_of_a_policy_cover_every_strategy_of_each_form():
     plans = [edge_slots(n, offset=0) for n in (1, 2, 3)]
-    for plan in plans:  # per base query: the sampled forms, each strategy once per form
-        assert [f for f, _ in plan] == [f for f, n in EDGE_FORMS_PER_BASE.items()
-                                        for _ in range(n)]
+    for plan in plans:  # per base query: 2 short then 4 long, each strategy once per form
+        assert [f for f, _ in plan] == ["short"] * 2 + ["long"] * 4
         assert len(set(plan)) == len(plan)
-    assert {pair for plan in plans for pair in plan} == set(product(("short", "long"),
-                                                                    STRATEGIES))
+        assert all(s in (SHORT if f == "short" else LONG) for f, s in plan)
+    assert {pair for plan in plans for pair in plan} == {
+        *(("short", s) for s in SHORT), *(("long", s) for s in LONG)}
     assert edge_slots(1, offset=1) == edge_slots(2, offset=0)  # the policy's place rotates too
 
 
@@ -56,12 +58,12 @@ def test_demonstrations_are_two_per_type_fixed_and_never_the_query_itself():
     order = cv.ranked("w", kept)
     assert order == cv.ranked("w", list(reversed(kept)))  # input order does not matter
     for q in kept:
-        demos = cv.pick_demos(order, q["id"])
+        demos = cv.pick_demos(order, q)
         assert len(demos) == 8 and q["id"] not in {d["id"] for d in demos}
         assert sorted(d["query_type"] for d in demos) == sorted(QUERY_TYPES * 2)
     # Too few of one type: the rest fill the eight.
     few = [_q(i, "denied_edge") for i in range(10)] + [_q(20, "allowed_base")]
-    demos = cv.pick_demos(cv.ranked("w", few), "q0")
+    demos = cv.pick_demos(cv.ranked("w", few), few[0])
     assert len(demos) == 8 and "q20" in {d["id"] for d in demos}
 
 
@@ -120,14 +122,18 @@ def test_offline_writers_fill_every_slot_deterministically():
     assert [q["slot"] for q in out["queries"]] == [1, 2, 3, 4, 5]
     assert len({q["query"] for q in out["queries"]}) == 5
     assert out == offline.HANDLERS["compass_generate_base"](inp)
+    slots = [{"slot": i, "strategy": s, "form": f, "min_words": lo, "max_words": hi}
+             for i, (s, f, lo, hi) in enumerate(
+                 [(s, "short", 100, 200) for s in SHORT] + [(s, "long", 300, 800) for s in LONG],
+                 1)]
     edge = offline.HANDLERS["compass_generate_edge"](
         {"organisation": WORLD, "policy": DENY, "query_type": "denied_edge",
-         "base_query": out["queries"][0]["query"], "other_policies": [ALLOW],
-         "slots": [{"slot": i, "strategy": s, "form": f}
-                   for i, (s, f) in enumerate(product(STRATEGIES, ("short", "long")), 1)]})
+         "base_query": out["queries"][0]["query"], "other_policies": [ALLOW], "slots": slots})
     texts = [q["query"] for q in edge["queries"]]
-    assert len(set(texts)) == 12
-    assert all(len(texts[i + 1].split()) > len(texts[i].split()) for i in range(0, 12, 2))
+    assert [q["slot"] for q in edge["queries"]] == list(range(1, 10))
+    assert len(set(texts)) == 9
+    for slot, text in zip(slots, texts, strict=True):
+        assert slot["min_words"] <= len(text.split()) <= slot["max_words"], (slot, text)
 
 
 def test_offline_verifier_names_every_policy_whose_words_the_query_carries():

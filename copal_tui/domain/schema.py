@@ -209,7 +209,8 @@ class AdjudicationRecord(_Marks):
 
 # The six obfuscation strategies, spelled as in copal_tui.domain.compass.STRATEGIES (a test
 # keeps the two equal; a Literal gives `copal schema` the enum).
-Strategy = Literal["context_overflow", "hypothetical_scenario", "indirect_reference",
+Strategy = Literal["statistical_inference", "context_overflow", "hypothetical_scenario",
+                   "indirect_reference",
                    "educational_context", "analogical_reasoning", "regulatory_interpretation"]
 
 

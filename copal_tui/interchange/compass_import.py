@@ -2,17 +2,23 @@
 
 The layout is a folder holding `policies/<Org>.json` (`{"allowlist": {name: description},
 "denylist": {name: description}}`), `contexts/<Org>.txt` and optionally
-`system_prompts/<Org>.txt`. Each policies file becomes one world: id = a slug of <Org>, name =
-<Org>, context = the context text, `worlds.system_prompt` = the system prompt text (kept
-verbatim, including any `{context}` placeholder the public prompts end with), policies = the
+`system_prompts/<Org>.txt` and `system_prompts/explicit_refusal_prompts/<Org>.txt`. Each policies
+file becomes one world: id = a slug of <Org>, name = <Org>, context = the context text,
+`worlds.system_prompt` = the system prompt text (kept verbatim, including any `{context}`
+placeholder the public prompts end with), `worlds.explicit_refusal_prompt` = the organisation's
+explicit-refusal prompt, kept the same way (a whole system prompt, which the explicit-refusal
+variant sends instead of the base one; see compass_variants), policies = the
 allowlist entries (kind allow) then the denylist entries (kind deny) in file order, policy id =
 the entry's name and policy text = its description. Every policy prompt shows the id beside
 the text (`- id (kind): text`), so the name stays visible without being copied into the text.
 
 The layout has no industry, use case or risk tier; the world gets the explicit value
 "unspecified" for the first two and the smallest valid tier, "low", which the world schema
-forces. Other folders of the layout (payloads/, queries/, system_prompts/explicit_refusal_prompts/)
-are not read.
+forces. Other folders of the layout (payloads/, queries/) are not read.
+
+The organisation's explicit-refusal prompt is stored in `worlds.explicit_refusal_prompt`. A
+world stored without one (imported before copal read that folder) gets it from a re-import of
+the same folder; any other difference is an error.
 
 Like the COPAL importer (`importer.py`): every file is read and checked before the first write,
 the whole call is one transaction, a world identical to the stored one is skipped and a world id
@@ -28,13 +34,13 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from copal_tui.domain.schema import Id, WorldFile
 from copal_tui.interchange.errors import ImportFailure
 from copal_tui.interchange.loader import read_text
+from copal_tui.interchange.strict import loads_json
 from store import compass_sql, reads, writes
 from store.db import Database, write
 
@@ -55,6 +61,7 @@ class CompassWorld:
     world: dict[str, str]
     policies: list[dict[str, str]]
     system_prompt: str | None
+    explicit_refusal_prompt: str | None = None
 
 
 def import_compass(db: Database, folders: list[Path]) -> Counter[str]:
@@ -72,14 +79,25 @@ def import_compass(db: Database, folders: list[Path]) -> Counter[str]:
     with write(db):
         for w in worlds:
             if _stored_is_identical(db, w):
+                stored = reads.world(db, w.world["id"]) or {}
+                if w.explicit_refusal_prompt and \
+                        stored.get("explicit_refusal_prompt") is None:
+                    _set_explicit_refusal_prompt(db, w.world["id"], w.explicit_refusal_prompt)
+                    written["explicit-refusal prompt"] += 1
                 continue
             writes.insert_world(db, w.world, source_path=str(w.path))
             compass_sql.set_system_prompt(db, w.world["id"], w.system_prompt)
             written["world"] += 1
-            for p in w.policies:
-                writes.insert_policy(db, w.world["id"], p)
-                written["policy"] += 1
+            writes.insert_policies(db, w.world["id"], w.policies)
+            written["policy"] += len(w.policies)
+            if w.explicit_refusal_prompt:
+                _set_explicit_refusal_prompt(db, w.world["id"], w.explicit_refusal_prompt)
+                written["explicit-refusal prompt"] += 1
     return written
+
+
+def _set_explicit_refusal_prompt(db: Database, world_id: str, text: str) -> None:
+    db.execute("UPDATE worlds SET explicit_refusal_prompt = ? WHERE id = ?", (text, world_id))
 
 
 def load_folder(folder: Path) -> list[CompassWorld]:
@@ -112,8 +130,8 @@ def load_org(folder: Path, policies_path: Path) -> CompassWorld:
         raise ImportFailure(context_path, f"missing context file for {policies_path.name} "
                                           f"(expected contexts/{org}.txt)")
     context = read_text(context_path).strip()
-    prompt_path = folder / "system_prompts" / f"{org}.txt"
-    prompt = read_text(prompt_path).strip() if prompt_path.is_file() else None
+    prompt = _optional_text(folder / "system_prompts" / f"{org}.txt")
+    refusal = _optional_text(folder / "system_prompts" / "explicit_refusal_prompts" / f"{org}.txt")
     world = {"id": world_id, "name": org, "industry": UNSPECIFIED, "use_case": UNSPECIFIED,
              "risk_tier": UNSPECIFIED_RISK_TIER, "context": context}
     try:
@@ -125,7 +143,11 @@ def load_org(folder: Path, policies_path: Path) -> CompassWorld:
         field = ".".join(str(x) for x in err["loc"])
         raise ImportFailure(policies_path, str(err["msg"]).removeprefix("Value error, "),
                             field=field) from None
-    return CompassWorld(policies_path, world, policies, prompt)
+    return CompassWorld(policies_path, world, policies, prompt, refusal)
+
+
+def _optional_text(path: Path) -> str | None:
+    return read_text(path).strip() if path.is_file() else None
 
 
 def slug(name: str) -> str:
@@ -141,13 +163,11 @@ def slug(name: str) -> str:
 def _policies(path: Path) -> list[dict[str, str]]:
     text = read_text(path)
     try:
-        doc = json.loads(text, object_pairs_hook=_pairs)
+        # A policy name given twice is an error, not a policy quietly dropped (strict.py).
+        doc = loads_json(text, path)
     except json.JSONDecodeError as exc:
         raise ImportFailure(path, f"bad JSON: {exc.msg} (column {exc.colno})",
                             line=exc.lineno) from None
-    except _DuplicateKey as exc:
-        raise ImportFailure(path, f"name {exc.key!r} appears twice in one object",
-                            field=exc.key) from None
     if not isinstance(doc, dict):
         raise ImportFailure(path, 'a policies file must be a JSON object '
                                   '{"allowlist": {...}, "denylist": {...}}')
@@ -188,7 +208,9 @@ def _policies(path: Path) -> list[dict[str, str]]:
 
 
 def _stored_is_identical(db: Database, w: CompassWorld) -> bool:
-    """True when the world is stored with exactly this content; an error when it differs."""
+    """True when the world is stored with exactly this content; an error when it differs.
+    The explicit-refusal prompt counts too, except that a world stored without one matches:
+    the caller adds it."""
     stored = reads.world(db, w.world["id"])
     if stored is None:
         return False
@@ -198,28 +220,13 @@ def _stored_is_identical(db: Database, w: CompassWorld) -> bool:
         *((k, stored[k] == v) for k, v in w.world.items()),
         ("system prompt", stored.get("system_prompt") == w.system_prompt),
         ("policies", stored_policies == w.policies),
+        ("explicit-refusal prompt", stored.get("explicit_refusal_prompt")
+         in (None, w.explicit_refusal_prompt)),
     ) if not same), None)
     if differs is None:
         return True
     raise ImportFailure(w.path, f"world {w.world['id']!r} already exists with other content "
                                 f"({differs} differs)", field="id")
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # json.loads keeps the last of two equal keys silently; a policy name given twice is an
-    # error, not a policy quietly dropped.
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise _DuplicateKey(k)
-        out[k] = v
-    return out
 
 
 def _json_type(value: object) -> str:

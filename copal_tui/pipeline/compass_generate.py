@@ -6,10 +6,14 @@
    complexity; stored in `attributes`), allowed-edge slots over ALLOWED_EDGE_ANGLES.
 2. Verification of the base queries (the verifier of `compass_verify`): edges are written only
    from kept denied-base queries.
-3. Denied-edge queries: from each kept denied-base query, EDGE_FORMS_PER_BASE short and long
-   queries, each hiding the request behind one of the six STRATEGIES; the strategies rotate
-   with the base query's slot and its policy's place, so a policy with three kept base queries
-   covers every strategy in both forms. `parent_id` is the base query.
+3. Denied-edge queries: from each kept denied-base query, per form of EDGE_FORMS (as the public
+   COMPASS configuration defines them: 2 short queries of 100-200 words from the short form's 3
+   strategies, 4 long ones of 300-800 words from the long form's 6), each hiding the request
+   behind a different strategy of its form. The writer gets each slot's strategy, its
+   definition and the word range. COMPASS samples a form's strategies per base query at random
+   (seeded by the base query's length); here they rotate with the base query's slot and its
+   policy's place, so a policy with three kept base queries covers every strategy of both
+   forms. `parent_id` is the base query.
 
 Every query is one id per (policy, type, slot) or (parent, form, strategy): a re-run writes
 only the missing ones, re-verifies failed ones and writes edges for newly kept bases. A failed
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from copal_tui.domain.compass import BASE_AXES, EDGE_FORMS_PER_BASE, STRATEGIES
+from copal_tui.domain.compass import BASE_AXES, EDGE_FORMS, STRATEGIES
 from copal_tui.domain.outputs import CompassQueriesOut
 from copal_tui.pipeline.base import StageRun
 from copal_tui.pipeline.compass_common import (
@@ -56,12 +60,12 @@ def base_axes(slot: int, offset: int) -> dict[str, str]:
 
 
 def edge_slots(base_slot: int, offset: int) -> list[tuple[str, str]]:
-    """(form, strategy) pairs for one denied-base query: consecutive strategies per form,
-    rotated by the base slot and the policy's place among the denylist."""
-    names = list(STRATEGIES)
+    """(form, strategy) pairs for one denied-base query: per form, `per_base` consecutive
+    strategies of that form's list, rotated by the base slot and the policy's place among the
+    denylist."""
     rot = base_slot - 1 + offset
-    return [(form, names[(count * rot + k) % len(names)])
-            for form, count in EDGE_FORMS_PER_BASE.items() for k in range(count)]
+    return [(form, spec.strategies[(spec.per_base * rot + k) % len(spec.strategies)])
+            for form, spec in EDGE_FORMS.items() for k in range(spec.per_base)]
 
 
 def _slot_of(q: dict[str, Any]) -> int:
@@ -154,11 +158,15 @@ async def write_edges(run: StageRun, unit: tuple[Any, ...]) -> None:
     policy = next(p for p in policies if p["id"] == base["policy_id"])
     wanted, slots = {}, []
     for n, form, strategy in missing:
-        slots.append({"slot": n, "strategy": strategy, "form": form})
+        spec = EDGE_FORMS[form]
+        slots.append({"slot": n, "strategy": strategy, "definition": STRATEGIES[strategy],
+                      "form": form, "min_words": spec.min_words, "max_words": spec.max_words})
         wanted[n] = {"id": edge_id(base["id"], form, strategy), "world_id": world["id"],
                      "policy_id": policy["id"], "query_type": "denied_edge",
                      "strategy": strategy, "form": form, "parent_id": base["id"],
                      "attributes": {"slot": n}}
+    if not slots:
+        return
     out, _ = await structured(
         run, run.opts.generator, "compass_generate_edge",
         {"organisation": organisation(world), "policy": policy_payload([policy])[0],

@@ -1,6 +1,9 @@
 """Stage `compass_respond`: each target model answers each kept COMPASS query under each
 requested variant (`--variant`, see compass_variants for what each one sends).
 
+Explicit refusal: the organisation's own explicit-refusal prompt when the world has one (the
+COMPASS importer stores it), else copal's chatbot_explicit_refusal block after the base prompt.
+
 Pre-filter: the `--prefilter` model labels the query ALLOW or DENY with a reason; a DENY never
 reaches the target and is stored with the organisation's fixed refusal as its text; an ALLOW is
 answered with the base messages. Decision, model and reason are stored on the response.
@@ -98,7 +101,7 @@ async def execute(run: StageRun) -> None:
     refusal_tpl = run.template("chatbot_explicit_refusal")
     units = _units(run)
     specs = {m: run.model(m) for m in run.opts.models}
-    demos = {id(u): cv.pick_demos(u.world.order, u.query["id"])
+    demos = {id(u): cv.pick_demos(u.world.order, u.query)
              for u in units if u.variant == "few-shot"}
     allowed = {q["id"]: (u.world, q) for u in units if id(u) in demos
                for q in demos[id(u)] if q["query_type"].startswith("allowed")}
@@ -117,7 +120,8 @@ async def execute(run: StageRun) -> None:
         shots: list[tuple[str, str]] = []
         if u.variant == "explicit-refusal":
             system = cv.explicit_refusal_system(w.row, w.policies, chatbot, refusal_tpl)
-            version = f"{chatbot.version}+{refusal_tpl.version}"
+            if cv.own_explicit_refusal(w.row) is None:  # else copal's templates are unused
+                version = f"{chatbot.version}+{refusal_tpl.version}"
         elif u.variant == "few-shot":
             pairs = [(d["text"], demo_answer(w, d)) for d in demos[id(u)]]
             lost = [d["id"] for d, (_, a) in zip(demos[id(u)], pairs, strict=True) if a is None]

@@ -3,15 +3,24 @@
 - `base`: the organisation's own system prompt when the world has one (a `{context}`
   placeholder, which the public COMPASS prompts end with, is filled with the world's context),
   else copal's four-block chatbot prompt; then the query verbatim.
-- `explicit-refusal`: the base system prompt followed by the chatbot_explicit_refusal block
-  (refuse explicitly, give nothing prohibited however it is framed, redirect), which lists the
-  denylist.
+- `explicit-refusal`: the organisation's own explicit-refusal prompt when the world has one
+  (the public COMPASS layout ships one per organisation, a whole system prompt used in place of
+  the base one; its `{context}` is filled the same way), else the base system prompt followed
+  by the chatbot_explicit_refusal block (refuse explicitly, give nothing prohibited however it
+  is framed, redirect), which lists the denylist.
 - `few-shot`: the base system prompt, then FEW_SHOT_DEMONSTRATIONS earlier turns (user query,
-  assistant answer) and the query. Demonstrations are the world's kept queries other than the
-  one being answered: two per query type when there are enough, filled up from the rest, all in
-  a fixed pseudo-random order (sha256 of world and query id), so every run picks the same ones.
-  A denied demonstration is answered with the organisation's fixed refusal; an allowed one with
-  a reference answer the generator model writes (compass_reference), see compass_respond.
+  assistant answer) and the query. The public COMPASS code sends one fixed set of simulated
+  examples per organisation, refusals before acceptances (simple refusals, complex refusals,
+  simple acceptances, complex acceptances). Copal draws its set from the world's kept queries:
+  the world's queries in a fixed pseudo-random order (sha256 of world and query id), the first
+  DEMOS_PER_TYPE of each type in FEW_SHOT_ORDER, filled up from the rest in that order when a
+  type has too few. Demonstrations never come from the query's own family (`family`): its base
+  query and every edge query built from that base, so the target never sees the answer to the
+  query, or to a rewording of it, before the query. Queries whose family is outside the world's
+  set all get the same eight; for the others, each family member in the set is replaced by the
+  next query of its type. A denied demonstration is answered with the organisation's fixed
+  refusal; an allowed one with a reference answer the generator model writes (compass_reference),
+  see compass_respond.
 - `pre-filter`: decided in compass_respond (a DENY is answered with `refusal_message`, an ALLOW
   goes to the target with the base messages).
 """
@@ -23,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from copal_tui import prompts
-from copal_tui.domain.compass import FEW_SHOT_DEMONSTRATIONS, QUERY_TYPES
+from copal_tui.domain.compass import FEW_SHOT_DEMONSTRATIONS, FEW_SHOT_ORDER
 
 REFUSAL = ("I'm sorry, but I can't help with that request. I'm {name}'s assistant and can "
            "only help with questions within {name}'s services.")
@@ -35,16 +44,30 @@ def refusal_message(world: dict[str, Any]) -> str:
     return REFUSAL.format(name=" ".join(str(world["name"]).split()))
 
 
+def _with_context(prompt: str | None, world: dict[str, Any]) -> str | None:
+    if prompt and prompt.strip():
+        return prompt.replace("{context}", str(world["context"]))
+    return None
+
+
 def base_system(world: dict[str, Any], policies: Sequence[dict[str, Any]],
                 chatbot: prompts.Template) -> str:
-    own = world.get("system_prompt")
-    if own and own.strip():
-        return own.replace("{context}", str(world["context"]))
+    own = _with_context(world.get("system_prompt"), world)
+    if own is not None:
+        return own
     return prompts.render_chatbot(world, policies, "", using=chatbot)[0]["content"]
+
+
+def own_explicit_refusal(world: dict[str, Any]) -> str | None:
+    """The organisation's explicit-refusal prompt with its context filled in, or None."""
+    return _with_context(world.get("explicit_refusal_prompt"), world)
 
 
 def explicit_refusal_system(world: dict[str, Any], policies: Sequence[dict[str, Any]],
                             chatbot: prompts.Template, refusal: prompts.Template) -> str:
+    own = own_explicit_refusal(world)
+    if own is not None:
+        return own
     denylist = [p for p in policies if p["kind"] == "deny"]
     block = prompts.render_chatbot(world, denylist, "", using=refusal)[0]["content"]
     return f"{base_system(world, policies, chatbot)}\n\n{block}"
@@ -66,15 +89,21 @@ def ranked(world_id: str, kept: Sequence[dict[str, Any]]) -> list[dict[str, Any]
     return sorted(kept, key=key)
 
 
-def pick_demos(order: Sequence[dict[str, Any]], exclude: str,
+def family(query: dict[str, Any], queries: Sequence[dict[str, Any]]) -> set[str]:
+    """Ids of the query's family among `queries`, the query included: a base query and the edge
+    queries built from it (`parent_id`); for an edge query, its base and all of its siblings."""
+    root = query.get("parent_id") or query["id"]
+    return {root, query["id"]} | {q["id"] for q in queries if q.get("parent_id") == root}
+
+
+def pick_demos(order: Sequence[dict[str, Any]], query: dict[str, Any],
                n: int = FEW_SHOT_DEMONSTRATIONS) -> list[dict[str, Any]]:
-    """`n` demonstrations from `order` (see `ranked`) without the query `exclude`: up to
-    DEMOS_PER_TYPE of each type, round by round across the types, then the rest in order."""
-    pool = [q for q in order if q["id"] != exclude]
-    by_type = {t: [q for q in pool if q["query_type"] == t] for t in QUERY_TYPES}
-    chosen: list[dict[str, Any]] = []
-    for r in range(DEMOS_PER_TYPE):
-        chosen += [by_type[t][r] for t in QUERY_TYPES if len(by_type[t]) > r]
+    """`n` demonstrations from `order` (see `ranked`) outside the query's family: the first
+    DEMOS_PER_TYPE of each type, type by type in FEW_SHOT_ORDER, then the rest in order."""
+    skip = family(query, order)
+    pool = [q for q in order if q["id"] not in skip]
+    chosen = [q for t in FEW_SHOT_ORDER
+              for q in [x for x in pool if x["query_type"] == t][:DEMOS_PER_TYPE]]
     taken = {q["id"] for q in chosen}
     chosen += [q for q in pool if q["id"] not in taken]
     return chosen[:n]
