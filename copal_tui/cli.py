@@ -7,6 +7,7 @@ traceback (set COPAL_DEBUG=1 to see one). Subcommands live in `copal_tui.command
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import click
 
 from copal_tui import __version__
 from copal_tui.interchange.errors import ImportFailure
-from store.db import StoreError
+from store.db import StoreError, StoreRefused
 
 EXIT_BAD_INPUT = 2
 
@@ -37,6 +38,8 @@ class CopalGroup(click.Group):
             return super().invoke(ctx)
         except ImportFailure as exc:
             _fail(f"import failed, nothing was written: {exc}", EXIT_BAD_INPUT)
+        except StoreRefused as exc:  # not a database this copal may open as asked: bad input
+            _fail(str(exc), EXIT_BAD_INPUT)
         except StoreError as exc:
             _fail(str(exc), 1)
         except _config_errors() as exc:
@@ -46,6 +49,10 @@ class CopalGroup(click.Group):
         except Exception as exc:  # noqa: BLE001 - last line of defence: no tracebacks
             if os.environ.get("COPAL_DEBUG"):
                 raise
+            if isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc):
+                # A write that got past the up-front check (a stage or a screen that writes
+                # on a database opened read-only): still the user's read-only file, not a bug.
+                _fail(f"the database is read-only ({exc})", EXIT_BAD_INPUT)
             _fail(f"{type(exc).__name__}: {exc}", 1)
 
 
@@ -59,7 +66,10 @@ def _config_errors() -> tuple[type[Exception], ...]:
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"copal: error: {message}", err=True)
+    # Messages quote data (a line of an imported file, a provider's error body): made safe.
+    from copal_tui.commands.output import echo
+
+    echo(f"copal: error: {message}", err=True)
     sys.exit(code)
 
 

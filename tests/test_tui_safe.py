@@ -1,12 +1,18 @@
-"""Untrusted text renders literally: Rich markup is shown as typed, ANSI/OSC/C1 escape sequences
-and control characters are removed, bidi controls are made visible. Checked on the helpers and
-on the real screens (item view, response table, paged table cells, record modal)."""
+"""Untrusted text renders literally: Rich markup is shown as typed; a short terminated ANSI/OSC/C1
+escape sequence is replaced by a visible ␛ (its payload, e.g. a window title, is not shown),
+while a lone ESC or an unterminated sequence shows ␛ and keeps every character after it; other
+controls become Control Pictures, bidi, zero-width and tag characters `⟦U+XXXX⟧`. Checked on the
+helpers (with property tests) and on the real screens (item view, response table, paged table
+cells, record modal)."""
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -33,6 +39,8 @@ def assert_literal(shown: str) -> None:
     assert "red" in shown and "link" in shown and "end" in shown
     assert "pwned" not in shown  # the OSC title payload goes with its sequence
     assert "evil.example" not in shown  # so does the OSC 8 hyperlink target
+    # ... but a marker shows where each sequence was (colour, title, link, 8-bit CSI).
+    assert "\u241bred\u241b \u241b\u241blink\u241b" in shown and "end \u241b" in shown
     assert "\u27e6U+202E\u27e7evil\u27e6U+202C\u27e7" in shown
     assert not [c for c in shown if c in CONTROL], repr(shown)
     assert "\u202e" not in shown and "\u202c" not in shown
@@ -42,9 +50,84 @@ def test_safe_keeps_markup_literal_and_strips_escapes() -> None:
     text = safe(EVIL_TEXT)
     assert isinstance(text, Text) and not text.spans  # nothing was interpreted as style
     assert_literal(text.plain)
-    assert clean("a\r\nb\rc") == "a\nb\nc"
-    assert clean("\x1bPq#0;1;1\x1b\\sixel") == "sixel"  # DCS (sixel graphics) removed whole
-    assert one_line("x\n[b]y[/b]\x1b[1m z") == "x [b]y[/b] z"
+    assert clean("a\r\nb\rc") == "a\nb\u240dc"  # a lone CR (overwrite the line) shows as ␍
+    assert clean("\x1bPq#0;1;1\x1b\\sixel") == "\u241bsixel"  # DCS (sixel) collapsed to ␛
+    assert one_line("x\n[b]y[/b]\x1b[1m z") == "x [b]y[/b]\u241b z"
+
+
+def test_unterminated_or_long_sequences_are_shown_not_swallowed() -> None:
+    rest = " and the rest of the answer, which the annotator must read."
+    assert clean(f"Sure:\x1b]0;never closed{rest}") == f"Sure:\u241b]0;never closed{rest}"
+    assert clean(f"Sure:\x1bP dcs open{rest}") == f"Sure:\u241bP dcs open{rest}"
+    assert clean(f"\x9d8-bit OSC{rest}") == f"\u27e6U+009D\u27e78-bit OSC{rest}"
+    assert clean(f"lone \x1b{rest}") == f"lone \u241b{rest}"
+    assert clean("\x1bc reset") == "\u241bc reset"  # two-character escapes are inert too
+    # A "terminated" sequence may not hide a paragraph: long or multi-line ones are shown.
+    long = "x" * 300
+    assert clean(f"\x1b]0;{long}\x07after") == f"\u241b]0;{long}\u2407after"
+    assert clean("\x1b]0;line one\nline two\x07") == "\u241b]0;line one\nline two\u2407"
+
+
+def test_invisible_characters_are_marked_never_dropped() -> None:
+    for cp in (0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x202E, 0x2066, 0x200F, 0x2028):
+        assert clean(f"a{chr(cp)}b") == f"a\u27e6U+{cp:04X}\u27e7b"
+    assert clean("tag\U000e0041\U000e007f") == "tag\u27e6U+E0041\u27e7\u27e6U+E007F\u27e7"
+    assert clean("bell\x07 nul\x00 del\x7f") == "bell\u2407 nul\u2400 del\u2421"
+    assert clean("tab\tand\nnewline") == "tab\tand\nnewline"
+
+
+BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+ZERO_WIDTH = set("\u200b\u200c\u200d\u2060\ufeff")
+
+
+def forbidden(c: str) -> bool:
+    """What must never reach the screen, stated independently of the implementation."""
+    cp = ord(c)
+    return (c in CONTROL or c in BIDI or c in ZERO_WIDTH or 0xE0000 <= cp <= 0xE007F
+            or unicodedata.category(c) == "Cs")
+
+
+def ordinary(c: str) -> bool:
+    return c.isprintable()
+
+
+# Text rich in what the sanitiser must handle: introducers, terminators, parameters and the
+# invisible characters, mixed with any Unicode character.
+SPECIALS = ["\x1b", "\x07", "\x9b", "\x9d", "\x9c", "\x90", "[", "]", "\\", ";", "0", "2",
+            "m", "J", "P", "\r", "\n", "\t", "\u202e", "\u200b", "\U000e0041", "\x00", "\x7f"]
+HOSTILE_TEXT = st.text(st.one_of(st.sampled_from(SPECIALS), st.characters()), max_size=80)
+PRINTABLE = st.text(st.characters(exclude_categories=("Cc", "Cf", "Cs", "Co", "Cn", "Zl",
+                                                       "Zp")), max_size=40)
+
+
+def subsequence(needle: list[str], hay: str) -> bool:
+    it = iter(hay)
+    return all(c in it for c in needle)
+
+
+@given(HOSTILE_TEXT)
+def test_property_nothing_unsafe_reaches_the_screen(text: str) -> None:
+    shown = clean(text)
+    assert not [c for c in shown if forbidden(c)], repr(shown)
+    assert not [c for c in one_line(text, 1000) if forbidden(c)]
+    # A sequence hides a bounded amount (never "the rest of the response"): at most its
+    # introducer, 32 + 8 parameter bytes or a 256-character body, and a terminator.
+    introducers = sum(text.count(c) for c in "\x1b\x90\x98\x9b\x9d\x9e\x9f")
+    assert len(shown) >= sum(map(ordinary, text)) - 300 * introducers
+
+
+@given(HOSTILE_TEXT.map(lambda t: "".join(c for c in t if c != "\x1b" and
+                                          not 0x80 <= ord(c) <= 0x9f)))
+def test_property_without_escapes_every_printable_character_is_kept(text: str) -> None:
+    shown = clean(text)
+    kept = [c for c in text if ordinary(c)]
+    assert len(shown) >= len(kept) and subsequence(kept, shown)
+
+
+@given(HOSTILE_TEXT, PRINTABLE)
+def test_property_an_unterminated_osc_keeps_the_text_after_it(prefix: str, tail: str) -> None:
+    # (The tail has no control; clean(tail) differs from it only by marked invisible ones.)
+    assert clean(f"{prefix}\x1b]{tail}").endswith(f"\u241b]{clean(tail)}")
 
 
 def test_filter_words_and_keys_are_parsed_without_markup() -> None:
@@ -54,9 +137,9 @@ def test_filter_words_and_keys_are_parsed_without_markup() -> None:
 
 def test_evidence_highlight_is_a_style_never_markup() -> None:
     body, found = highlight("say [b]hi[/b] \x1b[31mnow", {"F1": "[b]hi[/b] \x1b[0mnow"}, {"F1"})
-    assert body.plain == "say [b]hi[/b] now"
-    assert found == [("F1", "[b]hi[/b] now", True)]
-    assert [(s.start, s.end) for s in body.spans] == [(4, 17)]
+    assert body.plain == "say [b]hi[/b] \u241bnow"  # both sequences collapse to the same ␛
+    assert found == [("F1", "[b]hi[/b] \u241bnow", True)]
+    assert [(s.start, s.end) for s in body.spans] == [(4, 18)]
 
 
 def test_paged_table_cells_are_text_not_markup() -> None:
@@ -80,7 +163,7 @@ async def test_hostile_response_renders_literally_on_the_item_screen(browse_db: 
         shown = text_of(screen.query_one(ResponseView).content, width=400)
         assert_literal(shown)
         # The judge's rationale carries "[/]" (a markup error if parsed) and a clear-screen.
-        assert "[/] [bold]not bold[/bold] cleared?" in shown
+        assert "[/] [bold]not bold[/bold] \u241bcleared?" in shown
         # And what reaches the terminal: the whole screen as the user sees it.
         svg = pilot.app.export_screenshot()
         assert "pwned" not in svg and "evil.example" not in svg

@@ -1,20 +1,26 @@
 """Report commands: `copal report` (terminal, JSON, md/csv/latex on stdout, plots) and
 `copal export` (the store as JSONL, or the report as csv/json/md/latex in a folder + manifest).
 
-`export --format jsonl --out FILE` (or `-` for stdout) behaves exactly as it always has; given
-an existing folder (or a path ending in '/') it writes store.jsonl plus a manifest instead.
+`export --format jsonl --out FILE` (or `-` for stdout) writes the store to FILE; given an
+existing folder (or a path ending in '/') it writes store.jsonl plus a manifest instead. Every
+export goes through copal_tui.export.safe_paths: never onto the database (or its -wal/-shm) or
+a non-regular file, onto an existing file only with --force; a refusal is exit status 2.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from copal_tui.commands.context import open_db
+from copal_tui.commands.context import db_path, open_db
+from copal_tui.commands.output import json_stdout, write_document, write_json
+from copal_tui.domain.safe_text import visible
+
+if TYPE_CHECKING:
+    from copal_tui.export.safe_paths import OutputGuard
 
 MODES = ("contract", "full_policy")
 
@@ -50,7 +56,8 @@ def _build(ctx: click.Context, worlds: tuple[str, ...], judge: str | None, judge
     try:
         return db, build_report(db, opts)
     except ReportError as exc:
-        raise click.UsageError(str(exc)) from exc
+        # The message may list the judge settings stored, i.e. data: shown safely.
+        raise click.UsageError(visible(str(exc))) from exc
 
 
 def _plots(doc: dict, out: Path) -> list[Path]:
@@ -83,7 +90,7 @@ def report(ctx: click.Context, as_json: bool, fmt: str | None, plots_dir: Path |
     if as_json:
         from copal_tui.export.jsondoc import dumps
 
-        sys.stdout.write(dumps(doc))
+        write_json(dumps(doc))
         return
     if fmt is None:
         from copal_tui.export.terminal import print_report
@@ -99,7 +106,7 @@ def report(ctx: click.Context, as_json: bool, fmt: str | None, plots_dir: Path |
     text = {"md": lambda: formats.report_markdown(tables, HEADING, scope_lines(doc)),
             "csv": lambda: formats.tables_csv_stream(tables),
             "latex": lambda: formats.report_latex(tables, HEADING, scope_lines(doc))}[fmt]()
-    sys.stdout.write(text)
+    write_document(text)
 
 
 @click.command()
@@ -111,41 +118,52 @@ def report(ctx: click.Context, as_json: bool, fmt: str | None, plots_dir: Path |
 @_report_options
 @click.option("--plots", "with_plots", is_flag=True,
               help="Also write figures into OUT/plots (report formats only).")
+@click.option("--force", is_flag=True,
+              help="Replace existing output files (never the database, its -wal/-shm files "
+                   "or anything that is not a regular file).")
 @click.pass_context
-def export(ctx: click.Context, fmt: str, out: Path, with_plots: bool, **kw: Any) -> None:
+def export(ctx: click.Context, fmt: str, out: Path, with_plots: bool, force: bool,
+           **kw: Any) -> None:
     """Export the store (jsonl) or the report (csv, json, md, latex) with a manifest."""
+    from copal_tui.export.safe_paths import OutputGuard, refusals_exit_2
+
+    guard = OutputGuard.for_database(db_path(ctx), force=force)
     folder = out.is_dir() or str(out).endswith(("/", "\\"))
     if fmt == "jsonl":
         if with_plots or kw["worlds"]:
             raise click.UsageError("--format jsonl exports the whole store; --plots and "
                                    "--world go with a report format (csv, json, md, latex)")
         if not folder:
-            _export_jsonl_file(ctx, out)
+            _export_jsonl_file(ctx, out, guard)
             return
-    elif str(out) == "-" or (out.exists() and not out.is_dir()):
+    elif str(out) == "-":
         raise click.UsageError(f"--format {fmt} writes a folder; {out} is not one")
     from copal_tui.export.plots import PlotsUnavailable
     from copal_tui.export.writer import export_folder
 
-    if fmt == "jsonl":
-        db, doc = open_db(ctx), None
-    else:
-        db, doc = _build(ctx, **kw)
-    try:
-        written, manifest = export_folder(db, fmt, out, doc, plots=with_plots)
-    except PlotsUnavailable as exc:
-        raise click.ClickException(str(exc)) from exc
+    with refusals_exit_2():
+        guard.check_folder(out)  # before the report is built: a refusal costs nothing
+        if fmt == "jsonl":
+            db, doc = open_db(ctx), None
+        else:
+            db, doc = _build(ctx, **kw)
+        try:
+            written, manifest = export_folder(db, fmt, out, doc, plots=with_plots, guard=guard)
+        except PlotsUnavailable as exc:
+            raise click.ClickException(str(exc)) from exc
     click.echo(f"wrote {len(written)} file(s) and {manifest.name} to {out}", err=True)
 
 
-def _export_jsonl_file(ctx: click.Context, out: Path) -> None:
+def _export_jsonl_file(ctx: click.Context, out: Path, guard: OutputGuard) -> None:
+    from copal_tui.export.safe_paths import refusals_exit_2
     from copal_tui.interchange.exporter import export_jsonl, write_jsonl
 
     db = open_db(ctx)
     if str(out) == "-":
-        write_jsonl(db, sys.stdout)
+        write_jsonl(db, json_stdout())  # C1/bidi/zero-width escaped; --out FILE keeps all
         return
-    counts = export_jsonl(db, out)
+    with refusals_exit_2():
+        counts = export_jsonl(db, out, guard)
     click.echo(f"wrote {sum(counts.values())} record(s) to {out}", err=True)
 
 

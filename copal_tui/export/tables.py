@@ -80,15 +80,17 @@ def atlas_tables(doc: dict[str, Any]) -> list[Table]:
                            row["under_enforcement"], row["over_enforcement"], row["mixed"],
                            row["unknown_direction"], row["under_enforcement_share"],
                            row["over_enforcement_share"], row["mixed_share"]])
-    sided = Table("one_sided", "One-sided failures: share of errors violating only F "
-                  "(under-enforcement) or only R (over-enforcement)", _cols(
-                      "model:str errors:int only_forbidden:int only_required:int mixed:int "
-                      "unknown_direction:int only_forbidden_share:float "
-                      "only_required_share:float one_sided_share:float mixed_share:float"),
-                  display=["model", "errors", "only_forbidden_share", "only_required_share",
+    sided = Table("one_sided", "One-sided failures: share of errors that are only "
+                  "under-enforcement (a forbidden item present, or a required gate, route or "
+                  "action missing) or only over-enforcement (a required content item missing)",
+                  _cols("model:str errors:int under_enforcement:int over_enforcement:int "
+                        "mixed:int unknown_direction:int under_enforcement_share:float "
+                        "over_enforcement_share:float one_sided_share:float mixed_share:float"),
+                  display=["model", "errors", "under_enforcement_share", "over_enforcement_share",
                            "one_sided_share", "mixed_share"])
-    keys = ["errors", "only_forbidden", "only_required", "mixed", "unknown_direction",
-            "only_forbidden_share", "only_required_share", "one_sided_share", "mixed_share"]
+    keys = ["errors", "under_enforcement", "over_enforcement", "mixed", "unknown_direction",
+            "under_enforcement_share", "over_enforcement_share", "one_sided_share",
+            "mixed_share"]
     one = doc["one_sided"]
     for model, row in one["by_model"].items():
         sided.rows.append([model, *(row[k] for k in keys)])

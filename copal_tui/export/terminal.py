@@ -1,8 +1,10 @@
 """`copal report` on the terminal: compact rich tables (pivots where the exports have long
 tables), readable at 100 columns. The exports carry every row and column; this is the overview.
 
-Text from the store (model, judge and world names) is shown literally: every cell is a rich
-`Text`, so a name containing `[bold]` is never interpreted as markup.
+Text from the store (model, judge and world names) is shown literally: every title, header,
+cell and note is a rich `Text` (a name containing `[bold]` is never interpreted as markup) of
+text made safe by `copal_tui.domain.safe_text.visible` (a name containing an escape sequence
+shows it as `␛...`, never runs it). Rich adds its own styling codes afterwards, which is fine.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from copal_tui.domain.safe_text import visible
 from copal_tui.metrics.rates import PATTERN_ORDER
 
 
@@ -38,20 +41,24 @@ class _Printer:
 
         self.console, self.Table, self.Text = console, Table, Text
 
+    def text(self, value: Any, style: str = "") -> Any:
+        """The one way data enters a rich object here: safe text in a Text, never markup."""
+        return self.Text(visible(value), style=style)
+
     def table(self, title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]],
               numeric_from: int = 1, note: str = "") -> None:
-        t = self.Table(title=self.Text(title), title_justify="left")
+        t = self.Table(title=self.text(title), title_justify="left")
         for i, h in enumerate(headers):
             # The row label never wraps (it is what the eye scans); other cells fold.
-            t.add_column(self.Text(h), justify="right" if i >= numeric_from else "left",
+            t.add_column(self.text(h), justify="right" if i >= numeric_from else "left",
                          overflow="fold", no_wrap=i == 0)
         for row in rows:
-            t.add_row(*(self.Text(str(c)) for c in row))
+            t.add_row(*(self.text(c) for c in row))
         if not rows:
-            t.add_row(*([self.Text("(none)")] + [self.Text("")] * (len(headers) - 1)))
+            t.add_row(*([self.text("(none)")] + [self.text("")] * (len(headers) - 1)))
         self.console.print(t)
         if note:
-            self.console.print(self.Text(note, style="italic"))
+            self.console.print(self.text(note, style="italic"))
 
 
 def _pivot(p: _Printer, doc: dict[str, Any], key: str, label: str) -> None:
@@ -70,13 +77,12 @@ def _pivot(p: _Printer, doc: dict[str, Any], key: str, label: str) -> None:
 
 def print_report(doc: dict[str, Any], console: Any = None) -> None:
     from rich.console import Console
-    from rich.text import Text
 
     console = console or Console()
     p = _Printer(console)
     scope = doc["scope"]
     primary = scope.get("primary_judge") or {}
-    console.print(Text(
+    console.print(p.text(
         f"primary judge: {primary.get('judge', 'none')} ({primary.get('mode', '-')}); "
         f"worlds: {len(scope['worlds'])}; bootstrap: {scope['bootstrap']} resamples, "
         f"seed {scope['seed']}; rates are fractions, CIs 95%", style="bold"))
@@ -97,12 +103,13 @@ def print_report(doc: dict[str, Any], console: Any = None) -> None:
             [[f, a["n"], a["errors"], f3(a["under_enforcement_share"]),
               f3(a["over_enforcement_share"]), f3(a["mixed_share"])]
              for f, a in doc["facet_atlas"].items()])
-    sided = [[m, s["errors"], f3(s["only_forbidden_share"]), f3(s["only_required_share"]),
+    sided = [[m, s["errors"], f3(s["under_enforcement_share"]),
+              f3(s["over_enforcement_share"]),
               f3(s["one_sided_share"]), f3(s["mixed_share"])]
              for m, s in [*doc["one_sided"]["by_model"].items(), ("(all models)",
                                                                    doc["one_sided"])]]
     p.table("One-sided failures (share of errors)",
-            ["model", "errors", "only F", "only R", "one-sided", "mixed"], sided)
+            ["model", "errors", "under", "over", "one-sided", "mixed"], sided)
     p.table("Paired contrast (composed items with every projection judged)",
             ["model", "n", "single", "composed", "induced", "induced CI"],
             [[r["model"], r["n"], f3(r["single_error_rate"]), f3(r["composed_error_rate"]),
