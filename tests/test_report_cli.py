@@ -104,7 +104,10 @@ def test_terminal_and_stdout_formats(cli, fixture_db):
     assert md.startswith("# copal report") and "| model | n | errors |" in md
     stream = _ok(cli("report", "--format", "csv", "--bootstrap", "20", db=fixture_db)).stdout
     # (click's test runner turns CRLF into LF on stdout; the files are checked for CRLF below)
-    assert stream.startswith("# error_rates\nmodel,n,errors,error_rate,ci_low,ci_high\n")
+    # The models behind the figures come first (this fixture was imported: no runs).
+    assert stream.startswith("# provenance\nsuite,generator,verifier,prefilter,targets,judges,"
+                             "imported,heuristic,caveat\n")
+    assert "# error_rates\nmodel,n,errors,error_rate,ci_low,ci_high\n" in stream
     tex = _ok(cli("report", "--format", "latex", "--bootstrap", "20", db=fixture_db)).stdout
     assert tex.startswith("\\documentclass") and tex.rstrip().endswith("\\end{document}")
     both = cli("report", "--json", "--format", "md", db=fixture_db)

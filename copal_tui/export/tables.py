@@ -12,6 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from copal_tui.metrics.compass_summary import summary_tables
+from copal_tui.metrics.provenance import line
+
 ALL = "(all models)"
 POOLED = "(pooled)"
 
@@ -276,8 +279,8 @@ def dialogue_tables(doc: dict[str, Any]) -> list[Table]:
         return []
     metrics = ("compliant_turn_accuracy violation_detection_accuracy "
                "strict_violation_detection_accuracy conversation_accuracy precision recall")
-    judging = Table("dialogue_judging", "Dialogue judging (Category 1 turns excluded; micro over "
-                    "turns, mean over attempts)",
+    judging = Table("dialogue_judging", "Dialogue judging (CompliBench's rule: every tagged "
+                    "turn, each attempt's files pooled, micro over turns)",
                     _cols("judge:str domain:str binary:bool conversations:int attempts:int "
                           "compliant_turns:int violation_turns:int "
                           + " ".join(f"{m}:float" for m in metrics.split())),
@@ -293,11 +296,44 @@ def dialogue_tables(doc: dict[str, Any]) -> list[Table]:
     return [judging, taxonomy]
 
 
+def provenance_tables(doc: dict[str, Any]) -> list[Table]:
+    """Which models stand behind each suite's figures, and whether any is a heuristic."""
+    t = Table("provenance", "Models behind the figures (offline/* models are the offline "
+              "engine's heuristics, not language models)",
+              _cols("suite:str generator:str verifier:str prefilter:str targets:str "
+                    "judges:str imported:str heuristic:bool caveat:str"),
+              display=["suite", "generator", "targets", "judges", "heuristic"])
+    for suite, p in (doc["scope"].get("provenance") or {}).items():
+        imported = ", ".join(f"{n} {k.split(':', 1)[1]}" for k, n in sorted(p["imported"].items()))
+        t.rows.append([suite, ", ".join(p["generator"]), ", ".join(p["verifier"]),
+                       ", ".join(p["prefilter"]), ", ".join(p["target"]), ", ".join(p["judge"]),
+                       imported, bool(p["heuristic"]), p.get("caveat", "")])
+    return [t]
+
+
+# Which suite's models a table's figures rest on, by the table's name.
+_SUITE_PREFIXES = (("pas", "compass"), ("compass", "compass"), ("dialogue", "dialogues"))
+
+
+def _with_caveats(doc: dict[str, Any], tables: list[Table]) -> list[Table]:
+    """Every table whose figures rest on an offline model says so in its note."""
+    prov = doc["scope"].get("provenance") or {}
+    for t in tables:
+        if t.name in ("provenance", "corpus") or t.name.startswith("corpus"):
+            continue
+        suite = next((s for prefix, s in _SUITE_PREFIXES if t.name.startswith(prefix)), "copal")
+        caveat = (prov.get(suite) or {}).get("caveat")
+        if caveat:
+            t.note = f"{caveat}. {t.note}".strip() if t.note else caveat
+    return tables
+
+
 def report_tables(doc: dict[str, Any]) -> list[Table]:
-    return [*error_tables(doc), *atlas_tables(doc), *contrast_tables(doc),
-            *validity_tables(doc), *sensitivity_tables(doc), *compass_tables(doc),
-            *dialogue_tables(doc),
-            *corpus_tables(doc)]
+    return _with_caveats(doc, [
+        *provenance_tables(doc), *error_tables(doc), *atlas_tables(doc),
+        *contrast_tables(doc), *validity_tables(doc), *sensitivity_tables(doc),
+        *compass_tables(doc), *summary_tables(doc), *dialogue_tables(doc),
+        *corpus_tables(doc)])
 
 
 def table_names(tables: Sequence[Table]) -> list[str]:
@@ -309,11 +345,15 @@ def scope_lines(doc: dict[str, Any]) -> list[str]:
     scope = doc["scope"]
     primary = scope.get("primary_judge") or {"judge": "none", "mode": "-"}
     reference = scope.get("reference_judge") or {"judge": "none", "mode": "-"}
-    return [
+    lines = [
         f"Worlds: {', '.join(scope['worlds'])}.",
-        f"Primary judge: {primary['judge']} ({primary['mode']}); reference judge for "
+        f"Primary judge: {primary['judge']} ({primary['mode']}): "
+        f"{scope.get('primary_judge_reason', '')}; reference judge for "
         f"sensitivity: {reference['judge']} ({reference['mode']}).",
         f"Rates are fractions in [0, 1]; intervals are 95% (Wilson for rates, a seeded "
         f"item-level bootstrap with {scope['bootstrap']} resamples and seed {scope['seed']} "
         "for judge validity); n/a marks an undefined value (the JSON export states why).",
     ]
+    for suite, p in (scope.get("provenance") or {}).items():
+        lines.append(f"{suite}: {line(p)}." + (f" {p['caveat']}." if p.get("caveat") else ""))
+    return lines

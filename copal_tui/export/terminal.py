@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from copal_tui.domain.safe_text import visible
+from copal_tui.metrics import compass_summary
+from copal_tui.metrics.provenance import line
 from copal_tui.metrics.rates import PATTERN_ORDER
 
 
@@ -61,6 +63,13 @@ class _Printer:
             self.console.print(self.text(note, style="italic"))
 
 
+def _caveat(p: _Printer, doc: dict[str, Any], suite: str) -> None:
+    """The heuristic caveat of a suite's figures, printed before them, in bold."""
+    caveat = ((doc["scope"].get("provenance") or {}).get(suite) or {}).get("caveat")
+    if caveat:
+        p.console.print(p.text(caveat, style="bold reverse"))
+
+
 def _pivot(p: _Printer, doc: dict[str, Any], key: str, label: str) -> None:
     models = [r["model"] for r in doc["error_rates"]]
     keys: list[str] = []
@@ -86,6 +95,11 @@ def print_report(doc: dict[str, Any], console: Any = None) -> None:
         f"primary judge: {primary.get('judge', 'none')} ({primary.get('mode', '-')}); "
         f"worlds: {len(scope['worlds'])}; bootstrap: {scope['bootstrap']} resamples, "
         f"seed {scope['seed']}; rates are fractions, CIs 95%", style="bold"))
+    if scope.get("primary_judge_reason"):
+        console.print(p.text(f"primary judge chosen: {scope['primary_judge_reason']}"))
+    for suite, prov in (scope.get("provenance") or {}).items():
+        console.print(p.text(f"{suite}: {line(prov)}"))
+    _caveat(p, doc, "copal")
 
     rows = [[r["model"], r["n"], r["errors"], f3(r["error_rate"]), ci(r["ci_low"], r["ci_high"])]
             for r in doc["error_rates"]]
@@ -124,6 +138,7 @@ def print_report(doc: dict[str, Any], console: Any = None) -> None:
     _sensitivity(p, doc)
     _corpus(p, doc)
     _compass(p, doc)
+    compass_summary.print_tables(p, doc)
     _dialogues(p, doc)
     p.table("Exclusions", ["section", "what", "reason", "count"],
             [[e["section"], e["what"], e["reason"], e["count"]] for e in doc["exclusions"]],
@@ -198,6 +213,7 @@ def _compass(p: _Printer, doc: dict[str, Any]) -> None:
     """The COMPASS tables, only when the report has them (no suite in scope: nothing)."""
     if "pas" not in doc:
         return
+    _caveat(p, doc, "compass")
     by_judge: dict[str, list[dict[str, Any]]] = {}
     for r in doc["pas"]:
         by_judge.setdefault(r["judge"], []).append(r)
@@ -245,7 +261,9 @@ def _dialogues(p: _Printer, doc: dict[str, Any]) -> None:
     """Dialogue-judging tables, only when the report has them."""
     if "dialogue_judging" not in doc:
         return
-    p.table("Dialogue judging (Category 1 excluded; micro over turns, mean over attempts)",
+    _caveat(p, doc, "dialogues")
+    p.table("Dialogue judging (CompliBench's rule: every tagged turn, attempts' files pooled, "
+            "micro over turns)",
             ["judge", "domain", "conv", "attempts", "compliant acc", "violation det",
              "strict", "conversation acc"],
             [[r["judge"], r["domain"], r["conversations"], r["attempts"],

@@ -195,6 +195,11 @@ def scope_line(doc: dict[str, Any]) -> Text:
     out.append(one_line(setting(primary), 40) if primary else "none (no usable judgments)")
     out.append(f" \u00b7 {len(scope['worlds'])} world(s) \u00b7 bootstrap {scope['bootstrap']}, "
                f"seed {scope['seed']}")
+    caveat = ((scope.get("provenance") or {}).get("copal") or {}).get("caveat")
+    if caveat:
+        # Every figure on the dashboard rests on these models: said where the eye starts.
+        out.append("\n")
+        out.append(one_line(caveat, 300), style="bold reverse")
     return out
 
 
