@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 BUSY_TIMEOUT_MS = 30_000
-SQLITE_MAGIC = b"SQLite format 3\x00"
 Access = Literal["auto", "write", "read"]
 
 
@@ -119,8 +118,7 @@ def connect(path: str | os.PathLike[str], *, create: bool = False,
         raise StoreRefused(f"{p} is read-only (the file or its folder is not writable); "
                            "this command writes to the database")
     if access == "read" or not writable:
-        return Database(_configure(_open_readonly(p, probe=False), readonly=True),
-                        readonly=True)
+        return Database(_configure(_open_readonly(p), readonly=True), readonly=True)
     conn = sqlite3.connect(
         str(p), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=True
     )
@@ -146,20 +144,27 @@ def _check_file(p: Path, *, create: bool) -> None:
     file or table-less SQLite file), reading it without writing a byte."""
     from store.schema_state import check_openable  # schema_state imports this module
 
-    try:
-        with p.open("rb") as fh:
-            head = fh.read(len(SQLITE_MAGIC))
-    except OSError as exc:  # unreadable, or a folder
-        raise StoreRefused(f"cannot read {p}: {exc.strerror or exc}") from None
-    if not head:
+    # Never open the file with Python's own open(): closing any descriptor of a file drops
+    # every POSIX lock this process holds on it, including those of a live SQLite connection
+    # (another thread's, or the label queue's), and another process may then checkpoint the
+    # WAL under it. SQLite's own file layer keeps such descriptors open; so the file is only
+    # stat()ed here, and read through SQLite.
+    if p.is_dir() or not os.access(p, os.R_OK):
+        raise StoreRefused(f"cannot read {p}: " + ("it is a folder" if p.is_dir()
+                                                   else "permission denied"))
+    if p.stat().st_size == 0:
         if create:
             return
         raise StoreRefused(f"{p} is empty, not a copal database; "
                            "run `copal init` to create one")
-    if head != SQLITE_MAGIC:
-        raise StoreRefused(f"{p} is not a SQLite database")
-    conn = _open_readonly(p, probe=True)
+    conn = _open_readonly(p)
     try:
+        try:
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:  # SQLITE_NOTADB: the header is not SQLite's
+            if "not a database" in str(exc):
+                raise StoreRefused(f"{p} is not a SQLite database") from None
+            raise
         check_openable(Database(conn, readonly=True), p, create=create)
     except sqlite3.DatabaseError as exc:  # a damaged file, or one we cannot read read-only
         raise StoreRefused(f"cannot read {p} as a SQLite database: {exc}") from None
@@ -179,22 +184,21 @@ def _sidecar(p: Path, suffix: str) -> Path:
     return p.with_name(p.name + suffix)
 
 
-def _open_readonly(p: Path, *, probe: bool) -> sqlite3.Connection:
+def _open_readonly(p: Path) -> sqlite3.Connection:
     """A connection that cannot write to `p` (sqlite3 URI `mode=ro` or `immutable=1`).
 
     `mode=ro` reads a WAL database through its -shm file and creates -shm and -wal when they
     are missing: impossible in a read-only folder, and two stray files (read-only like the
-    database, so they later break a writer) after a mere check or a browse. So when the main
-    file holds the whole database (WAL mode, no -wal content) and nobody has it open (no -shm;
-    for the short check, regardless), `immutable=1` reads it creating and locking nothing.
-    Where a writer is live, `mode=ro` shares its -shm and sees its commits.
+    database, so they later break a writer) after a mere check or a browse. So when nobody has
+    the database open (no -shm) and the main file holds all of it (no -wal content),
+    `immutable=1` reads it creating and locking nothing. Where a -shm exists a connection may
+    be live: `mode=ro` shares its -shm, takes its read locks and sees its commits (an immutable
+    read could meet a checkpoint half-written). Decided from stat() alone, never by opening the
+    file outside SQLite (see `_check_file`).
     """
     wal, shm = _sidecar(p, "-wal"), _sidecar(p, "-shm")
-    whole = not (wal.exists() and wal.stat().st_size > 0)
-    with p.open("rb") as fh:
-        header = fh.read(20)
-    wal_mode = len(header) == 20 and header[18] == 2
-    param = "immutable=1" if wal_mode and whole and (probe or not shm.exists()) else "mode=ro"
+    quiet = not shm.exists() and not (wal.exists() and wal.stat().st_size > 0)
+    param = "immutable=1" if quiet else "mode=ro"
     return sqlite3.connect(f"{p.resolve().as_uri()}?{param}", uri=True,
                            timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                            check_same_thread=True)

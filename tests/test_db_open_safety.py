@@ -276,3 +276,26 @@ def test_read_only_folder_with_real_permissions(cli, imported, samples, tmp_path
         assert len(lines) == 1 and "is read-only" in lines[0], result.stderr
     assert fingerprint(imported) == before
     assert not any(Path(str(imported) + s).exists() for s in SIDECARS)
+
+
+def test_a_second_connection_keeps_the_first_ones_locks(initialised, tmp_path):
+    # Opening the database again in one process (a worker thread, the label queue's writes)
+    # must not drop the POSIX locks of the connection already open: closing any descriptor of
+    # the file would, and another process closing its own connection would then take itself
+    # for the last one and delete the WAL and -shm from under the live connection.
+    import subprocess
+    import sys
+
+    from store.db import connect
+
+    first = connect(initialised)
+    first.execute("SELECT COUNT(*) FROM worlds").fetchone()
+    shm = initialised.with_name(initialised.name + "-shm")
+    assert shm.exists()
+    connect(initialised).close()  # checks the file again, then closes
+    code = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+            "c.execute('SELECT COUNT(*) FROM worlds').fetchone(); c.close()")
+    subprocess.run([sys.executable, "-c", code, str(initialised)], check=True)
+    assert shm.exists(), "the other process saw no live connection and removed the -shm"
+    assert first.execute("SELECT COUNT(*) FROM worlds").fetchone()[0] == 0
+    first.close()
