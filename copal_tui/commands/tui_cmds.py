@@ -1,6 +1,7 @@
 """Interactive commands: `copal tui` (researcher), `copal label [--suite compass|dialogues
 [--judge J]]` (annotator, reviewer of judge mistakes),
-`copal adjudicate` (adjudicator) and `copal serve` (the same app in a browser, localhost only).
+`copal adjudicate` (adjudicator) and `copal serve` (the same app in a browser, behind one secret
+URL per user; the server itself is copal_tui.serve).
 
 The database is checked (exists, no pending migrations) before the terminal is taken over, so a
 problem is one line on stderr rather than a broken screen.
@@ -8,8 +9,7 @@ problem is one line on stderr rather than a broken screen.
 
 from __future__ import annotations
 
-import shlex
-import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -30,7 +30,27 @@ def _run(ctx: click.Context, mode: str, annotator: str | None, suite: str = "cop
         db.conn.close()
     from copal_tui.tui.app import make_app
 
-    make_app(db_path(ctx), mode=mode, annotator=annotator, suite=suite, judge=judge).run()
+    app = make_app(db_path(ctx), mode=mode, annotator=annotator, suite=suite, judge=judge)
+    crash: BaseException | None = None
+    try:
+        app.run()
+    except Exception as exc:  # noqa: BLE001 - Textual catches its own; this is a crash too
+        import traceback
+
+        traceback.print_exc()
+        crash = exc
+    # Textual keeps the exception that ended the app (its traceback is printed above) and
+    # sets return code 1; a deliberate non-zero exit leaves its reason in `exit_note`.
+    crash = crash or getattr(app, "_exception", None)
+    code = 1 if crash is not None else (app.return_code or 0)
+    if code:
+        if crash is not None:
+            first = (str(crash).strip().splitlines() or [""])[0]
+            why = f"stopped on an error: {type(crash).__name__}: {first}"[:300]
+        else:
+            why = app.exit_note or f"exited with code {code}"
+        click.echo(f"copal {ctx.info_name or mode}: {why}", err=True)
+        ctx.exit(code)
 
 
 def _check_judge(db: Database, judge: str) -> None:
@@ -82,25 +102,58 @@ def adjudicate(ctx: click.Context, annotator: str | None) -> None:
 
 
 @click.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to bind. Anything but loopback puts the server on the network "
+                   "(every request still needs a token).")
 @click.option("--port", default=8000, show_default=True)
-@click.option("--mode", type=click.Choice(["browse", "label", "adjudicate"]), default="browse")
+@click.option("--public-url", default=None,
+              help="The URL browsers use when it is not http://HOST:PORT (a tunnel to another "
+                   "port, a wildcard --host); printed URLs and the Origin check use it.")
+@click.option("--mode", type=click.Choice(["browse", "label", "adjudicate"]), default="browse",
+              show_default=True)
 @click.option("--suite", type=click.Choice(SUITES), default="copal", show_default=True,
               help="With --mode label: which label queue.")
+@click.option("--annotator", "annotators", multiple=True,
+              help="A user to print a URL for (repeatable): an annotator with --mode label "
+                   "(required), an adjudicator with --mode adjudicate (default: one URL for "
+                   "you, the operator).")
+@click.option("--annotators-file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A file of annotator names, one per line (# comments allowed).")
 @click.pass_context
-def serve(ctx: click.Context, port: int, mode: str, suite: str) -> None:
-    """Serve the app in a browser through textual-serve, bound to localhost only."""
-    open_db(ctx).conn.close()
+def serve(ctx: click.Context, host: str, port: int, public_url: str | None, mode: str,
+          suite: str, annotators: tuple[str, ...], annotators_file: str | None) -> None:
+    """Serve the app in a browser (textual-serve) behind one secret URL per user.
+
+    Prints one URL per user (tab-separated after the name); its token is kept only hashed and
+    only until the server stops. The app behind each URL runs as that URL's user.
+    """
+    open_db(ctx, write=mode != "browse").conn.close()
+    if suite != "copal" and mode != "label":
+        raise click.UsageError("--suite only applies to --mode label")
+    from copal_tui.serve.auth import ServeConfigError, is_wildcard, plan_grants, read_names_file
+
+    if public_url is None and is_wildcard(host):
+        raise click.UsageError(f"--host {host} listens everywhere: give --public-url, the "
+                               "address browsers use (it is what the Origin check accepts)")
     try:
-        from textual_serve.server import Server
+        from copal_tui.serve.server import CopalServer
     except ImportError:
         raise click.ClickException(
             "textual-serve is not installed (it is a dependency of copal: reinstall)") from None
-    args = [sys.executable, "-m", "copal_tui", "--db", str(db_path(ctx)),
-            {"browse": "tui"}.get(mode, mode)]
-    if mode == "label" and suite != "copal":
-        args += ["--suite", suite]
-    command = shlex.join(args)
-    Server(command, host="127.0.0.1", port=port, title="copal").serve()
+    try:
+        names = list(annotators)
+        if annotators_file is not None:
+            names += read_names_file(Path(annotators_file))
+        grants = plan_grants(mode, names)
+        server = CopalServer(db_path(ctx), mode=mode, suite=suite, host=host, port=port,
+                             public_url=public_url)
+    except ServeConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    for grant in grants:
+        click.echo(f"{grant.user or 'operator'}\t{server.issue(grant)}")
+    click.echo("copal serve: give each URL to its user only; they stop working when the server "
+               "stops.", err=True)
+    server.serve()
 
 
 COMMANDS = [tui, label, adjudicate, serve]
