@@ -2,7 +2,8 @@
 
 The LLM client buffers rows in memory and hands them here in batches (one transaction per flush):
 a commit per call with synchronous=FULL would cost an fsync each. Rows arrive already scrubbed of
-secrets; nothing here ever sees an API key.
+secrets; nothing here ever sees an API key. Each batch also adds its calls, cache hits and
+cost to the counters of the runs it belongs to (`store.runs.add_calls`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from store import runs
 from store.db import Database, write
 
 
@@ -80,6 +82,21 @@ def flush(db: Database, calls: Sequence[CallRow], cache: Sequence[CacheRow]) -> 
             "VALUES (?,?,?,?)",
             [(c.request_hash, c.model, c.response, c.created_at) for c in cache],
         )
+        # The run's counters move with its log rows, in the same transaction: a killed run
+        # shows exactly the calls it logged.
+        for run_id, (calls_n, hits, cost) in _per_run(calls).items():
+            runs.add_calls(db, run_id, calls=calls_n, cache_hits=hits, cost=cost)
+
+
+def _per_run(calls: Sequence[CallRow]) -> dict[str, tuple[int, int, float]]:
+    """(provider calls, cache hits, cost) of a batch, by run id (rows without one skipped)."""
+    out: dict[str, tuple[int, int, float]] = {}
+    for c in calls:
+        if c.run_id is None:
+            continue
+        n, hits, cost = out.get(c.run_id, (0, 0, 0.0))
+        out[c.run_id] = (n + (not c.cached), hits + c.cached, cost + (c.cost or 0.0))
+    return out
 
 
 def calls_for_hash(db: Database, request_hash: str) -> list[dict[str, Any]]:

@@ -1,18 +1,88 @@
-"""Runs: one row per pipeline stage execution, with its manifest and counters."""
+"""Runs: one row per pipeline stage execution, with its manifest, counters and heartbeat.
+
+A run's row is also its claim on the stage: `claim` inserts it only when no live run of the same
+stage covers an overlapping scope (worlds x models, stored in the manifest as `scope`), inside
+one `BEGIN IMMEDIATE` transaction, so two identical `copal run` cannot both start the stage.
+
+Counters land while the run works (`add_calls` in the call log's transaction, `progress` in the
+results' transaction), each refreshing `heartbeat_at`. A run whose process is gone (same host,
+pid not alive) or whose heartbeat is older than `STALE_AFTER` (another host, or a process stuck
+that long) is dead: `reap` marks it 'interrupted' with its last heartbeat as `finished_at`, and it
+no longer holds its stage.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import socket
+from datetime import UTC, datetime
 from typing import Any
 
 from store.db import Database, dumps, utcnow, write
 
+# How often a working run refreshes its heartbeat when nothing else wrote to its row.
+HEARTBEAT_EVERY = 5.0
+# Generous: on the host that started it a run is judged by its pid; this only decides for runs
+# of other hosts (or a pid that was reused), and a slow write can block a run's loop for 30 s.
+STALE_AFTER = 300.0
+
 
 def start(db: Database, run_id: str, stage: str, manifest: dict[str, Any]) -> None:
     with write(db):
+        _insert(db, run_id, stage, manifest)
+
+
+def _insert(db: Database, run_id: str, stage: str, manifest: dict[str, Any]) -> None:
+    now = utcnow()
+    db.execute(
+        "INSERT INTO runs (id, stage, status, started_at, heartbeat_at, manifest) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (run_id, stage, "running", now, now, dumps(manifest)),
+    )
+
+
+def claim(db: Database, run_id: str, stage: str, manifest: dict[str, Any]) -> dict[str, Any] | None:
+    """Start the run, or return the live run of the same stage whose scope overlaps (nothing is
+    written for this run then). Dead runs found on the way are marked interrupted."""
+    scope = manifest.get("scope")
+    with write(db):
+        reap(db)
+        for other in running(db):
+            if other["stage"] == stage and overlaps(scope, other["manifest"].get("scope")):
+                m = other["manifest"]
+                return {"id": other["id"], "pid": m.get("pid"), "host": m.get("host"),
+                        "started_at": other["started_at"]}
+        _insert(db, run_id, stage, manifest)
+    return None
+
+
+def overlaps(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    """Whether two scopes share a unit; a missing scope or dimension (None) means all."""
+    for key in ("worlds", "models"):
+        x, y = (a or {}).get(key), (b or {}).get(key)
+        if x is not None and y is not None and not set(x) & set(y):
+            return False
+    return True
+
+
+def add_calls(db: Database, run_id: str, *, calls: int, cache_hits: int, cost: float) -> None:
+    """Add logged calls to a run's counters (called in the call log's own transaction)."""
+    db.execute(
+        "UPDATE runs SET calls = calls + ?, cache_hits = cache_hits + ?, cost = cost + ?, "
+        "heartbeat_at = ? WHERE id = ?",
+        (calls, cache_hits, cost, utcnow(), run_id),
+    )
+
+
+def progress(db: Database, run_id: str, *, failures: int,
+             manifest: dict[str, Any] | None = None) -> None:
+    """Heartbeat with the failures so far (and the manifest, when given) of a running run."""
+    with write(db):
         db.execute(
-            "INSERT INTO runs (id, stage, status, started_at, manifest) VALUES (?, ?, ?, ?, ?)",
-            (run_id, stage, "running", utcnow(), dumps(manifest)),
+            "UPDATE runs SET heartbeat_at = ?, failures = ?, manifest = COALESCE(?, manifest) "
+            "WHERE id = ? AND status = 'running'",
+            (utcnow(), failures, None if manifest is None else dumps(manifest), run_id),
         )
 
 
@@ -28,10 +98,11 @@ def finish(
     manifest: dict[str, Any],
 ) -> None:
     with write(db):
+        now = utcnow()
         db.execute(
-            "UPDATE runs SET status = ?, finished_at = ?, calls = ?, cache_hits = ?, "
-            "failures = ?, cost = ?, manifest = ? WHERE id = ?",
-            (status, utcnow(), calls, cache_hits, failures, cost, dumps(manifest), run_id),
+            "UPDATE runs SET status = ?, finished_at = ?, heartbeat_at = ?, calls = ?, "
+            "cache_hits = ?, failures = ?, cost = ?, manifest = ? WHERE id = ?",
+            (status, now, now, calls, cache_hits, failures, cost, dumps(manifest), run_id),
         )
 
 
@@ -42,15 +113,31 @@ def running(db: Database) -> list[dict[str, Any]]:
     ]
 
 
-def mark_interrupted(db: Database, run_ids: list[str]) -> None:
-    """Runs whose process died (killed, dropped session) are marked so, never left 'running'."""
-    with write(db):
-        for rid in run_ids:
-            db.execute(
-                "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE id = ? "
-                "AND status = 'running'",
-                (utcnow(), rid),
-            )
+def is_dead(run: dict[str, Any], host: str | None = None, now: datetime | None = None) -> bool:
+    """A running run whose process is gone, or whose heartbeat went stale."""
+    m = run["manifest"]
+    pid = m.get("pid")
+    if m.get("host") == (host or socket.gethostname()) and isinstance(pid, int):
+        return not _alive(pid)
+    try:
+        beat = _parse(run.get("heartbeat_at") or run["started_at"])
+    except ValueError:  # not a stamp this store wrote: nothing says the run is alive
+        return True
+    return ((now or datetime.now(UTC)) - beat).total_seconds() > STALE_AFTER
+
+
+def reap(db: Database) -> list[str]:
+    """Mark dead running runs 'interrupted' (finished at their last heartbeat); their ids."""
+    dead = [r for r in running(db) if is_dead(r)]
+    if dead:
+        with write(db):
+            for r in dead:
+                db.execute(
+                    "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE id = ? "
+                    "AND status = 'running'",
+                    (r.get("heartbeat_at") or r["started_at"], r["id"]),
+                )
+    return [r["id"] for r in dead]
 
 
 def all_runs(db: Database, limit: int | None = None) -> list[dict[str, Any]]:
@@ -63,3 +150,17 @@ def all_runs(db: Database, limit: int | None = None) -> list[dict[str, Any]]:
         d["manifest"] = json.loads(d["manifest"])
         out.append(d)
     return out
+
+
+def _parse(stamp: str) -> datetime:
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by someone else
+        return True
+    return True

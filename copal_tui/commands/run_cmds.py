@@ -1,6 +1,11 @@
 """Pipeline commands: `copal run STAGE...` (and `copal run compass`, the four COMPASS stages;
 `copal run dialogue_judge` / `dialogue_variants` for CompliBench-style dialogues) and
-`copal runs`."""
+`copal runs`.
+
+`copal run` exits 0 only when every unit of every stage is done; EXIT_UNITS_FAILED when the
+stages finished but some units failed (recorded, and retried by a re-run); 2 for bad input; 1
+when a stage stopped (a fatal provider error such as a bad key, a store error, a cancel).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from copal_tui.commands.context import db_path, open_db
+from copal_tui.commands.output import echo, print_table
 from copal_tui.domain.compass import BASE_PER_POLICY, VARIANTS
+from copal_tui.domain.compass_rules import JUDGE_VARIANTS
 from copal_tui.pipeline import COMPASS_STAGES, DEFAULT_GENERATOR, DEFAULT_PREFILTER, STAGES
 
 if TYPE_CHECKING:
@@ -23,6 +30,8 @@ if TYPE_CHECKING:
 
 # `copal run compass` is shorthand for the four COMPASS stages.
 COMPASS_ALIAS = "compass"
+# Exit code of a run whose stages finished with failed units (beside cli.EXIT_BAD_INPUT = 2).
+EXIT_UNITS_FAILED = 3
 
 
 @dataclass(frozen=True)
@@ -80,8 +89,13 @@ class RichProgress:
             TextColumn("{task.fields[detail]}"), transient=False,
         )
         self.tasks: dict[str, TaskID] = {}
+        self.said: set[str] = set()
 
     def __call__(self, p: Progress) -> None:
+        if p.message and p.message not in self.said:
+            # Said once (e.g. waiting for another run of the stage), not on every update.
+            self.said.add(p.message)
+            echo(f"copal: {p.stage}: {p.message}", err=True)
         detail = (f"failures {p.failures}  calls {p.calls}  cache hits {p.cache_hits}  "
                   f"cost ${p.cost:.4f}  {p.status}")
         if p.run_id not in self.tasks:
@@ -117,6 +131,10 @@ class RichProgress:
               type=click.IntRange(1, 100), help="COMPASS base queries per policy.")
 @click.option("--verifier", default=None,
               help="Model that verifies COMPASS queries (default: the generator).")
+@click.option("--judge-variant", type=click.Choice(JUDGE_VARIANTS), default="response-only",
+              show_default=True,
+              help="compass_judge: what the judge sees besides the policies and the response: "
+                   "nothing (COMPASS's setting) or the query too (stored as JUDGE+query).")
 @click.option("--domain", "domains", multiple=True,
               help="Dialogue domain for the dialogue stages (repeatable; default all).")
 @click.option("--dialogue", "dialogue_ids", multiple=True,
@@ -133,7 +151,8 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
         generator: str, budget: int, variants: int, concurrency: int,
         models_file: Path | None, compass_variants: tuple[str, ...], prefilter: str,
         per_policy: int, verifier: str | None, domains: tuple[str, ...],
-        dialogue_ids: tuple[str, ...], attempts: int, binary: bool, per_dialogue: int) -> None:
+        dialogue_ids: tuple[str, ...], attempts: int, binary: bool, per_dialogue: int,
+        judge_variant: str) -> None:
     """Run pipeline stages (idempotent: a re-run only does what is missing).
 
     `copal run compass --world ID --model M --judge J` runs the COMPASS suite of a world:
@@ -148,6 +167,7 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
                         concurrency, models_file, compass_variants, prefilter, per_policy,
                         verifier, DialogueArgs(domains, dialogue_ids, attempts, binary,
                                                per_dialogue))
+    opts.compass_judge_variant = judge_variant
     open_db(ctx).conn.close()  # refuse pending migrations before starting anything
     if COMPASS_ALIAS in stages and not (worlds or all_worlds):
         # A suite per world is hundreds of calls per target: never for every world by default.
@@ -163,10 +183,15 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
         results = run_stages(db_path(ctx), stage_list, opts, on_progress=show)
     bad = [p for p in results if p.status != "done"]
     for p in results:
-        click.echo(f"{p.stage}: {p.status}, {p.done}/{p.total} units, {p.failures} failures, "
-                   f"{p.calls} calls, {p.cache_hits} cache hits, cost ${p.cost:.4f} ({p.run_id})")
+        echo(f"{p.stage}: {p.status}, {p.done}/{p.total} units, {p.failures} failures, "
+             f"{p.calls} calls, {p.cache_hits} cache hits, cost ${p.cost:.4f} ({p.run_id})")
     if bad:
         raise SystemExit(1)
+    failed = sum(p.failures for p in results)
+    if failed:
+        click.echo(f"{failed} unit(s) failed and are recorded; re-run the same command to retry "
+                   "them")
+        raise SystemExit(EXIT_UNITS_FAILED)
 
 
 @click.command()
@@ -174,24 +199,22 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
 @click.option("--limit", default=50, show_default=True)
 @click.pass_context
 def runs(ctx: click.Context, as_json: bool, limit: int) -> None:
-    """List pipeline runs with their counters."""
+    """List pipeline runs with their counters.
+
+    A run whose process died (killed, machine rebooted) is shown as `interrupted`, finished at
+    its last heartbeat, with the calls, cache hits, failures and cost it had recorded by then."""
     from store import runs as run_sql
 
-    rows = run_sql.all_runs(open_db(ctx), limit=limit)
+    db = open_db(ctx)
+    if not getattr(db, "readonly", False):
+        run_sql.reap(db)  # a killed run shows as interrupted, not as running forever
+    rows = run_sql.all_runs(db, limit=limit)
     fields = ("id", "stage", "status", "started_at", "finished_at", "calls", "cache_hits",
               "failures", "cost")
     if as_json:
         click.echo(json.dumps([{k: r[k] for k in fields} for r in rows], indent=2))
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table()
-    for f in fields:
-        table.add_column(f)
-    for r in rows:
-        table.add_row(*(str(r[f]) if r[f] is not None else "" for f in fields))
-    Console().print(table)
+    print_table(fields, [[r[f] for f in fields] for r in rows])
 
 
 COMMANDS = [run, runs]
