@@ -3,14 +3,22 @@
 A stage runs in one thread with its own event loop and its own SQLite connection (workers never
 share a connection). Results are written in small batches: each batch is one `BEGIN IMMEDIATE`
 transaction, so a killed run loses at most the last batch, whose answers the LLM cache still holds.
+The same transaction refreshes the run row (heartbeat, failures, now and then the manifest), and
+the call log's batches move its call counters, so a killed run's row shows what it did.
+
+Before it starts, a stage claims its run row (`store.runs.claim`): while a live run of the same
+stage covers an overlapping scope (worlds x target models or judges), it waits, saying so in its
+progress message, and then starts on whatever that run left undone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import socket
+import sqlite3
 import threading
 import time
 import uuid
@@ -28,6 +36,16 @@ from store.schema_state import require_current, schema_version
 
 T = TypeVar("T")
 
+# Stages whose rows are keyed by the target model (or the judge): runs for different ones never
+# write the same row, so they may run side by side. Other stages conflict on any shared world.
+MODEL_KEYED = {"respond": "models", "compass_respond": "models", "judge": "judges",
+               "compass_judge": "judges", "dialogue_judge": "judges"}
+# Stages that work on stored dialogues, not on worlds: any two runs of one of them overlap.
+WORLDLESS = {"dialogue_judge", "dialogue_variants"}
+# How often a stage waiting for another run's claim tries again (seconds).
+WAIT_POLL = 0.5
+# The manifest (errors, counts) is rewritten at most this often while a run works (seconds).
+MANIFEST_EVERY = 1.0
 
 
 @dataclass
@@ -52,6 +70,9 @@ class Options:
     prefilter: str = DEFAULT_PREFILTER
     per_policy: int = BASE_PER_POLICY
     verifier: str | None = None
+    # What the COMPASS judge sees besides the policies and the response: nothing (COMPASS's
+    # default, "response-only") or the query too ("with-query", stored as JUDGE+query).
+    compass_judge_variant: str = "response-only"
     # Dialogue judging (dialogue_judge, dialogue_variants): which stored dialogues (None:
     # all), judge attempts per dialogue, verdict-only judging, and variant turns per dialogue.
     domains: list[str] | None = None
@@ -97,10 +118,14 @@ class StageRun:
         self.cancel = cancel or threading.Event()
         self.progress = Progress(stage, self.run_id)
         self.errors: list[dict[str, Any]] = []
+        self._failed: set[str] = set()
         self.counts: dict[str, int] = {}
         self._pending: list[Callable[[Database], None]] = []
         self._last_flush = time.monotonic()
         self._last_report = 0.0
+        self._last_beat = self._last_manifest = 0.0
+        self._beaten_failures = 0
+        self._heart: asyncio.Task[None] | None = None
         self.db: Database
         self._llm: Any = None
         self._templates: dict[str, Any] = {}
@@ -128,10 +153,20 @@ class StageRun:
             "prompt_versions": self._fixed["prompt_versions"],
             "pid": os.getpid(),
             "host": socket.gethostname(),
+            "scope": self.scope(),
+            "progress": {"done": self.progress.done, "total": self.progress.total,
+                         "failures": self.progress.failures},
             "counts": dict(self.counts),
             "errors": self.errors[:50],
             "error_count": len(self.errors),
         }
+
+    def scope(self) -> dict[str, list[str] | None]:
+        """What this run may write: the worlds and models (None: all) a concurrent run of the
+        same stage must not share."""
+        key = MODEL_KEYED.get(self.stage)
+        return {"worlds": None if self.stage in WORLDLESS else self.opts.worlds,
+                "models": list(getattr(self.opts, key)) if key else None}
 
     @property
     def llm(self) -> Any:
@@ -162,13 +197,39 @@ class StageRun:
 
     async def __aenter__(self) -> StageRun:
         self.db = connect(self.db_path)
-        require_current(self.db)
-        _reap_dead_runs(self.db)
-        runs.start(self.db, self.run_id, self.stage, self.manifest())
+        try:
+            require_current(self.db)
+            await self._claim()
+        except BaseException:
+            self.db.conn.close()
+            raise
+        self.progress.status, self.progress.message = "running", ""
+        self._heart = asyncio.get_running_loop().create_task(self._heartbeat())
         self.report(force=True)
         return self
 
+    async def _claim(self) -> None:
+        """Insert the run row, first waiting while a live run holds an overlapping claim."""
+        while (holder := runs.claim(self.db, self.run_id, self.stage, self.manifest())) is not None:
+            if self.progress.status != "waiting":
+                where = f" on {holder['host']}" if holder["host"] != socket.gethostname() else ""
+                started = str(holder["started_at"])[:19].replace("T", " ")
+                self.progress.status = "waiting"
+                self.progress.message = (f"another copal run is doing this stage (pid "
+                                         f"{holder['pid']}{where}, started {started} UTC); "
+                                         "waiting")
+                self.report(force=True)
+            if self.cancel.is_set():
+                self.progress.status = "cancelled"
+                self.report(force=True)
+                raise Cancelled()
+            await asyncio.sleep(WAIT_POLL)
+
     async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if self._heart is not None:
+            self._heart.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heart
         try:
             self.flush()
         finally:
@@ -203,7 +264,11 @@ class StageRun:
             self.on_progress(Progress(**asdict(self.progress)))
 
     def fail(self, unit: str, reason: str) -> None:
-        self.progress.failures += 1
+        # Failures count units: a unit whose two parallel calls both failed is one failed unit
+        # (every reason is still kept in the errors).
+        if unit not in self._failed:
+            self._failed.add(unit)
+            self.progress.failures += 1
         self.errors.append({"unit": unit, "reason": reason[:500]})
 
     def count(self, key: str, n: int = 1) -> None:
@@ -231,7 +296,28 @@ class StageRun:
             with write(self.db):
                 for fn in batch:
                     fn(self.db)
+                self.beat()  # the row's failures move with the failed units' rows
+        elif self.progress.failures != self._beaten_failures:
+            self.beat()  # a failure that wrote nothing (e.g. a rejected projection)
         self._last_flush = time.monotonic()
+
+    def beat(self) -> None:
+        """Refresh the run row: heartbeat, failures, and the manifest at most once a second."""
+        now = time.monotonic()
+        manifest = self.manifest() if now - self._last_manifest >= MANIFEST_EVERY else None
+        runs.progress(self.db, self.run_id, failures=self.progress.failures, manifest=manifest)
+        self._last_beat, self._beaten_failures = now, self.progress.failures
+        if manifest is not None:
+            self._last_manifest = now
+
+    async def _heartbeat(self) -> None:
+        # Keeps a slow stage (long calls, nothing to write) from looking dead to other runs.
+        while True:
+            await asyncio.sleep(runs.HEARTBEAT_EVERY)
+            if (time.monotonic() - self._last_beat >= runs.HEARTBEAT_EVERY
+                    and not self.db.conn.in_transaction):
+                with contextlib.suppress(sqlite3.Error):  # a busy store only delays a beat
+                    self.beat()
 
     async def each(self, units: Iterable[T], fn: Callable[[T], Awaitable[None]]) -> None:
         """Run `fn` over units with bounded concurrency, counting progress; stops on cancel."""
@@ -264,28 +350,6 @@ def _dist_version(name: str) -> str | None:
         return version(name)
     except PackageNotFoundError:
         return None
-
-
-def _reap_dead_runs(db: Database) -> None:
-    """Mark runs of dead processes on this host as interrupted."""
-    host = socket.gethostname()
-    dead = []
-    for run in runs.running(db):
-        m = run["manifest"]
-        if m.get("host") == host and isinstance(m.get("pid"), int) and not _alive(m["pid"]):
-            dead.append(run["id"])
-    if dead:
-        runs.mark_interrupted(db, dead)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 async def ask(run: StageRun, model_name: str, task: str, payload: dict[str, Any],
