@@ -319,3 +319,10 @@ def remarks_of(db: Database, response_id: str) -> list[dict[str, Any]]:
     return [dict(r) for r in db.execute(
         "SELECT annotator, action, note, flag, created_at FROM label_events "
         "WHERE response_id = ? AND action IN ('note', 'flag') ORDER BY id", (response_id,))]
+
+
+def note_of(db: Database, response_id: str, who: str) -> str | None:
+    """`who`'s latest note on the response (shown again when they come back to it)."""
+    value = _one(db, "SELECT note FROM label_events WHERE response_id = ? AND annotator = ? "
+                 "AND +action = 'note' ORDER BY id DESC LIMIT 1", (response_id, who))
+    return None if value is None else str(value)

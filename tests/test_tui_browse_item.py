@@ -181,8 +181,9 @@ async def test_palette_lists_one_command_per_judge(browse_db: Path) -> None:
 
 async def test_an_annotator_reaching_an_item_sees_no_verdicts_before_labelling(
         browse_db: Path) -> None:
-    # `copal label` opens the label queue; the browse screens stay reachable (ctrl+w): blind.
-    app = make_app(browse_db, mode="label", annotator="cara")
+    # `copal label` reaches no browse screen at all; where a named person can browse items
+    # (adjudication), a response they have not labelled keeps its verdicts hidden.
+    app = make_app(browse_db, mode="adjudicate", annotator="cara")
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         db = connect(browse_db)

@@ -70,8 +70,10 @@ async def test_failure_modes_only_on_a_denied_query_not_refused_compliantly(db):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         screen = screen_of(app)
-        await pilot.press("a", "c", "1")  # r1 is allowed: no failure mode
-        assert screen.form.failure_mode is None
+        # Blind, the form cannot tell r1 is an allowed query: it offers the mode, and the
+        # store drops it (a failure mode describes a denied query only).
+        await pilot.press("a", "c", "1")
+        assert screen.form.failure_mode == "direct_violation"
         await pilot.press("enter", "s")  # label r1, skip r2
         await pilot.pause()
         assert screen.rid == "r3"  # denied base
@@ -83,7 +85,8 @@ async def test_failure_modes_only_on_a_denied_query_not_refused_compliantly(db):
         await pilot.pause()
         assert screen.rid == "r4"
         await pilot.press("a", "v", "2", "r", "c")  # refused compliantly: the mode goes
-        assert screen.form.failure_mode is None and screen.form.aligned is True
+        # No aligned/misaligned while blind: it would follow from the policy's list.
+        assert screen.form.failure_mode is None and screen.form.aligned is None
         await pilot.press("enter")
         await pilot.pause()
     assert labels(db) == [("r1", "label", 0, 1, None), ("r2", "skip", None, None, None),
@@ -155,7 +158,11 @@ async def test_blind_hides_type_prefilter_and_judges_until_labelled(db):
         before = context_text(screen) + side_text(screen)
         assert "denied_base" not in before and "pre-filter DENY" not in before
         assert "test/judge" not in before and BLIND_NOTE.split(":")[0] in before
-        assert "D1 (deny)" in before and "\u2190 intended" in before
+        # The intended policy's text, but not its list nor an id that names the list.
+        assert "Comparisons with competitors' vehicles." in before
+        assert "\u2190 intended" in before
+        for revealing in ("(deny)", "(allow)", "D1", "A1", "D2", "A2"):
+            assert revealing not in before
         await pilot.press("p")
         assert screen.rid == "r3"
         await pilot.press("a", "v", "enter")
@@ -163,7 +170,7 @@ async def test_blind_hides_type_prefilter_and_judges_until_labelled(db):
         await pilot.press("p")
         assert screen.rid == "r3"
         after = context_text(screen) + side_text(screen)
-        assert "denied_base" in after
+        assert "denied_base" in after and "D1 (deny)" in after
         assert "test/judge  answered \u00b7 violates \u00b7 misaligned" in after
         assert "compares the Vertex with a competitor" in after
     async with app_for(db, annotator="eve", blind=False).run_test(size=(120, 40)) as pilot:
@@ -217,7 +224,7 @@ async def test_keymap_remaps_by_id_and_help_lists_the_keys(db):
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         help_text = " ".join(plain(s.content, 300) for s in app.screen.query(Static))
-        assert "the query type is not" in help_text
+        assert "the query type and the policy's list are not" in help_text
     assert labels(db) == [("r1", "label", 1, 1, None)]
 
 

@@ -3,7 +3,14 @@
 Screens are registered by name and imported lazily (`SCREENS`), so starting the app loads only
 what the first screen needs; litellm is never imported here (jobs import it in their worker
 thread). The app owns one SQLite connection for the UI thread; workers open their own through
-`worker_db`, which the app interrupts when it exits.
+`worker_db`, which the app interrupts when it exits. The queue screens write through the app's
+`writes` (copal_tui.tui.busy.WriteQueue), so a busy database never freezes the screen nor loses
+a label, and every way of quitting goes through it.
+
+Labelling is blind (`copal label`, any suite, terminal or browser): in label mode the app opens
+no other screen at all, neither from a key, the palette nor a screen (`action_open` and
+`check_action`), because every other screen shows the judge, other annotators' labels,
+aggregates or adjudication. COPAL_BLIND=false only lets the label queue itself show the judge.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from copal_tui.tui.busy import WriteQueue
 from copal_tui.tui.settings import Settings
 from store.db import Database, connect
 from store.schema_state import require_current
@@ -97,6 +105,8 @@ class CopalApp(App[None]):
         self._too_small = False
         self._worker_conns: set[sqlite3.Connection] = set()
         self._worker_lock = threading.Lock()
+        self.writes = WriteQueue(self)
+        self.exit_note: str | None = None  # why the app exited non-zero (the CLI prints it)
 
     @property
     def db(self) -> Database:
@@ -152,12 +162,24 @@ class CopalApp(App[None]):
         return screen_class(name)(**kwargs)
 
     def action_open(self, name: str, **kwargs: Any) -> None:
+        if self.mode == "label":
+            self.notify("Labelling is blind: other screens open in `copal tui`, not while "
+                        "labelling.", severity="warning")
+            return
         if self.mode != "browse" and name in ("worlds", "dashboard", "jobs", "dialogues"):
             # Annotators label blind: aggregate error rates would reveal the judge.
             self.notify(f"{name} is available in `copal tui`, not while labelling",
                         severity="warning")
             return
         self.push_screen(self.make_screen(name, **kwargs))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Hidden and inert while labelling (ctrl+w/j/d/l): see action_open.
+        return not (action == "open" and self.mode == "label")
+
+    async def action_quit(self) -> None:
+        """Every way of quitting (q, ctrl+q, the palette) waits for unsaved labels first."""
+        self.writes.quit()
 
     def action_help(self) -> None:
         if not isinstance(self.screen, screen_class("help")):
@@ -187,8 +209,9 @@ class CopalApp(App[None]):
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        for name, title, help_text in PALETTE:
-            yield SystemCommand(title, help_text, lambda n=name: self.action_open(n))
+        if self.mode != "label":  # blind labelling: no way to any other screen
+            for name, title, help_text in PALETTE:
+                yield SystemCommand(title, help_text, lambda n=name: self.action_open(n))
         yield SystemCommand("Keys", "show every key binding of this screen", self.action_help)
 
 

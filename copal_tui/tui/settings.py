@@ -2,7 +2,9 @@
 
 `COPAL_KEYMAP='{"label.submit": "ctrl+s", "app.help": "f1"}'` remaps any binding by its id;
 `COPAL_OVERLAP=3` sets how many annotators label each response; `COPAL_BLIND=false` shows the
-judge while labelling (off by default: annotators label blind); `COPAL_PAGE_SIZE`,
+judge while labelling (off by default: annotators label blind); `COPAL_SHOW_MODEL=true` names
+the responding model in the label queues (off by default: a neutral "Response", since a model's
+name colours the judgement of its answer); `COPAL_PAGE_SIZE`,
 `COPAL_LEASE_MINUTES`, `COPAL_THEME`, `COPAL_MIN_WIDTH`, `COPAL_MIN_HEIGHT` likewise.
 
 Why a dataclass and not pydantic-settings' `BaseSettings`: importing pydantic-settings cost the
@@ -37,6 +39,7 @@ class Settings:
     overlap: Annotated[int, Ge(1), Le(10)] = 2
     lease_minutes: Annotated[float, Gt(0)] = 30
     blind: bool = True
+    show_model: bool = False
     page_size: Annotated[int, Ge(10), Le(2000)] = 100
     min_width: int = 80
     min_height: int = 24

@@ -6,7 +6,9 @@ u undoes their last decision, s skips, n attaches a note to the decision, f flag
 move through all candidates, q quits); `/` filters the candidates (world, model, pattern, id
 or reason). A decision is an appended `adjudications` row (undo appends an undo row). While a
 response is on screen the adjudicator holds a lease on it, so two adjudicators at once are not
-handed the same response.
+handed the same response. Every write (decision, undo, flag, lease) goes through the app's line
+of writes (copal_tui.tui.busy): committed at once when the database is free, waiting its turn
+("waiting for the database") while another process holds it.
 """
 
 from __future__ import annotations
@@ -27,15 +29,16 @@ from copal_tui.labelqueue import (
     release_adjudication,
     undo_adjudication,
 )
+from copal_tui.tui.busy import QueueWrites
 from copal_tui.tui.safe import one_line
 from copal_tui.tui.screens.marking import MARK_BINDINGS, MarkingScreen
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
 from copal_tui.tui.widgets.marks_matrix import MarksMatrix, columns_for
 from store import adjudication_sql, queue_sql
-from store.db import StoreError, utcnow
+from store.db import utcnow
 
 
-class AdjudicateScreen(MarkingScreen):
+class AdjudicateScreen(QueueWrites, MarkingScreen):
     BINDINGS = [*MARK_BINDINGS,
                 Binding("slash", "filter", "filter", id="adjudicate.filter"),
                 Binding("ctrl+r", "refresh", "reload", show=False, id="adjudicate.refresh")]
@@ -76,11 +79,17 @@ class AdjudicateScreen(MarkingScreen):
     # -------------------------------------------------------------- candidates
 
     def _next_pending(self, after: str) -> str | None:
-        """The next undecided candidate after `after`, wrapping round to the start."""
-        db = self.copal.db
+        """The next undecided candidate after `after`, wrapping round to the start (never
+        one whose decision still waits for the database)."""
+        db, skip = self.copal.db, self.pending()
         for start in (after, ""):
-            row = adjudication_sql.adjudication_step(db, after=start, pending=True,
-                                              search=self.search, who=self.who, now=utcnow())
+            while True:
+                row = adjudication_sql.adjudication_step(
+                    db, after=start, pending=True, search=self.search, who=self.who,
+                    now=utcnow())
+                if row is None or str(row["response_id"]) not in skip:
+                    break
+                start = str(row["response_id"])
             if row is not None:
                 return str(row["response_id"])
         return None
@@ -89,10 +98,10 @@ class AdjudicateScreen(MarkingScreen):
         return self.rid is not None and self.ctx is not None
 
     def _show(self, rid: str | None, marks: list[str] | None = None) -> None:
-        db = self.copal.db
+        db, who = self.copal.db, self.who
         minutes = self.copal.settings.lease_minutes
         if self.rid is not None and self.rid != rid:
-            release_adjudication(db, self.rid, self.who)
+            self._release(self.rid)
         self.rid, self.note = rid, None
         self.ctx = None if rid is None else queue_sql.response_context(db, rid)
         if self.ctx is None or rid is None:
@@ -106,7 +115,8 @@ class AdjudicateScreen(MarkingScreen):
             self.remarks.hide("")
             self._status()
             return
-        held = lease_adjudication(db, rid, self.who, minutes)
+        self.write("lease", lambda db: lease_adjudication(db, rid, who, minutes),
+                   self._held, keep=False, key=f"lease:{rid}")
         current = adjudication_sql.current_adjudication(db, rid)
         if marks is None:
             marks = list(current["observed"] or []) if current else []
@@ -119,9 +129,16 @@ class AdjudicateScreen(MarkingScreen):
         reason = adjudication_sql.adjudication_reason(db, rid) or "not a candidate"
         self.matrix.show(items, cols, title=f"Why here: {reason}")
         self.remarks.show(items, cols, notes=queue_sql.remarks_of(db, rid))
+        self._status()
+
+    def _held(self, held: bool) -> None:
         if not held:
             self.notify("Another adjudicator has this response open.", severity="warning")
-        self._status()
+
+    def _release(self, rid: str) -> None:
+        who = self.who
+        # A lease, not a decision: if the database stays busy it simply expires.
+        self.write("release", lambda db: release_adjudication(db, rid, who), keep=False)
 
     @work(thread=True, exclusive=True, group="adjudicate-counts")
     def _recount(self) -> None:
@@ -143,6 +160,7 @@ class AdjudicateScreen(MarkingScreen):
             out.append(f"\u00b7 filter {one_line(self.search, 30)!r} ", style="dim")
         if self.note:
             out.append("\u00b7 note pending ", style="yellow")
+        out.append_text(self.waiting_text())
         if self.last_saved is not None:
             out.append_text(self.last_saved)
         self.set_status(out)
@@ -166,20 +184,25 @@ class AdjudicateScreen(MarkingScreen):
         assert self.rid is not None
         if observed is not None:
             self.marks.set_observed(observed)
-        try:
-            done = adjudicate(self.copal.db, self.rid, self.who,
-                              self.marks.observed, note=self.note)
-        except StoreError as exc:
-            self.notify(str(exc), severity="error")
-            return
-        self.last_saved = Text(
-            f"\u00b7 decided e={done.error} " +
-            (DIRECTION_WORDS[done.direction] if done.error else "correct"), style="green")
-        self._show(self._next_pending(self.rid))
-        self._recount()
+        rid, who, marks, note = self.rid, self.who, list(self.marks.observed), self.note
+
+        def landed(done: labeling.Submitted) -> None:
+            self.last_saved = Text(
+                f"\u00b7 decided e={done.error} " +
+                (DIRECTION_WORDS[done.direction] if done.error else "correct"), style="green")
+            self._recount()
+
+        if not self.write("decision", lambda db: adjudicate(db, rid, who, marks, note=note),
+                          landed, subject=rid):
+            self.last_saved = None  # the status says what waits
+        self._show(self._next_pending(rid))
 
     def action_undo(self) -> None:
-        undone = undo_adjudication(self.copal.db, self.who)
+        who = self.who
+        self.write("undo of your last decision", lambda db: undo_adjudication(db, who),
+                   self._undone)
+
+    def _undone(self, undone: tuple[str, list[str]] | None) -> None:
         if undone is None:
             self.notify("Nothing to undo: you have no current decision.", severity="warning")
             return
@@ -232,14 +255,17 @@ class AdjudicateScreen(MarkingScreen):
 
     def save_flag(self, reason: str | None) -> None:
         if reason and self.rid is not None:
-            labeling.record(self.copal.db, self.rid, self.who, "flag",
-                            flag=reason)
-            self.last_saved = Text(f"\u00b7 flagged: {reason}", style="yellow")
-            self.remarks.show(self.marks.items, self.remarks.columns,
-                              notes=queue_sql.remarks_of(self.copal.db, self.rid))
+            rid, who = self.rid, self.who
+            self.write("flag", lambda db: labeling.record(db, rid, who, "flag", flag=reason),
+                       lambda _id: self._flagged(rid, reason))
             self._status()
+
+    def _flagged(self, rid: str, reason: str) -> None:
+        self.last_saved = Text(f"\u00b7 flagged: {reason}", style="yellow")
+        if rid == self.rid:
+            self.remarks.show(self.marks.items, self.remarks.columns,
+                              notes=queue_sql.remarks_of(self.copal.db, rid))
 
     def leave(self) -> None:
         if self.rid is not None:
-            with suppress(StoreError):  # else the lease simply expires
-                release_adjudication(self.copal.db, self.rid, self.who)
+            self._release(self.rid)

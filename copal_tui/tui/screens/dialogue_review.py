@@ -7,14 +7,15 @@ copal_tui.domain.dialogue), optionally with a note.
 Not blind: the truth and the prediction are the point. The order and what "done" means live in
 store/dialogue_reviews.py (judge, dialogue, turn, attempt; done = the reviewer's latest event is
 a label or a skip), so the queue resumes at the reviewer's first open mistake. Every write
-(label, undo, skip) is one committed transaction made before the key handler returns; undo
-appends an event.
+(label, undo, skip) is one transaction through the app's line of writes (copal_tui.tui.busy):
+committed before the key handler returns when the database is free, waiting its turn ("waiting
+for the database") while another process holds it; undo appends an event.
 """
 
 from __future__ import annotations
 
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -26,6 +27,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from copal_tui.domain.dialogue import ERROR_TYPES
+from copal_tui.tui.busy import QueueWrites
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.screens.dialogue_document import DialogueDocumentScreen
 from copal_tui.tui.screens.label_note import NoteScreen
@@ -46,11 +48,7 @@ from copal_tui.tui.widgets.dialogue_view import (
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
 from copal_tui.tui.widgets.scroll_pane import ScrollPane
 from store import dialogue_reviews, dialogue_sql
-from store.db import StoreError
 from store.dialogue_reviews import ReviewKey
-
-if TYPE_CHECKING:
-    from copal_tui.tui.app import CopalApp
 
 
 def turn_view(turn: dict[str, Any], current: bool) -> Text:
@@ -68,7 +66,7 @@ def turn_view(turn: dict[str, Any], current: bool) -> Text:
     return out
 
 
-class DialogueReviewScreen(Screen[None]):
+class DialogueReviewScreen(QueueWrites, Screen[None]):
     COMMANDS = {ScreenCommands}
     HELP_TEXT = (
         "Judge mistakes: each item is a turn where a judge attempt's prediction is wrong by the "
@@ -112,10 +110,6 @@ class DialogueReviewScreen(Screen[None]):
         self.total: int | None = None
         self.last_saved: Text | None = None
         self.status_text = ""
-
-    @property
-    def copal(self) -> CopalApp:
-        return cast("CopalApp", self.app)
 
     @property
     def picker(self) -> ErrorTypePicker:
@@ -225,6 +219,7 @@ class DialogueReviewScreen(Screen[None]):
             out.append_text(safe(f"\u00b7 {one_line(self.key.judge, 24)} #{self.key.attempt} "
                                  f"\u00b7 {one_line(self.key.dialogue_id, 40)} turn "
                                  f"{self.key.turn_index} ", style="dim"))
+        out.append_text(self.waiting_text())
         if self.last_saved is not None:
             out.append_text(self.last_saved)
         self.status_text = out.plain
@@ -250,7 +245,8 @@ class DialogueReviewScreen(Screen[None]):
             self.picker.set_note(note)
 
     def action_submit(self) -> None:
-        if self.key is None:
+        key, me, note = self.key, self.copal.annotator, self.picker.note
+        if key is None:
             self.app.bell()
             return
         error_type = self.picker.error_type
@@ -259,24 +255,33 @@ class DialogueReviewScreen(Screen[None]):
             self.notify("Choose the error type with 1-6, then enter.", severity="warning",
                         timeout=3)
             return
-        try:
-            dialogue_reviews.label(self.copal.db, self.key, self.copal.annotator, error_type,
-                                   self.picker.note)
-        except StoreError as exc:
-            self.notify(str(exc), severity="error")
-            return
-        self._saved(f"saved {type_name(error_type)}")
+        if not self.write("review", lambda db: dialogue_reviews.label(db, key, me, error_type,
+                                                                     note),
+                          lambda _id: self._saved(f"saved {type_name(error_type)}"),
+                          subject=key):
+            self.last_saved = None  # the status says what waits
         self._advance()
 
     def _advance(self) -> None:
         """The next mistake this reviewer is not done with (after this one, else from the
-        start: mistakes passed over with n are still open)."""
-        db, me = self.copal.db, self.copal.annotator
-        self._show(dialogue_reviews.next_open(db, me, self.judge, self.key)
-                   or dialogue_reviews.next_open(db, me, self.judge))
+        start: mistakes passed over with n are still open), never one whose review or skip
+        still waits for the database."""
+        db, me, skip = self.copal.db, self.copal.annotator, self.pending()
+        for after in (self.key, None):
+            nxt = dialogue_reviews.next_open(db, me, self.judge, after)
+            while nxt is not None and nxt in skip:
+                nxt = dialogue_reviews.next_open(db, me, self.judge, nxt)
+            if nxt is not None:
+                self._show(nxt)
+                return
+        self._show(None)
 
     def action_undo(self) -> None:
-        undone = dialogue_reviews.undo_last(self.copal.db, self.copal.annotator, self.judge)
+        me, judge = self.copal.annotator, self.judge
+        self.write("undo of your last review",
+                   lambda db: dialogue_reviews.undo_last(db, me, judge), self._undone)
+
+    def _undone(self, undone: dict[str, Any] | None) -> None:
         if undone is None:
             self.notify("Nothing to undo: you have no current review.", severity="warning")
             return
@@ -284,15 +289,13 @@ class DialogueReviewScreen(Screen[None]):
         self._show(dialogue_reviews.key_of(undone), undone)
 
     def action_skip(self) -> None:
-        if self.key is None:
+        key, me = self.key, self.copal.annotator
+        if key is None:
             self.app.bell()
             return
-        try:
-            dialogue_reviews.skip(self.copal.db, self.key, self.copal.annotator)
-        except StoreError as exc:
-            self.notify(str(exc), severity="error")
-            return
-        self._saved("skipped", style="yellow")
+        if not self.write("skip", lambda db: dialogue_reviews.skip(db, key, me),
+                          lambda _id: self._saved("skipped", style="yellow"), subject=key):
+            self.last_saved = None
         self._advance()
 
     def action_move(self, delta: int) -> None:
@@ -309,10 +312,3 @@ class DialogueReviewScreen(Screen[None]):
             return
         self.app.push_screen(DialogueDocumentScreen(
             self.dialogue, (self.row["category"], self.row["key"], self.row["phase"])))
-
-    def action_quit_queue(self) -> None:
-        """Quit `copal label`, or go back when opened over another screen (the palette)."""
-        if len(self.app.screen_stack) > 2:
-            self.app.pop_screen()
-        else:
-            self.app.exit()

@@ -3,16 +3,22 @@
 Shows the query, the active clauses, the numbered contract items and the response; the derived
 error and direction update as items are toggled; progress n/N stays on the status line. Blind by
 default: the judge's marks and other annotators' labels appear only on a response this annotator
-has already labelled (or everywhere with COPAL_BLIND=false).
+has already labelled (or everywhere with COPAL_BLIND=false); the responding model is a neutral
+"Response" unless COPAL_SHOW_MODEL is set. The annotator's own latest note on a response is shown
+again whenever they come back to it.
 
-Every write (label, undo, skip, note, flag, lease) is one committed transaction made before the
-key handler returns, so a dropped SSH session or kill -9 loses nothing already submitted; the
-queue's order, overlap and leases live in copal_tui.labelqueue. Filling the queue order for new
-responses (possibly many) runs in a worker thread with its own connection.
+Every write (label, undo, skip, note, flag, lease) is one transaction through the app's line of
+writes (copal_tui.tui.busy): committed before the key handler returns when the database is
+free, so a dropped SSH session or kill -9 loses nothing already submitted. When another process
+holds the database the write waits its turn while the screen goes on ("waiting for the
+database"): the next response is then picked with reads and leased once the database is free.
+The queue's order, overlap and leases live in copal_tui.labelqueue. Filling the queue order for
+new responses (possibly many) runs in a worker thread with its own connection.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from contextlib import suppress
 from typing import Any
 
@@ -20,16 +26,21 @@ from rich.text import Text
 from textual import work
 from textual.binding import Binding
 
+from copal_tui import labeling
 from copal_tui.labelqueue import LabelQueue, ensure_order
+from copal_tui.tui.busy import ATTEMPT_MS, QueueWrites, busy_timeout, is_busy
 from copal_tui.tui.safe import one_line
 from copal_tui.tui.screens.marking import MARK_BINDINGS, MarkingScreen
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
 from copal_tui.tui.widgets.marks_matrix import columns_for
 from store import queue_sql
-from store.db import StoreError
+from store.db import Database, utcnow
+
+# Seconds before placing new responses in the queue is tried again when the database was busy.
+ORDER_RETRY_S = 5.0
 
 
-class LabelQueueScreen(MarkingScreen):
+class LabelQueueScreen(QueueWrites, MarkingScreen):
     BINDINGS = [*MARK_BINDINGS,
                 Binding("ctrl+r", "refresh", "reload", show=False, id="label.refresh")]
     PALETTE_PREFIX = "Label"
@@ -42,6 +53,8 @@ class LabelQueueScreen(MarkingScreen):
         self.last_saved: Text | None = None
         self.queue: LabelQueue | None = None
         self.totals = {"total": 0, "filled": 0, "slots": 0}
+        self.notes: dict[str, str] = {}  # notes written here (shown before they are saved)
+        self.ordering = False  # new responses wait for the database to get their places
 
     # -------------------------------------------------------------- start
 
@@ -59,9 +72,32 @@ class LabelQueueScreen(MarkingScreen):
     @work(thread=True, exclusive=True, group="label-order")
     def _prepare(self) -> None:
         with self.copal.worker_db() as db:
-            ensure_order(db)
+            try:
+                # Briefly: while another process writes (an import), start with the order
+                # there is, and place the new responses once the database is free.
+                with busy_timeout(db, ATTEMPT_MS):
+                    ensure_order(db)
+                ordered = True
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
+                ordered = False
             totals = queue_sql.queue_totals(db, self.copal.settings.overlap)
-        self._from_worker(self._start, totals)
+        self._from_worker(self._prepared, totals, ordered)
+
+    def _prepared(self, totals: dict[str, int], ordered: bool) -> None:
+        self.ordering = not ordered
+        self.totals = totals
+        if not ordered:
+            self.set_timer(ORDER_RETRY_S, self._order_again)
+        if not self.ready or self.rid is None:
+            self.ready = True
+            self._next()
+        else:
+            self._status()
+
+    def _order_again(self) -> None:
+        self._prepare()
 
     @work(thread=True, exclusive=True, group="label-totals")
     def _count(self) -> None:
@@ -74,19 +110,55 @@ class LabelQueueScreen(MarkingScreen):
         with suppress(RuntimeError):  # the app closed while the worker ran
             self.app.call_from_thread(callback, *args)
 
-    def _start(self, totals: dict[str, int]) -> None:
-        self.ready = True
-        self.totals = totals
-        assert self.queue is not None
-        self._show(self.queue.resume())
-
     def _got_totals(self, totals: dict[str, int]) -> None:
         self.totals = totals
         self._status()
 
     def _renew(self) -> None:
-        if self.queue is not None and self.rid is not None:
-            self.queue.renew(self.rid)
+        if self.rid is not None:
+            self._lease(self.rid)
+
+    # -------------------------------------------------------------- leases and the next one
+
+    def _lease(self, rid: str) -> None:
+        """Keep (or retake) our slot on `rid`; waits its turn when the database is busy."""
+        queue = self.queue
+        assert queue is not None
+        self.write(f"lease on #{self._pos(rid)}", lambda _db: queue.renew(rid), keep=False,
+                   key=f"lease:{rid}")
+
+    def _next(self) -> None:
+        """Where we left off, else a new slot: leased at once when the database is free;
+        when it is busy, picked with reads (never a response whose label still waits) and
+        leased once the database is free."""
+        queue = self.queue
+        assert queue is not None
+        if self.write_now(lambda _db: queue.resume(), self._show):
+            return
+        rid = self._candidate()
+        self._show(rid)
+        if rid is not None:
+            self._lease(rid)
+
+    def _candidate(self) -> str | None:
+        assert self.queue is not None
+        db, me, skip = self.copal.db, self.copal.annotator, self.pending()
+        mine = queue_sql.open_lease(db, me, utcnow())
+        if mine is not None and mine not in skip:
+            return mine
+        after = 0
+        while True:
+            found = queue_sql.next_open(db, me, self.queue.overlap, utcnow(), after=after,
+                                        limit=8)
+            if not found:
+                return None
+            for rid, _pos in found:
+                if rid not in skip:
+                    return rid
+            after = found[-1][1]
+
+    def _pos(self, rid: str | None) -> int | None:
+        return None if rid is None else queue_sql.position_of(self.copal.db, rid)
 
     # -------------------------------------------------------------- display
 
@@ -104,22 +176,31 @@ class LabelQueueScreen(MarkingScreen):
         self.ctx = None if rid is None else queue_sql.response_context(db, rid)
         if self.ctx is None:
             self.rid = None
-            self.context_pane.show(None, "Nothing left for you in the queue: every response "
-                                   "has its labels or is being labelled. \u2190 goes back to "
-                                   "your labels; q quits.")
+            self.context_pane.show(None, (
+                "Another process is writing to the database: new responses join the queue "
+                "as soon as it is free. " if self.ordering else
+                "Nothing left for you in the queue: every response has its labels or is "
+                "being labelled. ") + "\u2190 goes back to your labels; q quits.")
             self.marks.clear("")
             self.matrix.hide("")
             self._status()
             return
+        assert rid is not None
         mine = self._mine()
         if marks is None:
             marks = list(mine["observed"] or []) if mine else []
         items = contract_items(self.ctx["required"], self.ctx["forbidden"])
         title = "Contract (your label: relabel with enter)" if mine else "Contract"
-        self.context_pane.show(self.ctx)
+        self._show_context()
         self.marks.set_contract(items, marks, title=title)
         self._reveal(mine is not None)
         self._status()
+
+    def _show_context(self) -> None:
+        assert self.rid is not None
+        note = self.notes.get(self.rid) or queue_sql.note_of(self.copal.db, self.rid,
+                                                             self.copal.annotator)
+        self.context_pane.show(self.ctx, show_model=self.copal.settings.show_model, note=note)
 
     def _reveal(self, labelled: bool) -> None:
         blind = self.copal.settings.blind
@@ -146,7 +227,10 @@ class LabelQueueScreen(MarkingScreen):
         out.append(f"\u00b7 slots {t['filled']}/{t['slots']} (overlap {self.queue.overlap}) ",
                    style="dim")
         if self.rid is not None:
-            out.append(f"\u00b7 #{queue_sql.position_of(self.copal.db, self.rid)} ", style="dim")
+            out.append(f"\u00b7 #{self._pos(self.rid)} ", style="dim")
+        if self.ordering:
+            out.append("\u00b7 waiting for the database to add new responses ", style="yellow")
+        out.append_text(self.waiting_text())
         if self.last_saved is not None:
             out.append_text(self.last_saved)
         self.set_status(out)
@@ -173,38 +257,58 @@ class LabelQueueScreen(MarkingScreen):
         if not self.has_current():
             self.app.bell()
             return
-        assert self.queue is not None and self.rid is not None
+        assert self.rid is not None
         if observed is not None:
             self.marks.set_observed(observed)
-        try:
-            done = self.queue.submit(self.rid, self.marks.observed)
-        except StoreError as exc:
-            self.notify(str(exc), severity="error")
-            return
-        self._saved(f"saved e={done.error} {DIRECTION_WORDS[done.direction]}"
-                    if done.error else "saved e=0 correct")
+        rid, me, marks = self.rid, self.copal.annotator, list(self.marks.observed)
+
+        def landed(done: labeling.Submitted) -> None:
+            self._saved(f"saved e={done.error} {DIRECTION_WORDS[done.direction]}"
+                        if done.error else "saved e=0 correct")
+            self._count()
+
+        if not self.write(f"label on #{self._pos(rid)}",
+                          lambda db: labeling.submit(db, rid, me, marks), landed, subject=rid):
+            self.last_saved = None  # the status says what waits
+        self._lease(rid)  # the label now owns the slot
         self._advance()
-        self._count()
 
     def _advance(self) -> None:
         """After a label: the next response on our trail (when relabelling an earlier one),
         else where we left off, else a new slot."""
         assert self.queue is not None
-        nxt = self.queue.step(self.rid, forward=True) if self.rid else None
-        self._show(nxt if nxt is not None else self.queue.resume())
+        nxt, skip = self.rid, self.pending()
+        while nxt is not None:
+            nxt = self.queue.step(nxt, forward=True)
+            if nxt not in skip:
+                break
+        if nxt is not None:
+            self._show(nxt)
+        else:
+            self._next()
 
     def action_undo(self) -> None:
         if not self.ready:
             self.app.bell()
             return
-        assert self.queue is not None
-        undone = self.queue.undo()
+        me = self.copal.annotator
+
+        def undo(db: Database) -> tuple[str, list[str]] | None:
+            last = queue_sql.last_label_of(db, me)
+            rid = labeling.undo_last(db, me)
+            if rid is None:
+                return None
+            return rid, list(last["observed"]) if last and last["response_id"] == rid else []
+
+        self.write("undo of your last label", undo, self._undone)
+
+    def _undone(self, undone: tuple[str, list[str]] | None) -> None:
         if undone is None:
             self.notify("Nothing to undo: you have no current label.", severity="warning")
             return
         rid, marks = undone
-        self._saved(f"undid your label on #{queue_sql.position_of(self.copal.db, rid)}",
-                    style="yellow")
+        self._lease(rid)
+        self._saved(f"undid your label on #{self._pos(rid)}", style="yellow")
         self._show(rid, marks)
         self._count()
 
@@ -213,8 +317,11 @@ class LabelQueueScreen(MarkingScreen):
             self.app.bell()
             return
         assert self.queue is not None and self.rid is not None
-        self.queue.skip(self.rid)
-        self._saved("skipped", style="yellow")
+        rid, me, queue, pos = self.rid, self.copal.annotator, self.queue, self._pos(self.rid)
+        if not self.write(f"skip of #{pos}", lambda db: labeling.record(db, rid, me, "skip"),
+                          lambda _id: self._saved("skipped", style="yellow"), subject=rid):
+            self.last_saved = None
+        self.write(f"release of #{pos}", lambda _db: queue.release(rid), keep=False)
         self._advance()
 
     def action_move(self, delta: int) -> None:
@@ -232,7 +339,7 @@ class LabelQueueScreen(MarkingScreen):
                         "This is your newest response: enter, c or s moves on.",
                         severity="information", timeout=2)
             return
-        self.queue.renew(target)
+        self._lease(target)
         self._show(target)
 
     def action_refresh(self) -> None:
@@ -240,18 +347,25 @@ class LabelQueueScreen(MarkingScreen):
         self._count()
 
     def save_note(self, text: str | None) -> None:
-        if text and self.rid is not None and self.queue is not None:
-            self.queue.note(self.rid, text)
-            self._saved("note saved")
+        if text and self.rid is not None:
+            rid, me = self.rid, self.copal.annotator
+            self.notes[rid] = text
+            self.write(f"note on #{self._pos(rid)}",
+                       lambda db: labeling.record(db, rid, me, "note", note=text),
+                       lambda _id: self._saved("note saved"))
+            self._show_context()
             self._status()
 
     def save_flag(self, reason: str | None) -> None:
-        if reason and self.rid is not None and self.queue is not None:
-            self.queue.flag(self.rid, reason)
-            self._saved(f"flagged: {reason}", style="yellow")
+        if reason and self.rid is not None:
+            rid, me = self.rid, self.copal.annotator
+            self.write(f"flag on #{self._pos(rid)}",
+                       lambda db: labeling.record(db, rid, me, "flag", flag=reason),
+                       lambda _id: self._saved(f"flagged: {reason}", style="yellow"))
             self._status()
 
     def leave(self) -> None:
         if self.queue is not None and self.rid is not None:
-            with suppress(StoreError):  # else the lease simply expires
-                self.queue.release(self.rid)
+            rid, queue = self.rid, self.queue
+            # A lease, not a label: if the database is busy it simply expires.
+            self.write("release", lambda _db: queue.release(rid), keep=False)
