@@ -13,6 +13,10 @@ from copal_tui.resources import sample_worlds_dir
 
 # Never let a test reach a real provider or the network for litellm's cost map.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# The suite-building stages have no default generator; the tests name the offline engine
+# through the documented variables (subprocesses inherit them). Tests of the refusal unset them.
+os.environ.setdefault("COPAL_GENERATOR", "offline/heuristic")
+os.environ.setdefault("COPAL_PREFILTER", "offline/heuristic")
 
 
 @pytest.fixture

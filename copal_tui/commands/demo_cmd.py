@@ -21,6 +21,7 @@ from copal_tui.pipeline import COMPASS_STAGES, COPAL_STAGES
 
 DEMO_MODELS = ["offline/refuse-all", "offline/comply-all", "offline/keyword-guard"]
 DEMO_JUDGE = "offline/judge"
+DEMO_GENERATOR = "offline/heuristic"  # grounding, composition, generation, the pre-filter
 SHOWCASE_WORLDS = ["harbor-clinics", "meridian-bank"]
 COMPASS_WORLD = "kestrelpharmacy"  # sample_worlds/compass
 SAMPLE_DIALOGUE_JUDGE = "sample-judge"  # the judge outputs shipped with the dialogue sample
@@ -70,8 +71,10 @@ def demo(demo_db: Path | None, no_tui: bool, budget: int) -> None:
     click.echo("offline engine: deterministic heuristics, not a language model")
     # Sized to finish in well under a minute on two cores: the paper's matched budget of 12
     # items per world, one variant per facet, two candidate compositions per pattern.
+    # The demo names the offline engine for every role explicitly: no stage has a default.
     opts = Options(models=DEMO_MODELS, judges=[DEMO_JUDGE], modes=["contract"], budget=budget,
-                   variants=1, per_pattern=2, concurrency=16)
+                   variants=1, per_pattern=2, concurrency=16, generator=DEMO_GENERATOR,
+                   prefilter=DEMO_GENERATOR)
     # The full-policy judge runs where human labels exist (the showcase worlds), which is what
     # the judge-validity comparison of the two settings needs.
     full_policy = replace(opts, modes=["full_policy"], worlds=SHOWCASE_WORLDS)

@@ -20,7 +20,13 @@ from copal_tui.commands.context import db_path, open_db
 from copal_tui.commands.output import echo, print_table
 from copal_tui.domain.compass import BASE_PER_POLICY, VARIANTS
 from copal_tui.domain.compass_rules import JUDGE_VARIANTS
-from copal_tui.pipeline import COMPASS_STAGES, DEFAULT_GENERATOR, DEFAULT_PREFILTER, STAGES
+from copal_tui.pipeline import (
+    COMPASS_STAGES,
+    GENERATOR_ENV,
+    PREFILTER_ENV,
+    STAGES,
+    missing_model,
+)
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -51,9 +57,10 @@ class DialogueArgs:
 
 
 def options_from(worlds: tuple[str, ...], all_worlds: bool, models: tuple[str, ...],
-                 judges: tuple[str, ...], modes: tuple[str, ...], generator: str, budget: int,
+                 judges: tuple[str, ...], modes: tuple[str, ...], generator: str | None,
+                 budget: int,
                  variants: int, concurrency: int, models_file: Path | None,
-                 compass_variants: tuple[str, ...] = (), prefilter: str = DEFAULT_PREFILTER,
+                 compass_variants: tuple[str, ...] = (), prefilter: str | None = None,
                  per_policy: int = BASE_PER_POLICY, verifier: str | None = None,
                  dialogue: DialogueArgs | None = None) -> Options:
     if worlds and all_worlds:
@@ -115,8 +122,11 @@ class RichProgress:
 @click.option("--mode", "modes", multiple=True,
               type=click.Choice(["contract", "full-policy", "full_policy"]),
               help="Judge setting (repeatable; default contract).")
-@click.option("--generator", default=DEFAULT_GENERATOR, show_default=True,
-              help="Model for grounding, composition, generation, screening, projection.")
+@click.option("--generator", default=None, envvar=GENERATOR_ENV,
+              help="Model for grounding, composition, generation, screening, projection, "
+                   "ablation and the COMPASS and dialogue-variant writers. Required by those "
+                   f"stages (no default; or set {GENERATOR_ENV}); offline/heuristic is the "
+                   "offline engine's heuristics.")
 @click.option("--budget", default=30, show_default=True, help="Selected items per world.")
 @click.option("--variants", default=2, show_default=True, help="Query variants per facet.")
 @click.option("--concurrency", default=8, show_default=True, help="Calls in flight at once.")
@@ -125,8 +135,9 @@ class RichProgress:
 @click.option("--variant", "compass_variants", multiple=True, type=click.Choice(VARIANTS),
               help="COMPASS target-chatbot variant for compass_respond (repeatable; default "
                    "base).")
-@click.option("--prefilter", default=DEFAULT_PREFILTER, show_default=True,
-              help="Pre-filter model of the COMPASS pre-filter variant.")
+@click.option("--prefilter", default=None, envvar=PREFILTER_ENV,
+              help=f"Pre-filter model of the COMPASS pre-filter variant (required by it; or set "
+                   f"{PREFILTER_ENV}).")
 @click.option("--per-policy", default=BASE_PER_POLICY, show_default=True,
               type=click.IntRange(1, 100), help="COMPASS base queries per policy.")
 @click.option("--verifier", default=None,
@@ -148,8 +159,8 @@ class RichProgress:
 @click.pass_context
 def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], all_worlds: bool,
         models: tuple[str, ...], judges: tuple[str, ...], modes: tuple[str, ...],
-        generator: str, budget: int, variants: int, concurrency: int,
-        models_file: Path | None, compass_variants: tuple[str, ...], prefilter: str,
+        generator: str | None, budget: int, variants: int, concurrency: int,
+        models_file: Path | None, compass_variants: tuple[str, ...], prefilter: str | None,
         per_policy: int, verifier: str | None, domains: tuple[str, ...],
         dialogue_ids: tuple[str, ...], attempts: int, binary: bool, per_dialogue: int,
         judge_variant: str) -> None:
@@ -178,6 +189,11 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
                         ("dialogue_judge", "--judge"), ("dialogue_variants", "--judge")):
         if stage in stage_list and not (models if what == "--model" else judges):
             raise click.UsageError(f"{stage} needs at least one {what}")
+    for stage in stage_list:
+        why = missing_model(stage, generator=generator, prefilter=prefilter, verifier=verifier,
+                            compass_variants=tuple(opts.compass_variants))
+        if why:
+            raise click.UsageError(why)
     show = RichProgress()
     with show.bar:
         results = run_stages(db_path(ctx), stage_list, opts, on_progress=show)

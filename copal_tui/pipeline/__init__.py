@@ -15,8 +15,31 @@ COMPASS_STAGES = ("compass_generate", "compass_verify", "compass_respond", "comp
 DIALOGUE_STAGES = ("dialogue_variants", "dialogue_judge")
 STAGES = COPAL_STAGES + COMPASS_STAGES + DIALOGUE_STAGES
 
-# The model for the construction stages unless --generator says otherwise (here, not in base.py,
-# so the CLI can show it without importing the pipeline).
-DEFAULT_GENERATOR = "offline/heuristic"
-# The pre-filter of the COMPASS `pre-filter` variant unless --prefilter says otherwise.
-DEFAULT_PREFILTER = "offline/heuristic"
+# There is no default generator or pre-filter: a suite built by the offline engine's heuristics
+# must never pass for one a language model built. The stages that build a suite (and the COMPASS
+# variants that need a writer or a pre-filter) refuse to start without one; the environment may
+# name them (the CLI's --generator and --prefilter read these variables).
+GENERATOR_ENV = "COPAL_GENERATOR"
+PREFILTER_ENV = "COPAL_PREFILTER"
+GENERATOR_STAGES = ("ground", "compose", "generate", "select", "project", "ablate",
+                    "compass_generate", "compass_verify", "dialogue_variants")
+
+
+def missing_model(stage: str, *, generator: str | None, prefilter: str | None,
+                  verifier: str | None = None, compass_variants: tuple[str, ...] = ()
+                  ) -> str | None:
+    """Why `stage` cannot start with these models, naming the option; None when it can."""
+    if stage == "compass_verify" and (verifier or generator):
+        return None
+    if stage in GENERATOR_STAGES and not generator:
+        return (f"{stage} builds the suite and needs --generator MODEL (or {GENERATOR_ENV}); "
+                "copal never picks one: pass offline/heuristic to use the offline engine's "
+                "heuristics")
+    if stage == "compass_respond":
+        if "few-shot" in compass_variants and not generator:
+            return (f"the few-shot variant's reference answers need --generator MODEL (or "
+                    f"{GENERATOR_ENV})")
+        if "pre-filter" in compass_variants and not prefilter:
+            return (f"the pre-filter variant needs --prefilter MODEL (or {PREFILTER_ENV}); pass "
+                    "offline/heuristic to use the offline engine's heuristics")
+    return None

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from copal_tui import __version__
 from copal_tui.domain.compass import BASE_PER_POLICY
-from copal_tui.pipeline import DEFAULT_GENERATOR, DEFAULT_PREFILTER
+from copal_tui.pipeline import missing_model
 from store import runs
 from store.db import Database, connect, write
 from store.schema_state import require_current, schema_version
@@ -54,7 +54,7 @@ class Options:
     models: list[str] = field(default_factory=list)
     judges: list[str] = field(default_factory=list)
     modes: list[str] = field(default_factory=lambda: ["contract"])
-    generator: str = DEFAULT_GENERATOR
+    generator: str | None = None  # no default: see copal_tui.pipeline.missing_model
     budget: int = 30
     variants: int = 2
     concurrency: int = 8
@@ -67,7 +67,7 @@ class Options:
     # compass_respond, the pre-filter model of the `pre-filter` variant, base queries per
     # policy, and the verifier model (None: the generator).
     compass_variants: list[str] = field(default_factory=lambda: ["base"])
-    prefilter: str = DEFAULT_PREFILTER
+    prefilter: str | None = None
     per_policy: int = BASE_PER_POLICY
     verifier: str | None = None
     # What the COMPASS judge sees besides the policies and the response: nothing (COMPASS's
@@ -196,6 +196,13 @@ class StageRun:
         return self._specs[name]
 
     async def __aenter__(self) -> StageRun:
+        # Checked before anything is written (the CLI says the same, as exit 2; a job started
+        # from the TUI fails with this reason).
+        why = missing_model(self.stage, generator=self.opts.generator,
+                            prefilter=self.opts.prefilter, verifier=self.opts.verifier,
+                            compass_variants=tuple(self.opts.compass_variants))
+        if why:
+            raise ValueError(why)
         self.db = connect(self.db_path)
         try:
             require_current(self.db)

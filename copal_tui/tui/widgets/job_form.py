@@ -17,8 +17,8 @@ from textual.suggester import Suggester
 from textual.widgets import Button, Checkbox, Input, Label, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
-from copal_tui.pipeline import COPAL_STAGES
-from copal_tui.pipeline.base import DEFAULT_GENERATOR, Options
+from copal_tui.pipeline import COPAL_STAGES, GENERATOR_ENV, missing_model
+from copal_tui.pipeline.base import Options
 from copal_tui.tui.job_manager import JobError
 from copal_tui.tui.safe import one_line, safe
 
@@ -146,8 +146,12 @@ class JobForm(VerticalScroll):
             yield Checkbox("full-policy", False, id="job-mode-full", compact=True)
         with Horizontal(classes="row"):
             yield Label("Generator", classes="field-label")
-            yield Input(DEFAULT_GENERATOR, id="job-generator", compact=True,
-                        suggester=ListSuggester([DEFAULT_GENERATOR, *self.model_names]))
+            # Empty unless the environment names one: copal never picks a generator (typing
+            # offline/heuristic asks for the offline engine's heuristics).
+            yield Input(os.environ.get(GENERATOR_ENV, ""),
+                        placeholder="required to build a suite, e.g. offline/heuristic",
+                        id="job-generator", compact=True,
+                        suggester=ListSuggester(["offline/heuristic", *self.model_names]))
         with Horizontal(classes="row"):
             yield Label("Budget", classes="field-label")
             yield Input("30", type="integer", id="job-budget", classes="number", compact=True)
@@ -184,7 +188,7 @@ class JobForm(VerticalScroll):
             models=split_names(self.query_one("#job-models", Input).value),
             judges=split_names(self.query_one("#job-judges", Input).value),
             modes=modes,
-            generator=self.query_one("#job-generator", Input).value.strip() or DEFAULT_GENERATOR,
+            generator=self.query_one("#job-generator", Input).value.strip() or None,
             budget=self._number("budget"),
             variants=self._number("variants"),
             concurrency=self._number("concurrency"),
@@ -194,6 +198,10 @@ class JobForm(VerticalScroll):
         )
         if not stages:
             raise JobError("choose at least one stage")
+        for stage in stages:
+            why = missing_model(stage, generator=opts.generator, prefilter=opts.prefilter)
+            if why:
+                raise JobError(why.replace("--generator MODEL", "a Generator"))
         return stages, opts
 
     def show_error(self, message: str) -> None:
