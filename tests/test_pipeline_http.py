@@ -121,6 +121,21 @@ def test_judge_repairs_bad_json_records_failures_and_refills(setup):
     assert "invalid after one repair" in bad[0]["failure"] and "not json" in bad[0]["failure"]
     good = [r for r in rows if not r["failure"]]
     assert all(r["error"] in (0, 1) and r["observed"] is not None for r in good)
+    # Counted per model and task: the truncated and the empty answer were repaired, one stayed
+    # unusable, the other 33 were valid at once; `copal runs` and the report say so.
+    from click.testing import CliRunner
+
+    from copal_tui.cli import main
+
+    listed = CliRunner().invoke(main, ["--db", str(db_path), "runs", "--json"])
+    [judge_run] = [r for r in json.loads(listed.stdout) if r["stage"] == "judge"]
+    assert (judge_run["repaired"], judge_run["invalid"]) == (2, 1)
+    assert judge_run["outputs"]["stub-judge"]["judge_contract"] == {
+        "valid": 33, "repaired": 2, "failed": 1}
+    report = json.loads(CliRunner().invoke(main, ["--db", str(db_path), "report",
+                                                  "--json"]).stdout)
+    assert {"stage": "judge", "model": "stub-judge", "task": "judge_contract", "valid": 33,
+            "repaired": 2, "failed": 1} in report["structured_outputs"]
 
     before = stub.calls
     [again] = run_stages(db_path, ["judge"], opts)

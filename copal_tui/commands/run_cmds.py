@@ -225,10 +225,18 @@ def runs(ctx: click.Context, as_json: bool, limit: int) -> None:
     if not getattr(db, "readonly", False):
         run_sql.reap(db)  # a killed run shows as interrupted, not as running forever
     rows = run_sql.all_runs(db, limit=limit)
+    for r in rows:
+        # Structured answers that needed the repair round, and those that stayed unusable.
+        tallies = [t for tasks in (r["manifest"].get("outputs") or {}).values()
+                   for t in tasks.values()]
+        r["repaired"] = sum(t.get("repaired", 0) for t in tallies)
+        r["invalid"] = sum(t.get("failed", 0) for t in tallies)
+        r["outputs"] = r["manifest"].get("outputs") or {}
     fields = ("id", "stage", "status", "started_at", "finished_at", "calls", "cache_hits",
-              "failures", "cost")
+              "failures", "repaired", "invalid", "cost")
     if as_json:
-        click.echo(json.dumps([{k: r[k] for k in fields} for r in rows], indent=2))
+        click.echo(json.dumps([{k: r[k] for k in (*fields, "outputs")} for r in rows],
+                              indent=2))
         return
     print_table(fields, [[r[f] for f in fields] for r in rows])
 

@@ -98,6 +98,9 @@ class LLMClient:
         self.cache_hits = 0
         self.failures = 0  # requests (items) that ended without a usable answer
         self.cost = 0.0
+        # Structured answers by model and task: valid at once, valid after the repair round,
+        # or failed (no usable answer): what `copal runs` and the report count.
+        self.outputs: dict[str, dict[str, dict[str, int]]] = {}
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -127,7 +130,19 @@ class LLMClient:
 
         Where litellm reports that the model takes a JSON schema, `out_type`'s schema goes as
         `response_format` (structured output); the prompt's own description and the repair
-        round remain the path for every other model, and the check after either."""
+        round remain the path for every other model, and the check after either. Each outcome
+        is counted in `outputs` (valid, repaired, failed) per model and task."""
+        result = await self._structured(spec, messages, out_type, task=task,
+                                        template_version=template_version)
+        outcome = "failed" if result.value is None else "repaired" if result.calls > 1 else "valid"
+        tally = self.outputs.setdefault(spec.name, {}).setdefault(
+            task, {"valid": 0, "repaired": 0, "failed": 0})
+        tally[outcome] += 1
+        return result
+
+    async def _structured(self, spec: ModelSpec, messages: list[dict[str, Any]],
+                          out_type: type[T], *, task: str,
+                          template_version: str) -> Structured[T]:
         kw: dict[str, Any] = {"task": task, "template_version": template_version,
                               "response_format": await self._schema_format(spec, out_type)}
         try:

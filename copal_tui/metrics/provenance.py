@@ -131,3 +131,21 @@ def line(entry: dict[str, Any]) -> str:
     for what, n in sorted((entry.get("imported") or {}).items()):
         parts.append(f"imported without a run: {n} {what.split(':', 1)[1]}")
     return "; ".join(parts) or "no run recorded"
+
+
+def output_counts(runs: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
+    """Structured answers per stage, model and task over the runs in scope: `valid` at the
+    first answer, `repaired` (valid after the repair round), `failed` (no usable answer)."""
+    acc: dict[tuple[str, str, str], dict[str, int]] = {}
+    for stage, manifest in runs:
+        try:
+            outputs = (json.loads(manifest or "{}") or {}).get("outputs") or {}
+        except json.JSONDecodeError:
+            continue
+        for model, tasks in outputs.items():
+            for task, tally in tasks.items():
+                row = acc.setdefault((stage, model, task), {"valid": 0, "repaired": 0,
+                                                            "failed": 0})
+                for k in row:
+                    row[k] += int(tally.get(k, 0))
+    return [{"stage": s, "model": m, "task": t, **c} for (s, m, t), c in sorted(acc.items())]

@@ -115,6 +115,9 @@ def _provenance(db: Database, worlds: list[str] | None, doc: dict[str, Any],
 
     primary = (doc["scope"].get("primary_judge") or {}).get("judge")
     prefilters, imported = q.provenance_extras(db, worlds)
-    found = provenance.build(q.provenance_runs(db, worlds), prefilters, imported, primary)
-    present = {"copal": True, "compass": "pas" in doc, "dialogues": "dialogue_judging" in doc}
+    used = q.provenance_runs(db, worlds)
+    found = provenance.build(used, prefilters, imported, primary)
+    present = {"copal": True, "compass": "pas" in doc, "dialogue": "dialogue_judging" in doc}
+    present["dialogues"] = present.pop("dialogue")
     doc["scope"]["provenance"] = {k: v for k, v in found.items() if present[k]}
+    doc["structured_outputs"] = provenance.output_counts(used)

@@ -157,6 +157,8 @@ class StageRun:
             "progress": {"done": self.progress.done, "total": self.progress.total,
                          "failures": self.progress.failures},
             "counts": dict(self.counts),
+            # Structured answers per model and task: valid at once, repaired, failed.
+            "outputs": self._llm.outputs if self._llm is not None else {},
             "errors": self.errors[:50],
             "error_count": len(self.errors),
         }
