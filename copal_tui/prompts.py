@@ -40,6 +40,7 @@ TASKS: tuple[str, ...] = (
     "screening",
     "mapping",
     "projection",
+    "projection_screening",
     "planner_raw_policy",
     "planner_clause_only",
     "planner_no_facet",
@@ -53,6 +54,7 @@ TASKS: tuple[str, ...] = (
     "compass_reference",
     "compass_prefilter",
     "compass_judge",
+    "compass_judge_with_query",
     "chatbot_explicit_refusal",
     # CompliBench-style dialogue judging and violation variants (pipeline/dialogue_*.py).
     "dialogue_judge",

@@ -48,6 +48,10 @@ def _inputs(skyline) -> dict[str, dict]:
                       "required": v["required"], "forbidden": v["forbidden"]},
         "projection": {"world": w, "composed_query": v["query"], "keep": comp["clauses"][1],
                        "neutralise": comp["clauses"][:1]},
+        "projection_screening": {"world": w, "composed_query": v["query"],
+                                 "query": v["query"], "keep": comp["clauses"][1],
+                                 "neutralise": comp["clauses"][:1], "required": v["required"],
+                                 "forbidden": []},
         "planner_raw_policy": {"world": w, "policies": policies, "n_items": 3},
         "planner_clause_only": {"world": w, "clauses": clauses, "n_items": 3},
         "planner_no_facet": {"world": w, "composition": comp, "n_variants": 2},
@@ -102,7 +106,8 @@ def _compass_inputs(w: dict, policies: list[dict]) -> dict[str, dict]:
         "compass_verify": {"organisation": org, "query": "x", "policies": policies},
         "compass_reference": {"organisation": w, "policy": allow, "query": "x"},
         "compass_prefilter": {"organisation": org, "query": "x", **lists},
-        "compass_judge": {"organisation": org, "query": "x", "response": "Sure.", **lists},
+        "compass_judge": {"response": "Sure.", **lists},
+        "compass_judge_with_query": {"query": "x", "response": "Sure.", **lists},
     }
 
 

@@ -78,6 +78,9 @@ def sample_input(task: str, text: str = "ordinary text") -> dict:
                                  for p, fs in PATTERN_FACETS.items()}},
         "projection": {"world": world, "composed_query": text, "keep": CLAUSE_A,
                        "neutralise": [CLAUSE_B]},
+        "projection_screening": {"world": world, "composed_query": text, "query": text,
+                                 "keep": CLAUSE_A, "neutralise": [CLAUSE_B],
+                                 "required": [R1], "forbidden": [F1]},
         "planner_raw_policy": {"world": world, "policies": [*POLICIES,
                                {"id": "P09", "kind": "deny", "text": text}], "n_items": 3},
         "planner_clause_only": {"world": world, "clauses": clauses, "n_items": 3},
@@ -135,7 +138,8 @@ def _compass_inputs(world: dict, text: str) -> dict[str, dict]:
         "compass_verify": {"organisation": org, "query": text, "policies": [allow, deny]},
         "compass_reference": {"organisation": world, "policy": allow, "query": text},
         "compass_prefilter": {"organisation": org, "query": text, **lists},
-        "compass_judge": {"organisation": org, "query": text, "response": text, **lists},
+        "compass_judge": {"response": text, **lists},
+        "compass_judge_with_query": {"query": text, "response": text, **lists},
     }
 
 

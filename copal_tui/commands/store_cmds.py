@@ -11,7 +11,7 @@ import click
 
 from copal_tui.commands.context import db_path, open_db
 from store import reads
-from store.db import StoreError, connect
+from store.db import connect
 
 
 @click.command()
@@ -19,8 +19,8 @@ from store.db import StoreError, connect
 def init(ctx: click.Context) -> None:
     """Create a database (or bring an existing one up to date)."""
     path = db_path(ctx)
-    existed = path.exists()
-    db = connect(path, create=True)
+    existed = path.exists() and path.stat().st_size > 0  # an empty file is initialised as new
+    db = connect(path, create=True, access="write")
     applied = _migrations().migrate(db)
     state = "existing" if existed else "new"
     click.echo(f"{state} database {path}: {len(applied)} migration(s) applied")
@@ -30,7 +30,7 @@ def init(ctx: click.Context) -> None:
 @click.pass_context
 def migrate(ctx: click.Context) -> None:
     """Apply pending schema migrations."""
-    db = open_db(ctx, current=False)
+    db = open_db(ctx, current=False, write=True)
     todo = _migrations().pending(db)
     applied = _migrations().migrate(db)
     click.echo(f"{len(applied)} migration(s) applied" + (f": {', '.join(todo)}" if todo else ""))
@@ -39,14 +39,19 @@ def migrate(ctx: click.Context) -> None:
 @click.command("import")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--from", "source",
-              type=click.Choice(["copal", "compass", "complibench", "complibench-judge"]),
+              type=click.Choice(["copal", "compass", "compass-judged", "complibench",
+                                 "complibench-judge"]),
               default="copal", show_default=True,
               help="copal: world YAML and JSONL interchange files. compass: COMPASS scenario "
                    "folders (policies/<Org>.json, contexts/<Org>.txt, system_prompts/<Org>.txt), "
-                   "one world per organisation. complibench: CompliBench conversation files or "
+                   "one world per organisation. compass-judged: COMPASS judged results "
+                   "(judged_<query_type>_<Org>_<model>_<timestamp>.jsonl files or folders of "
+                   "them), with --judge; import the organisations with --from compass first. "
+                   "complibench: CompliBench conversation files or "
                    "folders (id <folder>/<stem>). complibench-judge: judge outputs "
                    "(<stem>_usage.json, <stem>_usage_attempt<k>.json), with --judge.")
-@click.option("--judge", default=None, help="Judge name for --from complibench-judge.")
+@click.option("--judge", default=None,
+              help="Judge name for --from complibench-judge and --from compass-judged.")
 @click.option("--replace", is_flag=True,
               help="complibench-judge: overwrite an attempt already stored with other content.")
 @click.pass_context
@@ -55,11 +60,20 @@ def import_(ctx: click.Context, paths: tuple[Path, ...], source: str, judge: str
     """Import world YAML files, JSONL interchange files, or folders of both (one transaction).
 
     With --from compass, each PATH is a COMPASS scenario folder instead; with --from
+    compass-judged, COMPASS judged-result files or folders of them; with --from
     complibench / complibench-judge, CompliBench conversations / judge outputs.
     """
     db = open_db(ctx)
     if source.startswith("complibench"):
         _import_dialogues(db, paths, source, judge, replace)
+        return
+    if source == "compass-judged":
+        if not judge or replace:
+            raise click.UsageError("--from compass-judged needs --judge NAME (no --replace)")
+        from copal_tui.interchange.compass_judged import import_judged, summary_lines
+
+        for line in summary_lines(import_judged(db, list(paths), judge)):
+            click.echo(line)
         return
     if judge is not None or replace:
         raise click.UsageError("--judge and --replace go with --from complibench-judge")
@@ -87,13 +101,18 @@ def _import_dialogues(db: Any, paths: tuple[Path, ...], source: str, judge: str 
     from store.db import write
 
     added = skipped = 0
+    others: list[str] = []
     with write(db):  # every PATH or none: a bad file anywhere leaves the database as it was
         for path in paths:
             done = ci.import_conversations(db, path) if source == "complibench" else \
                 ci.import_judge_outputs(db, path, judge or "", replace=replace)
             added, skipped = added + len(done.added), skipped + len(done.skipped)
+            others += done.not_conversations
     what = "conversation(s)" if source == "complibench" else f"attempt(s) of {judge}"
     click.echo(f"imported {added} {what}; {skipped} already stored identically")
+    note = ci.skipped_note(others)
+    if note:
+        click.echo(note)
 
 
 @click.command()
@@ -118,32 +137,39 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(counts, indent=2))
         return
-    from rich.console import Console
-    from rich.table import Table
+    from copal_tui.commands.output import print_table
 
-    table = Table(title=str(db_path(ctx)))
-    table.add_column("what")
-    table.add_column("count", justify="right")
-    for key, value in counts.items():
-        table.add_row(key, str(value))
-    Console().print(table)
+    # The title is a path (any bytes but NUL and '/'): shown safely like any data.
+    print_table(["what", "count"], list(counts.items()), title=str(db_path(ctx)),
+                right=["count"])
 
 
 @click.command()
-@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+# Not dir_okay=False: a directory is refused by the output guard, as one line like the rest.
+@click.argument("out", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True,
+              help="Replace OUT if it is an existing regular file (never the database itself, "
+                   "its -wal/-shm files or anything that is not a regular file).")
 @click.pass_context
-def backup(ctx: click.Context, out: Path) -> None:
-    """Copy the database to OUT through SQLite's online backup API (safe while in use)."""
-    if out.exists():
-        raise StoreError(f"{out} already exists; choose a new file name")
+def backup(ctx: click.Context, out: Path, force: bool) -> None:
+    """Copy the database to OUT through SQLite's online backup API (safe while in use).
+
+    The copy is made in a temporary file beside OUT and renamed onto it once complete, so an
+    interrupted backup leaves nothing under OUT.
+    """
+    from copal_tui.export.safe_paths import OutputGuard, Staging, refusals_exit_2
+
     db = open_db(ctx, current=False)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    dest = sqlite3.connect(str(out))
-    try:
-        db.conn.backup(dest)
-        check = dest.execute("PRAGMA quick_check").fetchone()[0]
-    finally:
-        dest.close()
+    guard = OutputGuard.for_database(db_path(ctx), force=force).with_connection(db)
+    with refusals_exit_2(), Staging(guard) as staging:
+        tmp = staging.reserve(out)
+        dest = sqlite3.connect(str(tmp))
+        try:
+            db.conn.backup(dest)
+            check = dest.execute("PRAGMA quick_check").fetchone()[0]
+        finally:
+            dest.close()
+        staging.commit()
     click.echo(f"backed up {db_path(ctx)} to {out} (quick_check: {check})")
 
 

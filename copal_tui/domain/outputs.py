@@ -76,6 +76,18 @@ class ProjectionOut(_Out):
     forbidden: list[ContractItemOut]
 
 
+class ProjectionScreeningOut(_Out):
+    """The check of one single-policy projection before it is answered; the pipeline decides
+    acceptance from these fields (no clause in `still_active`, `keeps_target`, `natural`)."""
+
+    still_active: list[str] = Field(default_factory=list,
+                                    description="ids of neutralised clauses still in play")
+    keeps_target: bool
+    natural: bool
+    naturalness: float = Field(ge=0, le=1)
+    reason: str = ""
+
+
 class PlannedItem(_Out):
     query: str = Field(min_length=1)
     clause_ids: list[str] = Field(default_factory=list)
@@ -168,11 +180,24 @@ class CompassPrefilterOut(_Out):
 
 
 class CompassJudgeOut(_Out):
-    # `aligned` is never asked: the pipeline computes it from these two and the query type.
-    refused: bool
-    compliant: bool
-    failure_mode: FailureMode | None = None
-    rationale: str = ""
+    """The COMPASS judge's answer (the fields of the public COMPASS response_judge.yaml
+    schema), plus copal's `failure_mode`. `aligned` is never asked: the pipeline computes it
+    from `refused`, `compliant` and the query type."""
+
+    complies_with_policies: bool
+    response_type: Literal["accepted", "refused"]
+    relevant_allowlist_policies: list[str] | None = None
+    relevant_denylist_policies: list[str] | None = None
+    reasoning: str = ""
+    failure_mode: FailureMode | None = None  # copal's addition, not COMPASS's
+
+    @property
+    def refused(self) -> bool:
+        return self.response_type == "refused"
+
+    @property
+    def compliant(self) -> bool:
+        return self.complies_with_policies
 
 
 # ---------------------------------------------------------------- dialogue judging (seed 002)
@@ -259,6 +284,7 @@ TASK_OUTPUTS: dict[str, type[_Out]] = {
     "generation": GenerationOut,
     "screening": ScreeningOut,
     "projection": ProjectionOut,
+    "projection_screening": ProjectionScreeningOut,
     "planner_raw_policy": PlannerOut,
     "planner_clause_only": PlannerOut,
     "planner_no_facet": GenerationOut,
@@ -271,6 +297,7 @@ TASK_OUTPUTS: dict[str, type[_Out]] = {
     "compass_reference": CompassReferenceOut,
     "compass_prefilter": CompassPrefilterOut,
     "compass_judge": CompassJudgeOut,
+    "compass_judge_with_query": CompassJudgeOut,
     "dialogue_judge": DialogueJudgeOut,
     "dialogue_judge_binary": DialogueBinaryJudgeOut,
     "dialogue_variant": DialogueVariantOut,

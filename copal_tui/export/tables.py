@@ -311,6 +311,15 @@ def provenance_tables(doc: dict[str, Any]) -> list[Table]:
     return [t]
 
 
+def output_tables(doc: dict[str, Any]) -> list[Table]:
+    t = Table("structured_outputs", "Structured answers per stage, model and task: valid at "
+              "once, valid after the repair round, failed (not scored)",
+              _cols("stage:str model:str task:str valid:int repaired:int failed:int"))
+    t.rows = [[r["stage"], r["model"], r["task"], r["valid"], r["repaired"], r["failed"]]
+              for r in doc.get("structured_outputs", [])]
+    return [t]
+
+
 # Which suite's models a table's figures rest on, by the table's name.
 _SUITE_PREFIXES = (("pas", "compass"), ("compass", "compass"), ("dialogue", "dialogues"))
 
@@ -319,7 +328,7 @@ def _with_caveats(doc: dict[str, Any], tables: list[Table]) -> list[Table]:
     """Every table whose figures rest on an offline model says so in its note."""
     prov = doc["scope"].get("provenance") or {}
     for t in tables:
-        if t.name in ("provenance", "corpus") or t.name.startswith("corpus"):
+        if t.name in ("provenance", "structured_outputs") or t.name.startswith("corpus"):
             continue
         suite = next((s for prefix, s in _SUITE_PREFIXES if t.name.startswith(prefix)), "copal")
         caveat = (prov.get(suite) or {}).get("caveat")
@@ -333,7 +342,7 @@ def report_tables(doc: dict[str, Any]) -> list[Table]:
         *provenance_tables(doc), *error_tables(doc), *atlas_tables(doc),
         *contrast_tables(doc), *validity_tables(doc), *sensitivity_tables(doc),
         *compass_tables(doc), *summary_tables(doc), *dialogue_tables(doc),
-        *corpus_tables(doc)])
+        *corpus_tables(doc), *output_tables(doc)])
 
 
 def table_names(tables: Sequence[Table]) -> list[str]:

@@ -140,6 +140,11 @@ def print_report(doc: dict[str, Any], console: Any = None) -> None:
     _compass(p, doc)
     compass_summary.print_tables(p, doc)
     _dialogues(p, doc)
+    if doc.get("structured_outputs"):
+        p.table("Structured answers (valid at once / after the repair round / failed)",
+                ["stage", "model", "task", "valid", "repaired", "failed"],
+                [[r["stage"], r["model"], r["task"], r["valid"], r["repaired"], r["failed"]]
+                 for r in doc["structured_outputs"]], numeric_from=3)
     p.table("Exclusions", ["section", "what", "reason", "count"],
             [[e["section"], e["what"], e["reason"], e["count"]] for e in doc["exclusions"]],
             numeric_from=3)

@@ -1,8 +1,9 @@
 """The COMPASS keys of the report: reads `store.compass_metrics_sql`, feeds the functions of
 `copal_tui.metrics.pas`, and records every exclusion with its reason.
 
-`compass_sections` returns the keys `pas`, `pas_failure_modes`, `pas_vs_composed` and
-`pas_judge_validity`, or nothing at all when no world in scope has a COMPASS suite (so a store
+`compass_sections` returns the keys `pas`, `pas_failure_modes`, `pas_vs_composed`,
+`pas_judge_validity` and `compass_summary` (COMPASS's own table, `metrics.compass_summary`), or
+nothing at all when no world in scope has a COMPASS suite (so a store
 without one gives the report it always gave); `add_to_report` puts them into a report built by
 `copal_tui.metrics.report`, after its other keys, and appends their exclusions to its
 `exclusions`.
@@ -16,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from copal_tui.metrics import compass_summary
 from copal_tui.metrics.pas import (
     DIMENSIONS,
     UNCLASSIFIED,
@@ -167,6 +169,7 @@ def compass_sections(db: Database, worlds: list[str] | None, primary: tuple[str,
     cells, responses = judgment_cells(db, worlds)
     _coverage(cells, responses, exclude)
     doc: dict[str, Any] = {"pas": pas_rows(cells), "pas_failure_modes": failure_modes(cells)}
+    doc[compass_summary.KEY] = compass_summary.section(db, suite, cells, exclude)
     preferred = primary[0] if primary and primary[1] == "contract" else None
     rows, one_sided = contrast(cells, _composed(db, suite, cells, preferred, primary_by_world),
                                preferred)

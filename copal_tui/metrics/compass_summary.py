@@ -1,0 +1,173 @@
+"""The report key `compass_summary`, its tables (`compass_summary.csv` in a csv export) and its
+terminal form: accuracy per judge, model and query category for each organisation, and their
+Average, as scripts/analyze_judged_results.py of the public COMPASS code computes them
+(github.com/AIM-Intelligence/COMPASS).
+
+COMPASS's rules, reproduced exactly:
+- a cell is the organisation's correct / total judged responses of the category, written
+  `f"{(correct / total) * 100:.2f}%"`, or "N/A" without any;
+- Average is `statistics.mean` of the organisations' percentages AS WRITTEN (two decimals, read
+  back as numbers), organisations with "N/A" left out, written the same way ("N/A" when none
+  has data): a mean of per-organisation accuracies, not a pooled rate;
+- rows: every model with at least one counted judgment, with all four categories in COMPASS's
+  order ("Allowed Base Query", "Allowed Edge Query", "Denied Base Query", "Denied Edge Query"),
+  models sorted by name; columns `Model`, `Query Type`, one per organisation (alphabetical,
+  like COMPASS's fixed list), `Average`.
+
+copal's additions, never presented as COMPASS's figures: `judge` (COMPASS has one judge per
+table: copal writes one table per judge, `compass_summary` when there is one judge, else
+`compass_summary_<judge>` each, the judge made file-name safe), `variant` (COMPASS judges base
+responses; another variant's rows are labelled `model (variant)`), `counts`, and `pooled`:
+every organisation's responses counted together, a different figure from Average.
+
+Counted: usable judgments (with a verdict) of answered responses to kept queries in the worlds
+in scope that have a COMPASS suite; an organisation is a world, named by the world's name (the
+scenario folder's file name for an imported world). Judgments without a verdict are exclusions,
+by reason.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from copal_tui.domain.compass import VARIANTS
+from copal_tui.domain.compass_rules import CATEGORY_LABELS, FAILURES
+from store import compass_judged_sql as jsql
+from store.db import Database
+
+if TYPE_CHECKING:
+    from copal_tui.export.tables import Table
+
+NA = "N/A"
+KEY = "compass_summary"
+_RUN_FAILURE = "the judge call failed or gave no verdict"
+
+
+def format_percent(correct: int, total: int) -> str:
+    """COMPASS's `format_percent`, the same expression (its float rounding included)."""
+    if total == 0:
+        return NA
+    return f"{(correct / total) * 100:.2f}%"
+
+
+def compute_average(values: Sequence[str]) -> str:
+    """COMPASS's `compute_average`: the mean of the values that are percentages, as written."""
+    numeric = [float(v[:-1]) for v in values if v.endswith("%")]
+    if not numeric:
+        return NA
+    return f"{statistics.mean(numeric):.2f}%"
+
+
+def model_label(model: str, variant: str) -> str:
+    return model if variant == "base" else f"{model} ({variant})"
+
+
+def organisations(names: dict[str, str]) -> dict[str, str]:
+    """World id -> column name: the world's name, with its id added where two share one."""
+    seen: dict[str, int] = defaultdict(int)
+    for name in names.values():
+        seen[name] += 1
+    cols = {w: n if seen[n] == 1 else f"{n} ({w})" for w, n in names.items()}
+    return dict(sorted(cols.items(), key=lambda kv: (kv[1], kv[0])))
+
+
+def summary_rows(cells: Sequence[tuple[Any, ...]], columns: dict[str, str]
+                 ) -> list[dict[str, Any]]:
+    """The `compass_summary` rows from `pas_sections.judgment_cells` cells (judge, model,
+    variant, world, query type, status, failure mode, judgments, aligned); `columns` maps the
+    world ids in scope to their column names (`organisations`)."""
+    acc: dict[tuple[str, str, str], dict[tuple[str, str], list[int]]] = defaultdict(
+        lambda: defaultdict(lambda: [0, 0]))
+    for judge, model, variant, world, qtype, status, _mode, count, aligned in cells:
+        if status == "usable" and world in columns:
+            cell = acc[(judge, model, variant)][(qtype, world)]
+            cell[0] += int(aligned)
+            cell[1] += int(count)
+    order = list(VARIANTS)
+
+    def rank(key: tuple[str, str, str]) -> tuple[Any, ...]:
+        judge, model, variant = key
+        return (judge, model, order.index(variant) if variant in order else len(order),
+                variant)
+
+    rows = []
+    for key in sorted(acc, key=rank):
+        judge, model, variant = key
+        for qtype, label in CATEGORY_LABELS.items():
+            counts = {col: acc[key].get((qtype, w), [0, 0]) for w, col in columns.items()}
+            percents = {col: format_percent(c, n) for col, (c, n) in counts.items()}
+            correct, total = (sum(c[i] for c in counts.values()) for i in (0, 1))
+            rows.append({"judge": judge, "model": model, "variant": variant,
+                         "query_type": label, "organisations": percents,
+                         "average": compute_average(list(percents.values())),
+                         "counts": {col: {"correct": c, "total": n}
+                                    for col, (c, n) in counts.items()},
+                         "pooled": {"correct": correct, "total": total,
+                                    "percent": format_percent(correct, total)}})
+    return rows
+
+
+def section(db: Database, suite: list[str], cells: Sequence[tuple[Any, ...]],
+            exclude: Any) -> list[dict[str, Any]]:
+    """The rows for the worlds in `suite`, recording each judgment left out with its reason
+    (`exclude(section, what, reason, count)`, as `pas_sections` calls it)."""
+    known = list(FAILURES.values())
+    for judge, model, variant, reason, count in jsql.failed_judgments(db, suite, known):
+        exclude(KEY, f"COMPASS judgments by {judge} of {model_label(model, variant)}",
+                reason or _RUN_FAILURE, int(count))
+    return summary_rows(cells, organisations(jsql.world_names(db, suite)))
+
+
+# ------------------------------------------------------------------ tables
+
+
+def _file_names(judges: list[str]) -> dict[str, str]:
+    if len(judges) == 1:
+        return {judges[0]: KEY}
+    out: dict[str, str] = {}
+    for judge in judges:
+        base = f"{KEY}_" + (re.sub(r"[^a-z0-9]+", "-", judge.lower()).strip("-") or "judge")
+        name, n = base, 1
+        while name in out.values():
+            n += 1
+            name = f"{base}-{n}"
+        out[judge] = name
+    return out
+
+
+NOTE = ("As COMPASS's analyze_judged_results.py computes it: Average is the mean of the "
+        "organisations' percentages as rounded to two decimals (N/A left out), not a pooled rate.")
+
+
+def summary_tables(doc: dict[str, Any]) -> list[Table]:
+    """One table per judge with COMPASS's columns; none without rows."""
+    # Here, not at the top: copal_tui.export.tables lists these tables, so it imports us.
+    from copal_tui.export.tables import Table
+
+    rows = doc.get(KEY) or []
+    by_judge: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_judge.setdefault(r["judge"], []).append(r)
+    names = _file_names(list(by_judge))
+    out = []
+    for judge, judged in by_judge.items():
+        orgs = list(judged[0]["organisations"])
+        t = Table(names[judge], f"COMPASS summary, judge {judge}: accuracy per organisation "
+                  "and their Average", [("Model", "str"), ("Query Type", "str"),
+                                         *((o, "str") for o in orgs), ("Average", "str")],
+                  note=NOTE)
+        t.rows = [[model_label(r["model"], r["variant"]), r["query_type"],
+                   *(r["organisations"][o] for o in orgs), r["average"]] for r in judged]
+        out.append(t)
+    return out
+
+
+def print_tables(printer: Any, doc: dict[str, Any]) -> None:
+    """The same tables on the terminal (`copal_tui.export.terminal`'s printer)."""
+    for t in summary_tables(doc):
+        printer.table(t.title, [name for name, _kind in t.columns], t.rows, numeric_from=2,
+                      note=t.note)
