@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from copal_tui.domain.contract import content_sha256, evaluate, unknown_ids
+from copal_tui.domain.contract import content_sha256, evaluate, item_kinds, unknown_ids
 from store import labels as label_sql
 from store import reads, writes
 from store.db import Database, StoreError, write
@@ -47,7 +47,7 @@ def submit(
         bad = unknown_ids(req, forb, observed)
         if bad:
             raise StoreError(f"not contract items of this response: {', '.join(bad)}")
-        verdict = evaluate(req, forb, observed)
+        verdict = evaluate(req, forb, observed, item_kinds(content["required"]))
         sha = content_sha256(
             content["query"], content["required"], content["forbidden"], content["response"] or ""
         )

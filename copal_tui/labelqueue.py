@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from copal_tui import labeling
-from copal_tui.domain.contract import content_sha256, evaluate, unknown_ids
+from copal_tui.domain.contract import content_sha256, evaluate, item_kinds, unknown_ids
 from store import adjudication_sql, queue_sql
 from store.db import Database, StoreError, utcnow, write
 
@@ -223,7 +223,7 @@ def adjudicate(db: Database, response_id: str, adjudicator: str, observed: Seque
         bad = unknown_ids(req, forb, observed)
         if bad:
             raise StoreError(f"not contract items of this response: {', '.join(bad)}")
-        verdict = evaluate(req, forb, observed)
+        verdict = evaluate(req, forb, observed, item_kinds(content["required"]))
         sha = content_sha256(content["query"], content["required"], content["forbidden"],
                              content["response"] or "")
         event = adjudication_sql.append_adjudication(
