@@ -19,7 +19,7 @@ from tests.test_compass_pipeline import WORLD, make_world, rows
 def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     db = make_world(tmp_path, system_prompt=None)
     opts = Options(worlds=[WORLD], models=["offline/comply-all"], per_policy=1,
-                   backoff_base=0.01, concurrency=4)
+                   backoff_base=0.01, concurrency=4, generator="offline/heuristic")
     done = run_stages(db, ["compass_generate", "compass_verify", "compass_respond"], opts)
     assert all(p.status == "done" and p.failures == 0 for p in done)
     stub = Stub()

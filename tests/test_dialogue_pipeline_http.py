@@ -33,7 +33,8 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
                           "  api_key_env: COPAL_TEST_KEY\n  timeout: 5\n  max_retries: 1\n",
                           encoding="utf-8")
         yield db, stub, Options(judges=["stub-judge"], models_file=models, domains=["shop"],
-                                backoff_base=0.01, concurrency=4)
+                                backoff_base=0.01, concurrency=4,
+                                generator="offline/heuristic")
 
 
 def verdict(turn: int, key: str, violation: bool = False, phase: str | None = None) -> dict:
