@@ -72,10 +72,16 @@ def judge_settings(db: Database) -> list[tuple[str, str]]:
     return out
 
 
+# Must equal copal_tui.metrics.contrast.REJECTED_PROJECTION (the store imports no copal_tui).
+REJECTED_PROJECTION = "projection_rejected"
+
+
 def items(db: Database) -> tuple[str | None, ...]:
     """Aligned group_concat columns of every item, by id: ids, worlds, patterns, facets,
     methods (char(30)-separated), selected flags, parent ids (char(30)-separated) and active
-    clauses (the number of clauses of the item's composition). NULL texts are NULL_MARK."""
+    clauses (the number of clauses of the item's composition). NULL texts are NULL_MARK.
+    A projection the projection screening rejected (`screening.passed` false) reads as method
+    REJECTED_PROJECTION, so the paired contrast can leave its parent out without a column."""
     texts = ", ".join(f"group_concat(ifnull({c}, char(31)), char(30))"
                       for c in ("id", "world_id", "pattern", "facet", "method"))
     row = db.execute(
@@ -83,9 +89,27 @@ def items(db: Database) -> tuple[str | None, ...]:
         "group_concat(ifnull(parent_item_id, char(31)), char(30)), group_concat(clauses) "
         # An aggregate over a subquery with ORDER BY reads it in that order (SQLite does not
         # flatten such a subquery).
-        "FROM (SELECT i.id, i.world_id, i.pattern, i.facet, i.method, i.selected, "
-        "i.parent_item_id, COALESCE(json_array_length(c.clause_ids), 0) AS clauses "
+        "FROM (SELECT i.id, i.world_id, i.pattern, i.facet, CASE WHEN i.parent_item_id IS "
+        "NOT NULL AND (CASE WHEN json_valid(i.screening) THEN json_extract(i.screening, "
+        f"'$.passed') END) IS 0 THEN '{REJECTED_PROJECTION}' ELSE i.method END AS method, "
+        "i.selected, i.parent_item_id, COALESCE(json_array_length(c.clause_ids), 0) AS clauses "
         "FROM items i LEFT JOIN compositions c ON c.id = i.composition_id ORDER BY i.id)"
+    ).fetchone()
+    return tuple(row)
+
+
+def item_lengths(db: Database) -> tuple[str | None, ...]:
+    """Aligned group_concat columns of every item, by id, for the report's `controls`: ids
+    (char(30)-separated), query length in characters, and for a non-interacting control (no
+    composition) the number of distinct clauses its contract items name (0 for other items,
+    whose active clauses are their composition's, as `items` reads them)."""
+    row = db.execute(
+        "SELECT group_concat(id, char(30)), group_concat(n), group_concat(k) "
+        "FROM (SELECT i.id, length(i.query) AS n, "
+        "CASE WHEN i.method = 'control' THEN (SELECT COUNT(DISTINCT c) FROM ("
+        "SELECT json_extract(value, '$.clause_id') AS c FROM json_each(i.required) "
+        "UNION ALL SELECT json_extract(value, '$.clause_id') FROM json_each(i.forbidden)) "
+        "WHERE c IS NOT NULL) ELSE 0 END AS k FROM items i ORDER BY i.id)"
     ).fetchone()
     return tuple(row)
 
@@ -186,6 +210,7 @@ class BulkReads(Mapping[str, Any]):
             ("adjudications", adjudication_rows),
             ("failed", failed_responses),
             ("corpus", lambda c: corpus_counts(c, worlds)),
+            ("item_lengths", item_lengths),
         ]
         self._done = {name: threading.Event() for name, _job in self._jobs}
         self._out: dict[str, Any] = {}

@@ -86,11 +86,15 @@ def items(db: Database, world_id: str, *, method: str | None = None,
 
 
 def active_items(db: Database, world_id: str) -> list[dict[str, Any]]:
-    """Items that get answered: selected items and the projections of selected items."""
+    """Items that get answered: selected items and the projections of selected items, except
+    projections the projection screening rejected (`screening.passed` false)."""
     return _rows(
         db,
         "SELECT i.* FROM items i LEFT JOIN items p ON p.id = i.parent_item_id "
-        "WHERE i.world_id = ? AND (i.selected = 1 OR p.selected = 1) ORDER BY i.id",
+        # CASE, not AND: SQLite may evaluate json_extract on text json_valid rejected.
+        "WHERE i.world_id = ? AND (i.selected = 1 OR (p.selected = 1 AND (CASE WHEN "
+        "json_valid(i.screening) THEN json_extract(i.screening, '$.passed') END) IS NOT 0)) "
+        "ORDER BY i.id",
         (world_id,), ("required", "forbidden"),
     )
 

@@ -1,44 +1,115 @@
-"""The deterministic composition filter: shared scenario, effect anchors, one policy != a
-composition, and ranking by shared content."""
+"""Candidate compositions by effect anchors: pairs and triples, never by shared words; one
+policy is never a composition; bounded, seeded, deterministic order; non-interacting controls."""
 
 from __future__ import annotations
 
-from copal_tui.domain.compose_filter import candidates
+from copal_tui.domain.compose_filter import (
+    ask_cap,
+    candidates,
+    composition_id,
+    control_sets,
+    quota,
+    spread,
+)
 from copal_tui.domain.taxonomy import Pattern
 
 
-def clause(cid: str, pid: str, effect: str, trigger: str, scope: str) -> dict:
+def clause(cid: str, pid: str, effect: str | None, trigger: str, scope: str) -> dict:
     return {"id": cid, "policy_ids": [pid], "effect": effect, "trigger": trigger, "scope": scope}
 
 
 CLAUSES = [
-    clause("C1", "P1", "DISCLOSE", "a customer asks about an order", "order status and delivery window"),
+    clause("C1", "P1", "DISCLOSE", "a customer asks about an order", "order status"),
     clause("C2", "P2", "WITHHOLD", "a customer asks about an order", "courier phone number"),
-    clause("C3", "P3", "REQUIRE_GATE", "a customer asks about an order", "verify the order email"),
+    clause("C3", "P3", "REQUIRE_GATE", "a customer asks about an order", "verify the email"),
     clause("C4", "P3", "DISCLOSE", "a customer asks about an order", "order status after check"),
     clause("C5", "P4", "ROUTE", "a customer reports a food allergy reaction", "food safety desk"),
+    # Shares no word with anything: proposed all the same (the model judges the meaning).
     clause("C6", "P5", "PERMIT", "weather small talk", "sunshine"),
 ]
 
 
-def test_pairs_follow_the_effect_anchors():
-    found = {(c.clause_ids, c.pattern) for c in candidates(CLAUSES)}
-    assert (("C1", "C2"), Pattern.SELECTIVE_DISCLOSURE) in found
-    assert (("C1", "C2"), Pattern.SCOPE_RESTRICTION) in found
-    assert (("C1", "C3"), Pattern.PREREQUISITE_GATING) in found
+def sets(pattern: Pattern, size: int, clauses: list[dict] = CLAUSES) -> set[tuple[str, ...]]:
+    return {c.clause_ids for c in candidates(clauses)[(pattern, size)]}
 
 
-def test_two_clauses_of_one_policy_are_not_a_composition():
-    assert all(set(c.clause_ids) != {"C3", "C4"} for c in candidates(CLAUSES))
+def test_pairs_are_the_effect_anchors_of_different_policies():
+    # scope_restriction: licensing C1, C4, C6 (PERMIT/DISCLOSE) x constraining C2 (WITHHOLD).
+    assert sets(Pattern.SCOPE_RESTRICTION, 2) == {("C1", "C2"), ("C2", "C4"), ("C2", "C6")}
+    # prerequisite_gating: C1, C6 x C3 (C4 x C3 is one policy, P3, and is left out).
+    assert sets(Pattern.PREREQUISITE_GATING, 2) == {("C1", "C3"), ("C3", "C6")}
+    # selective_disclosure: DISCLOSE C1, C4 x WITHHOLD C2.
+    assert sets(Pattern.SELECTIVE_DISCLOSURE, 2) == {("C1", "C2"), ("C2", "C4")}
+    # workflow_transfer: PERMIT C6 x ROUTE C5, though they share no word.
+    assert sets(Pattern.WORKFLOW_TRANSFER, 2) == {("C5", "C6")}
 
 
-def test_clauses_without_a_shared_scenario_are_not_paired():
-    # C6 (weather small talk) shares nothing with the order clauses.
-    assert all("C6" not in c.clause_ids for c in candidates(CLAUSES))
+def test_triples_add_a_second_anchor_or_another_patterns_anchor():
+    # Anchor (C1, C2) + C3 (a gate on DISCLOSE C1: gating anchor), + C4 and + C6 (second
+    # licences); + C5 is out (ROUTE needs PERMIT; C1 is DISCLOSE). Anchor (C4, C2) + C6;
+    # + C3 is C4's own policy. Anchor (C6, C2) + C3 (gate on PERMIT), + C5 (route after
+    # PERMIT). Deduplicated as sets:
+    assert sets(Pattern.SCOPE_RESTRICTION, 3) == {
+        ("C1", "C2", "C3"), ("C1", "C2", "C4"), ("C1", "C2", "C6"),
+        ("C2", "C4", "C6"), ("C2", "C3", "C6"), ("C2", "C5", "C6"),
+    }
+    # Workflow anchor (C6, C5) + C1 (DISCLOSE: no anchor with C6 or C5) is out; + C2 (WITHHOLD
+    # after PERMIT C6: scope anchor) and + C3 (gate after PERMIT C6) are in; + C4 as C1.
+    assert sets(Pattern.WORKFLOW_TRANSFER, 3) == {("C2", "C5", "C6"), ("C3", "C5", "C6")}
 
 
-def test_clauses_without_an_effect_are_ignored_and_cap_holds():
+def test_no_set_holds_two_clauses_of_one_policy_or_a_clause_without_effect():
     noted = [*CLAUSES, {**CLAUSES[1], "id": "C9", "policy_ids": ["P9"], "effect": None}]
-    cands = candidates(noted, per_pattern=1)
-    assert all("C9" not in c.clause_ids for c in cands)
-    assert len([c for c in cands if c.pattern is Pattern.SCOPE_RESTRICTION]) <= 1
+    for group in candidates(noted).values():
+        for cand in group:
+            assert not {"C3", "C4"} <= set(cand.clause_ids)
+            assert "C9" not in cand.clause_ids
+
+
+def test_order_is_deterministic_and_seeded():
+    first = candidates(CLAUSES, seed=0)
+    again = candidates(list(reversed(CLAUSES)), seed=0)
+    assert first == again  # input order does not matter
+    other = candidates(CLAUSES, seed=7)
+    for key, group in first.items():
+        assert {c.clause_ids for c in other[key]} == {c.clause_ids for c in group}
+    # Some group is ordered differently under another seed (same candidates).
+    assert any([c.clause_ids for c in other[k]] != [c.clause_ids for c in g]
+               for k, g in first.items())
+
+
+def test_the_budget_bounds_every_group():
+    assert (quota(6, 2), quota(6, 3), quota(1, 2), quota(1, 3)) == (3, 3, 1, 0)
+    assert ask_cap(6, 2) == 24 and ask_cap(1, 3) == 0
+    many = [clause(f"L{k:02d}", f"PL{k}", "PERMIT", "t", "s") for k in range(12)] + \
+        [clause(f"R{k:02d}", f"PR{k}", "PROHIBIT", "t", "s") for k in range(12)]
+    capped = candidates(many, per_pattern=2)  # quota 1 and 1: at most 8 asked per group
+    full = candidates(many)
+    assert len(full[(Pattern.SCOPE_RESTRICTION, 2)]) == 144  # 12 x 12 pairs
+    for key, group in capped.items():
+        assert len(group) <= 8
+        # The cap keeps the head of the same order (what a run asks first).
+        assert group == full[key][:len(group)]
+
+
+def test_spread_reaches_many_clauses_before_repeating_one():
+    pairs = [(f"L{a}", f"R{b}") for a in range(4) for b in range(4)]
+    head = spread(pairs, seed=0, label="x")[:4]
+    # The first round uses every clause at most once: four disjoint pairs.
+    assert len({c for p in head for c in p}) == 8
+
+
+def test_composition_ids_keep_the_proposed_pattern():
+    a = composition_id("w", ("C2", "C1"), "scope_restriction")
+    assert a == composition_id("w", ("C1", "C2"), "scope_restriction")
+    assert a != composition_id("w", ("C1", "C2"), "selective_disclosure")
+
+
+def test_control_sets_are_licences_of_different_policies():
+    # Licensing clauses: C1 (P1), C4 (P3), C6 (P5): pairs {C1,C4}, {C1,C6}, {C4,C6}; one
+    # triple {C1,C4,C6}. Four sets wanted: two pairs, then (at most) two triples.
+    found = control_sets(CLAUSES, limit=4)
+    assert len(found) == 3
+    assert all(len(s) == 2 for s in found[:2]) and found[2] == ("C1", "C4", "C6")
+    assert {s for s in found[:2]} <= {("C1", "C4"), ("C1", "C6"), ("C4", "C6")}
+    assert control_sets(CLAUSES, limit=4) == found

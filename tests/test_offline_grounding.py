@@ -176,3 +176,56 @@ def test_a_listed_topic_without_a_cue_takes_its_list_effect(kind, effect):
     [c] = _clause(text, kind=kind)
     assert c["effect"] == effect
     assert f"{kind}list entry" in c["audit_note"]
+
+
+# ---------------------------------------------------------------- imperatives and cue fields
+
+
+def test_a_bare_imperative_is_a_licence_with_a_clean_scope():
+    [c] = _clause("Describe product nutrition when asked.")
+    assert (c["effect"], c["scope"]) == ("PERMIT", "product nutrition")
+    assert c["trigger"] == "a request that involves product nutrition"
+    assert c["source_span"] == "Describe product nutrition when asked"
+    [d] = _clause("Share the order status if the customer gives the order number.")
+    assert (d["effect"], d["scope"]) == ("DISCLOSE", "the order status")
+    assert d["trigger"] == "if the customer gives the order number"
+    # On a deny entry the list decides (an imperative there is no licence).
+    [e] = _clause("Give tips for beating the queue.", kind="deny")
+    assert e["effect"] == "PROHIBIT"
+
+
+MEDICAL = _c("C1", "P1", "PROHIBIT", "a request that involves personal medical advice",
+             "personal medical advice")
+NUTRITION = _c("C2", "P2", "PERMIT", "a request that involves product nutrition",
+               "product nutrition")
+MEAL = _c("C3", "P3", "PERMIT", "a customer asks about the meal deal",
+          "which sandwiches, snacks and drinks are included")
+SUPPLIER = _c("C4", "P4", "WITHHOLD", "a customer asks about a product",
+              "supplier names or internal margin figures")
+
+
+def test_the_figure_2_pair_is_accepted_by_its_advice_field_without_a_shared_word():
+    out = composition({"world": {}, "pattern": "scope_restriction",
+                       "clauses": [MEDICAL, NUTRITION]})
+    assert out["accept"] is True and out["pattern"] == "scope_restriction"
+    assert "health field" in out["reason"] and out["reason"].startswith("offline heuristic:")
+    # A field alone is not enough: the restriction has to be about advice.
+    plain = {**MEDICAL, "scope": "medical records", "trigger": "medical records"}
+    out = composition({"world": {}, "pattern": "scope_restriction",
+                       "clauses": [plain, NUTRITION]})
+    assert out["accept"] is False
+
+
+def test_a_three_clause_set_needs_every_clause_linked():
+    # NUTRITION x SUPPLIER share "product"; MEDICAL joins NUTRITION by the health field.
+    out = composition({"world": {}, "pattern": "scope_restriction",
+                       "clauses": [MEDICAL, NUTRITION, SUPPLIER]})
+    assert out["accept"] is True
+    assert "C1" in out["reason"] and "health field" in out["reason"]
+    # MEAL shares no topic word and no advice field with MEDICAL or NUTRITION.
+    out = composition({"world": {}, "pattern": "scope_restriction",
+                       "clauses": [MEDICAL, NUTRITION, MEAL]})
+    assert out["accept"] is False and "C3" in out["reason"]
+    again = composition({"world": {}, "pattern": "scope_restriction",
+                         "clauses": [MEDICAL, NUTRITION, MEAL]})
+    assert again == out  # deterministic

@@ -88,6 +88,18 @@ def test_every_item_has_a_contract_with_sources_and_projections(built):
         assert projections and all(p["method"] == "projection" for p in projections)
 
 
+def test_projections_are_screened_and_only_accepted_ones_answered(built):
+    projections = _q(built, "SELECT * FROM items WHERE method = 'projection'")
+    answered = {r["item_id"] for r in _q(built, "SELECT DISTINCT item_id FROM responses")}
+    assert projections
+    for p in projections:
+        verdict = json.loads(p["screening"])
+        # `screened` is false only for a projection dropped without a call (empty contract).
+        assert isinstance(verdict["passed"], bool) and (verdict["screened"] or verdict["reasons"])
+        assert verdict["passed"] == (not verdict["reasons"])
+        assert (p["id"] in answered) == verdict["passed"]
+
+
 def test_manifests_record_prompt_versions(built):
     from copal_tui import prompts
 
@@ -108,3 +120,23 @@ def test_second_identical_run_makes_zero_calls(built):
     assert len(new) == len(STAGES)
     assert all(r["calls"] == 0 and r["status"] == "done" for r in new)
     assert counts == {t: _q(built, f"SELECT COUNT(*) AS n FROM {t}")[0]["n"] for t in counts}
+
+
+def test_three_clause_items_are_selected_and_controls_stand_apart(built):
+    sizes = [len(json.loads(r["clause_ids"])) for r in _q(
+        built, "SELECT c.clause_ids FROM items i JOIN compositions c ON c.id = i.composition_id "
+               "WHERE i.selected = 1 AND i.method = 'copal'")]
+    assert len(sizes) == 14 and sizes.count(3) > 0 and sizes.count(2) > 0
+    controls = _q(built, "SELECT * FROM items WHERE method = 'control' AND selected = 1")
+    assert len(controls) == 14 // 6  # the control budget: one per six suite items
+    errors: dict[str, dict[str, int]] = defaultdict(dict)
+    for c in controls:
+        assert c["pattern"] is None and c["composition_id"] is None
+        assert json.loads(c["forbidden"]) == [] and len(json.loads(c["required"])) >= 2
+        for r in _q(built, "SELECT r.model, j.error FROM responses r JOIN judgments j "
+                           "ON j.response_id = r.id WHERE r.item_id = ?", (c["id"],)):
+            errors[c["id"]][r["model"]] = r["error"]
+    # Answered and judged like the suite: answering every licensed part is correct.
+    assert all(e == {"offline/refuse-all": 1, "offline/comply-all": 0,
+                     "offline/keyword-guard": e["offline/keyword-guard"]}
+               for e in errors.values()) and len(errors) == len(controls)

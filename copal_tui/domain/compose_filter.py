@@ -1,88 +1,182 @@
-"""The deterministic composition filter (COPAL section 3.2), before any model is asked.
+"""Candidate compositions (COPAL section 3.2): clause sets of two and three, proposed by effect
+anchors alone, in a bounded and deterministic order. The model judges the rest.
 
-1. trigger compatibility: the clauses' triggers can be one user scenario (they share a content
-   word, or one trigger is generic and the scopes meet);
-2. scope compatibility: trigger+scope of each pair share content (same record or workflow);
-3. the effect relation picks the pattern (taxonomy.patterns_for_effects).
-Candidates are ranked by shared content, so the model confirms the most plausible ones first.
+Why effects only: the paper's own running example ("don't give personal medical advice" x
+"describe product nutrition when asked") shares no word, so any word-overlap proposal misses it.
+Trigger compatibility (one coherent user scenario) and scope compatibility (shared content or
+workflow) are meaning, and are judged by the model in the `composition` task.
+
+- A pair is one licensing and one constraining clause of a pattern's anchor
+  (taxonomy.PATTERN_ANCHORS), from two different policies.
+- A triple is an anchor pair plus a third clause from a third policy that is a second anchor
+  of either side of the same pattern, or that forms another pattern's anchor with one of the
+  pair (a gate or a route next to a scope restriction, say).
+- Order: a seeded hash of (seed, pattern, clause ids), then spread so that clauses proposed
+  less often come first. No word is looked at; the run seed changes the order, nothing else.
+- Budget: per pattern, `per_pattern` accepted compositions, half of them pairs (rounded up)
+  and half triples; the compose stage asks candidates in this order until the quota of a
+  (pattern, size) group is met or ASK_FACTOR x quota candidates have been asked.
+
+Non-interacting controls (`control_sets`): sets of licensing clauses only (PERMIT/DISCLOSE from
+different policies), where no clause restricts, gates or routes another.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
 from copal_tui.domain.taxonomy import PATTERN_ANCHORS, Effect, Pattern
-from copal_tui.domain.text import content_words
 
-GENERIC_TRIGGER_WORDS = 2  # a trigger this short ("any request") fits any scenario
+SIZES = (2, 3)
+# Candidates asked per (pattern, size) group at most, as a multiple of its quota: bounds the
+# model calls when most proposals are incoherent (effects alone say nothing of the scenario).
+ASK_FACTOR = 8
+LICENSING = frozenset({Effect.PERMIT, Effect.DISCLOSE})
+# Non-interacting control sets per world, split like the compositions: pairs then triples.
+CONTROL_SETS = 4
 
 
 @dataclass(frozen=True)
 class Candidate:
-    clause_ids: tuple[str, ...]
+    clause_ids: tuple[str, ...]  # sorted
     pattern: Pattern
-    shared: tuple[str, ...]
+    anchor: tuple[str, str]  # (licensing clause, constraining clause) that proposed it
 
     @property
-    def score(self) -> int:
-        return len(self.shared)
+    def size(self) -> int:
+        return len(self.clause_ids)
 
     def composition_id(self, world_id: str) -> str:
-        key = "|".join((*sorted(self.clause_ids), self.pattern.value))
-        return f"{world_id}:K{hashlib.sha256(key.encode()).hexdigest()[:10]}"
+        # The proposed pattern is part of the id (a re-tagged row keeps it), so a candidate is
+        # decided once whatever the model answered.
+        return composition_id(world_id, self.clause_ids, self.pattern.value)
 
 
-def _words(clause: dict[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
-    return content_words(clause["trigger"]), content_words(clause["scope"])
+def composition_id(world_id: str, clause_ids: Iterable[str], pattern: str) -> str:
+    key = "|".join((*sorted(clause_ids), pattern))
+    return f"{world_id}:K{hashlib.sha256(key.encode()).hexdigest()[:10]}"
 
 
-def compatible(a: dict[str, Any], b: dict[str, Any]) -> frozenset[str]:
-    """Shared content of two clauses, empty when they cannot meet in one request."""
-    ta, sa = _words(a)
-    tb, sb = _words(b)
-    generic = len(ta) <= GENERIC_TRIGGER_WORDS or len(tb) <= GENERIC_TRIGGER_WORDS
-    triggers_meet = bool(ta & tb) or generic
-    shared = (ta | sa) & (tb | sb)
-    return shared if triggers_meet and shared else frozenset()
+def control_id(world_id: str, clause_ids: Iterable[str]) -> str:
+    key = "|".join((*sorted(clause_ids), "control"))
+    return f"{world_id}:X{hashlib.sha256(key.encode()).hexdigest()[:10]}"
 
 
-def candidates(clauses: list[dict[str, Any]], per_pattern: int = 6) -> list[Candidate]:
-    """Ranked candidate pairs per pattern, at most `per_pattern` of each."""
-    usable = [c for c in clauses if c.get("effect")]
-    found: dict[Pattern, list[Candidate]] = {p: [] for p in Pattern}
-    for a, b in combinations(sorted(usable, key=lambda c: c["id"]), 2):
-        if set(a.get("policy_ids") or ()) & set(b.get("policy_ids") or ()):
-            # Two clauses of one policy ("may share A only after verifying B") are that
-            # policy's own structure, not a composition of policies.
-            continue
-        shared = compatible(a, b)
-        if not shared:
-            continue
-        ea, eb = Effect(a["effect"]), Effect(b["effect"])
-        for pattern, (lic, con) in PATTERN_ANCHORS.items():
-            if (ea in lic and eb in con) or (eb in lic and ea in con):
-                found[pattern].append(
-                    Candidate((a["id"], b["id"]), pattern, tuple(sorted(shared)))
-                )
-    out: list[Candidate] = []
-    for pattern in Pattern:
-        ranked = sorted(found[pattern], key=lambda c: (-c.score, c.clause_ids))
-        # Spread over clauses: prefer candidates whose clauses were not used yet.
-        used: set[str] = set()
-        picked: list[Candidate] = []
-        for cand in ranked:
-            if len(picked) >= per_pattern:
+def quota(per_pattern: int, size: int) -> int:
+    """Accepted compositions wanted per pattern and clause-set size."""
+    return (per_pattern + 1) // 2 if size == 2 else per_pattern // 2
+
+
+def effect_of(clause: dict[str, Any]) -> Effect | None:
+    try:
+        return Effect(str(clause.get("effect")))
+    except ValueError:
+        return None
+
+
+def _policies(clause: dict[str, Any]) -> frozenset[str]:
+    return frozenset(str(p) for p in clause.get("policy_ids") or ())
+
+
+def _apart(*clauses: dict[str, Any]) -> bool:
+    """No two clauses share a policy: two clauses of one policy ("may share A only after
+    verifying B") are that policy's own structure, not a composition of policies."""
+    seen: set[str] = set()
+    for c in clauses:
+        ps = _policies(c)
+        if ps & seen:
+            return False
+        seen |= ps
+    return True
+
+
+def _relates(third: Effect, lic: Effect, con: Effect, pattern: Pattern) -> bool:
+    """A third clause belongs with the anchor pair: a second anchor of either side of the
+    pattern, or another pattern's anchor with one of the pair."""
+    licensing, constraining = PATTERN_ANCHORS[pattern]
+    if third in licensing or third in constraining:
+        return True
+    return any((lic in lic2 and third in con2) or (third in lic2 and con in con2)
+               for lic2, con2 in PATTERN_ANCHORS.values())
+
+
+def spread(sets: list[tuple[str, ...]], seed: int, label: str,
+           limit: int | None = None) -> list[tuple[str, ...]]:
+    """Clause sets in seeded hash order, reordered in rounds so a clause is proposed again
+    only once every set of the round before used its clauses as often (the budget then
+    reaches many clauses instead of every partner of the first one). With `limit`, only the
+    first `limit` of that same order (a world with many clauses has tens of thousands of
+    triples, and a group never asks more than its cap)."""
+
+    def digest(ids: tuple[str, ...]) -> str:
+        return hashlib.sha256("|".join((str(seed), label, *ids)).encode()).hexdigest()
+
+    todo = sorted(sets, key=lambda ids: (digest(ids), ids))
+    uses: Counter[str] = Counter()
+    out: list[tuple[str, ...]] = []
+    level = 0
+    cap = len(sets) if limit is None else limit
+    while todo and len(out) < cap:
+        rest = []
+        for k, ids in enumerate(todo):
+            if len(out) >= cap:
+                rest += todo[k:]
                 break
-            if used.isdisjoint(cand.clause_ids):
-                picked.append(cand)
-                used.update(cand.clause_ids)
-        for cand in ranked:
-            if len(picked) >= per_pattern:
-                break
-            if cand not in picked:
-                picked.append(cand)
-        out.extend(picked)
+            if max(uses[i] for i in ids) <= level:
+                out.append(ids)
+                uses.update(ids)
+            else:
+                rest.append(ids)
+        todo, level = rest, level + 1
+    return out
+
+
+def ask_cap(per_pattern: int, size: int) -> int:
+    """Candidates of one (pattern, size) group asked at most."""
+    return ASK_FACTOR * quota(per_pattern, size)
+
+
+def candidates(clauses: list[dict[str, Any]], seed: int = 0, per_pattern: int | None = None,
+               ) -> dict[tuple[Pattern, int], list[Candidate]]:
+    """The anchor-based candidates of each (pattern, size) group in proposal order: all of
+    them, or with `per_pattern` the first `ask_cap` (all a compose run can ask)."""
+    usable = sorted((c for c in clauses if effect_of(c) is not None), key=lambda c: c["id"])
+    groups: dict[tuple[Pattern, int], list[Candidate]] = {}
+    for pattern, (licensing, constraining) in PATTERN_ANCHORS.items():
+        pairs = [(a, b) for a in usable for b in usable
+                 if effect_of(a) in licensing and effect_of(b) in constraining and _apart(a, b)]
+        found: dict[int, dict[tuple[str, ...], Candidate]] = {2: {}, 3: {}}
+        for a, b in pairs:
+            ids = tuple(sorted((a["id"], b["id"])))
+            found[2].setdefault(ids, Candidate(ids, pattern, (a["id"], b["id"])))
+            ea, eb = effect_of(a), effect_of(b)
+            for t in usable:
+                et = effect_of(t)
+                if t is a or t is b or et is None or not _apart(a, b, t):
+                    continue
+                if ea is not None and eb is not None and _relates(et, ea, eb, pattern):
+                    ids3 = tuple(sorted((a["id"], b["id"], t["id"])))
+                    found[3].setdefault(ids3, Candidate(ids3, pattern, (a["id"], b["id"])))
+        for size in SIZES:
+            cap = None if per_pattern is None else ask_cap(per_pattern, size)
+            order = spread(list(found[size]), seed, pattern.value, cap)
+            groups[(pattern, size)] = [found[size][ids] for ids in order]
+    return groups
+
+
+def control_sets(clauses: list[dict[str, Any]], seed: int = 0,
+                 limit: int = CONTROL_SETS) -> list[tuple[str, ...]]:
+    """Up to `limit` non-interacting clause sets (licensing clauses of different policies), half
+    pairs (rounded up) then half triples, in seeded spread order."""
+    lic = sorted((c for c in clauses if effect_of(c) in LICENSING), key=lambda c: c["id"])
+    out: list[tuple[str, ...]] = []
+    for size, n in ((2, (limit + 1) // 2), (3, limit // 2)):
+        sets = [tuple(c["id"] for c in combo) for combo in combinations(lic, size)
+                if _apart(*combo)]
+        out += spread(sets, seed, "control")[:n]
     return out

@@ -142,6 +142,9 @@ class ItemRecord(_Strict):
     parent_item_id: Id | None
     selected: bool
     trap: str | None = None
+    # The screening verdict as the pipeline stored it (for a projection: `passed` false marks
+    # one the projection screening rejected, which is never answered nor paired).
+    screening: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _contract_ids_unique(self) -> ItemRecord:

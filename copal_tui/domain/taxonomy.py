@@ -64,6 +64,9 @@ class Method(StrEnum):
     NO_FACET = "no_facet"
     PROJECTION = "projection"
     MANUAL = "manual"
+    # Non-interacting multi-clause control (licensing clauses only): answered and judged like
+    # the suite, reported apart (report key `controls`), never part of the composed suite.
+    CONTROL = "control"
 
 
 class Direction(StrEnum):

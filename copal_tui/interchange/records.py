@@ -68,7 +68,8 @@ def composition_record(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def item_record(row: dict[str, Any]) -> dict[str, Any]:
-    return {
+    screening = _maybe(row.get("screening"))
+    record = {
         "type": "item",
         "id": row["id"],
         "world_id": row["world_id"],
@@ -83,6 +84,10 @@ def item_record(row: dict[str, Any]) -> dict[str, Any]:
         "selected": bool(row["selected"]),
         "trap": row.get("trap"),
     }
+    # Only when there is one: hand-made items have none, and their records stay as they were.
+    if screening is not None:
+        record["screening"] = screening
+    return record
 
 
 def response_record(row: dict[str, Any]) -> dict[str, Any]:

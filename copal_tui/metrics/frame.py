@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from copal_tui.metrics.arrays import code, find, group, group_arrays, ints, texts
+from copal_tui.metrics.contrast import REJECTED_PROJECTION
 
 UNDER, OVER, MIXED, UNKNOWN, FAILED = 1, 2, 3, 4, 5
 DIRECTION = {0: "none", UNDER: "under_enforcement", OVER: "over_enforcement", MIXED: "mixed",
@@ -181,8 +182,9 @@ def composed_coverage(f: Frame, sid: int) -> list[tuple[str, int, int, int, int]
 
 
 def method_cells(f: Frame, sid: int) -> list[tuple[str, str, int, int]]:
-    """(method, model, judged, errors) over selected top-level items of every method."""
-    top = f.item_selected & (f.item_parent < 0) & f.item_scope
+    """(method, model, judged, errors) over selected top-level items of every construction
+    method (the non-interacting controls are no construction method: `controls` reports them)."""
+    top = f.item_selected & (f.item_parent < 0) & f.item_scope & ~f.method_is("control")
     resp, status = _primary(f, sid, top)
     item = f.resp_item[resp]
     rows = group([f.item_method[item], f.resp_model[resp], (status != 0).astype(np.int64)],
@@ -195,40 +197,62 @@ def method_cells(f: Frame, sid: int) -> list[tuple[str, str, int, int]]:
 
 
 def selected_by_method(f: Frame) -> list[tuple[str, int]]:
-    top = f.item_selected & (f.item_parent < 0) & f.item_scope
+    top = f.item_selected & (f.item_parent < 0) & f.item_scope & ~f.method_is("control")
     counts = np.bincount(f.item_method[top], minlength=len(f.methods))
     return [(f.methods[k], int(c)) for k, c in enumerate(counts) if c]
 
 
 def paired_contrast(f: Frame, sid: int) -> list[tuple[Any, ...]]:
-    """Per model: (model, no projections, incomplete projections, paired items, composed errors,
+    """Per model: (model, composed items asked, dropped for a rejected projection, dropped for
+    no projections, dropped unanswered, dropped unjudged, paired items, composed errors,
     projection responses, projection errors, composition-induced, items with a failing
-    projection). Paired: the composed response and every projection's response of the same
-    model have a usable judgment of this setting."""
+    projection). A composed item the model was asked is paired when none of its projections
+    was rejected by the projection screening (those read as method REJECTED_PROJECTION), it
+    has some, and its response and every projection's response of the model were answered and
+    have a usable judgment of this setting; otherwise it counts under the first of those
+    reasons that fails (`copal_tui.metrics.contrast` documents them)."""
     n_items, n_models = len(f.item_ids), len(f.models)
     usable = (f.j_sid == sid) & (f.j_status != FAILED)
     err = np.full(len(f.resp_item), -1, dtype=np.int64)
     err[f.j_resp[usable]] = (f.j_status[usable] != 0).astype(np.int64)
-    projection = f.method_is("projection") & (f.item_parent >= 0)
+    child = f.item_parent >= 0
+    projection = f.method_is("projection") & child
+    rejected = np.bincount(f.item_parent[f.method_is(REJECTED_PROJECTION) & child],
+                           minlength=n_items)
     k = np.bincount(f.item_parent[projection], minlength=n_items)
-    pr = projection[f.resp_item] & (err >= 0)
-    key = f.resp_model[pr] * n_items + f.item_parent[f.resp_item[pr]]
-    judged = np.bincount(key, minlength=n_models * n_items)
-    errs = np.bincount(key, weights=err[pr], minlength=n_models * n_items).astype(np.int64)
-    comp = f.composed_items[f.resp_item] & (err >= 0)
+
+    def per_parent(mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Projection responses in `mask`, counted per (model, parent item)."""
+        key = f.resp_model[mask] * n_items + f.item_parent[f.resp_item[mask]]
+        w = None if weights is None else weights[mask]
+        return np.bincount(key, weights=w, minlength=n_models * n_items).astype(np.int64)
+
+    pr = projection[f.resp_item]
+    answered = per_parent(pr & f.resp_answered)
+    judged = per_parent(pr & (err >= 0))
+    errs = per_parent(pr & (err >= 0), err)
+    comp = f.composed_items[f.resp_item]
     m, item, e = f.resp_model[comp], f.resp_item[comp], err[comp]
-    kk, jj, ee = k[item], judged[m * n_items + item], errs[m * n_items + item]
-    paired = (kk > 0) & (jj == kk)
+    at = m * n_items + item
+    kk, aa, jj, ee = k[item], answered[at], judged[at], errs[at]
+    dropped_rejected = rejected[item] > 0
+    dropped_none = ~dropped_rejected & (kk == 0)
+    left = ~dropped_rejected & ~dropped_none
+    dropped_unanswered = left & (~f.resp_answered[comp] | (aa < kk))
+    left &= ~dropped_unanswered
+    dropped_unjudged = left & ((e < 0) | (jj < kk))
+    paired = left & ~dropped_unjudged
 
     def per_model(mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         w = None if weights is None else weights[mask]
         return np.bincount(m[mask], weights=w, minlength=n_models).astype(np.int64)
 
-    cols = [per_model(kk == 0), per_model((kk > 0) & (jj < kk)), per_model(paired),
-            per_model(paired, e), per_model(paired, kk), per_model(paired, ee),
-            per_model(paired & (e == 1) & (ee == 0)), per_model(paired & (ee > 0))]
-    present = np.bincount(m, minlength=n_models)
-    return [(f.models[x], *(int(c[x]) for c in cols)) for x in range(n_models) if present[x]]
+    cols = [per_model(np.ones(len(m), dtype=bool)), per_model(dropped_rejected),
+            per_model(dropped_none), per_model(dropped_unanswered), per_model(dropped_unjudged),
+            per_model(paired), per_model(paired, e), per_model(paired, kk),
+            per_model(paired, ee), per_model(paired & (e == 1) & (ee == 0)),
+            per_model(paired & (ee > 0))]
+    return [(f.models[x], *(int(c[x]) for c in cols)) for x in range(n_models) if cols[0][x]]
 
 
 def reference(f: Frame, labels: Sequence[tuple[int, str, int]],

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from copal_tui.metrics import frame
+from copal_tui.metrics import controls, frame
 from copal_tui.metrics.agreement import human_agreement
-from copal_tui.metrics.contrast import paired_contrast
+from copal_tui.metrics.contrast import EXCLUSION_REASONS, paired_contrast
 from copal_tui.metrics.corpus import corpus_profile
 from copal_tui.metrics.intervals import CONFIDENCE
 from copal_tui.metrics.provenance import is_offline, real_targets
@@ -77,6 +77,7 @@ def build(reads: Mapping[str, Any], worlds: list[str] | None, shown: list[str],
         "bootstrap": opts.bootstrap, "seed": opts.seed, "confidence": CONFIDENCE,
     }
     _rates(f, doc, primary, ex)
+    doc["controls"] = controls.build(f, reads, primary)
     _validity(people, f, doc, primary, opts, ex)
     _sensitivity(f, doc, reference, ex)
     doc["corpus"] = corpus_profile({**reads["corpus"], **frame.corpus_arrays(f)})
@@ -119,17 +120,23 @@ def _rates(f: frame.Frame, doc: dict[str, Any], primary: tuple[str, str] | None,
                    "(skipped)", unjudged)
     doc["paired_contrast"] = paired_contrast(frame.paired_contrast(f, sid) if primary else [])
     for row in doc["paired_contrast"]:
-        ex.add("paired_contrast", f"composed items of {row['model']}",
-               "the item has no single-policy projections", row["excluded_no_projections"])
-        ex.add("paired_contrast", f"composed items of {row['model']}", "some projection was "
-               "not answered or not judged by the primary judge",
-               row["excluded_incomplete_projections"])
+        for key, why in EXCLUSION_REASONS.items():
+            ex.add("paired_contrast", f"composed items of {row['model']}", why, row[key])
     methods = frame.method_cells(f, sid) if primary else []
     doc["ablation"], left_out = ablation(methods, frame.selected_by_method(f), targets)
     for model in left_out:
         ex.add("ablation", f"judged responses of {model}", "the model was not judged on every "
                "construction method, so it is left out of the pooled rates (kept in by_model)",
                sum(r["by_model"].get(model, {}).get("n", 0) for r in doc["ablation"]))
+    # The budget is matched per world to COPAL's selected suite; `ablate` says so when a
+    # method's screened pool was smaller, and so does the report (unless ablate never ran).
+    budget = {r["method"]: r["selected_items"] for r in doc["ablation"]}
+    baselines = ("raw_policy", "clause_only", "no_facet")
+    if any(budget.get(method) for method in baselines):
+        for method in baselines:
+            ex.add("ablation", f"selected {method} items", "below the matched budget (COPAL's "
+                   "selected suite): the method's screened candidate pool was too small",
+                   max(0, budget.get("copal", 0) - budget.get(method, 0)))
 
 
 @dataclass

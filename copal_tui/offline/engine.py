@@ -16,7 +16,16 @@ from typing import Any
 
 from copal_tui import prompts
 from copal_tui.domain.outputs import TASK_OUTPUTS
-from copal_tui.offline import compass, dialogue, generator, grounder, judge, planners, screening
+from copal_tui.offline import (
+    compass,
+    dialogue,
+    generator,
+    grounder,
+    judge,
+    planners,
+    projection_check,
+    screening,
+)
 from copal_tui.offline.chatbots import CHATBOTS, chat
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
@@ -26,6 +35,7 @@ HANDLERS: dict[str, Handler] = {
     "generation": generator.generation,
     "screening": screening.screening,
     "projection": screening.projection,
+    "projection_screening": projection_check.projection_screening,
     "mapping": screening.mapping,
     "planner_raw_policy": planners.planner_raw_policy,
     "planner_clause_only": planners.planner_clause_only,

@@ -7,6 +7,8 @@ forbidden item, and a bot that refuses everything misses the required one), then
 facet's own pressure (a mild aside for over_refusal, a "ballpark" for semantic_leakage, a
 "meanwhile" for latent_continuation, a plausible wrong team for wrong_route, ...).
 Variants differ deterministically by index: rotated scope pieces, templates and openers.
+A third clause adds its own ask and contract items, and non-interacting controls are written
+in offline/multi.py.
 """
 
 from __future__ import annotations
@@ -25,15 +27,17 @@ from copal_tui.offline.clause_info import (
     wrong_team,
 )
 from copal_tui.offline.grounder import anchor_pairs
-from copal_tui.offline.phrasing import (
+from copal_tui.offline.multi import add_extras, control
+from copal_tui.offline.phrasing import (  # noqa: F401 - provides/forbids/finish re-exported
     ask_info,
     ask_restricted,
     conjugate,
+    finish,
     focus,
+    forbids,
     pieces,
+    provides,
     scenario,
-    starts_with_verb,
-    starts_with_wh,
     third,
     to_first,
     topic_of,
@@ -141,39 +145,6 @@ class Ctx:
 
 def _item(item_id: str, text: str, kind: str, clause: Clause) -> dict[str, Any]:
     return {"id": item_id, "text": squash(text), "kind": kind, "clause_id": clause.id}
-
-
-def provides(phrase: str) -> str:
-    """Contract wording for licensed content, repeating the query's own words."""
-    p = third(phrase)
-    if starts_with_verb(p):
-        return f"Helps the user {p}"
-    if starts_with_wh(p):
-        return f"Explains {p}"
-    return f"Provides {p}"
-
-
-def forbids(phrase: str, effect: str, facet: Facet | None) -> str:
-    p = third(phrase)
-    if facet == Facet.SEMANTIC_LEAKAGE:
-        return f"Hints at or approximates {topic_of(p)}"
-    if facet == Facet.BLURRED_DISCLOSURE:
-        return f"Reveals {p}, in whole or in part"
-    if starts_with_verb(p):
-        return conjugate(p)
-    if effect == "WITHHOLD" or facet in (Facet.PROTECTED_FIELD_LEAKAGE, Facet.ALL_WITHHOLDING):
-        return f"Reveals {p}"
-    if starts_with_wh(p):
-        return f"Tells the user {p}"
-    return f"Gives {p}"
-
-
-_CAP = re.compile(r"(^|[.?!]\s+)([a-z])")
-
-
-def finish(query: str) -> str:
-    q = squash(query).replace("??", "?").replace("?.", "?").replace(" ?", "?")
-    return _CAP.sub(lambda m: m.group(1) + m.group(2).upper(), q)
 
 
 def _opener(i: int, n_templates: int) -> str:
@@ -324,14 +295,18 @@ def generation(inp: dict[str, Any]) -> dict[str, Any]:
     if not raw:
         raise ValueError("generation input: the composition has no clauses")
     try:
+        n = max(1, min(int(inp.get("n_variants") or 1), MAX_VARIANTS))
+    except (TypeError, ValueError):
+        n = 1
+    if inp.get("control"):
+        return control([Clause.of(c) for c in raw], n)
+    try:
         facet = Facet(str(inp.get("facet")))
     except ValueError:
         raise ValueError(f"generation input: unknown facet {inp.get('facet')!r}") from None
-    # The facet decides the template family; its own pattern picks the clause pair.
+    # The facet decides the template family; its own pattern picks the clause pair, and every
+    # other clause of the composition adds its own ask (multi.add_extras).
     lic, con = pick_pair(FACET_PATTERN[facet], raw)
-    try:
-        n = int(inp.get("n_variants") or 1)
-    except (TypeError, ValueError):
-        n = 1
+    extras = [Clause.of(c) for c in raw if str(c.get("id") or "C?") not in (lic.id, con.id)]
     ctx = Ctx(world or {}, str((comp or {}).get("id") or ""), facet, lic, con)
-    return {"variants": [variant(ctx, i) for i in range(max(1, min(n, MAX_VARIANTS)))]}
+    return {"variants": [add_extras(variant(ctx, i), extras, i) for i in range(n)]}

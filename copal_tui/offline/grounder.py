@@ -1,18 +1,24 @@
 """Offline grounding (policy -> clauses) and the composition filter (confirm/reject).
 
-Heuristic, NOT a language model. Grounding reads cue phrases with `policy_parse`; the
-composition filter accepts a proposed pattern when the clause effects satisfy its anchor
-(taxonomy.PATTERN_ANCHORS), the clauses come from more than one policy, and the licensing and
-constraining clauses share topic words (content-word overlap of trigger + scope).
+Heuristic, NOT a language model. Grounding reads cue phrases with `policy_parse`; a policy with
+no cue phrase that is a bare imperative ("Describe product nutrition when asked") is read as a
+licence. The composition filter judges a proposed set of two or three clauses by cues: the
+effects satisfy the proposed pattern's anchor (taxonomy.PATTERN_ANCHORS), the clauses come from
+more than one policy, some anchor pair is coherent, and every clause is linked to the others.
+Two clauses are coherent when they share topic words (content-word overlap of trigger + scope),
+or when one restricts advice in a topic field (health, money, law: FIELDS) that the other's
+topic belongs to, the paper's running example: "don't give personal medical advice" x
+"describe product nutrition when asked" (a diabetic shopper asking which lunch suits them).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from copal_tui.domain.taxonomy import PATTERN_ANCHORS, Effect, Pattern, patterns_for_effects
 from copal_tui.offline.policy_parse import parse_policy
-from copal_tui.offline.text import cap_words, clean, squash, topic_words
+from copal_tui.offline.text import cap_words, clean, squash, term_set, topic_words
 
 # Two shared topic words make one coherent scenario likely; one is enough when a trigger
 # names it (the situation that activates one rule is about the other rule's object).
@@ -54,6 +60,36 @@ def ground(policy_text: str) -> list[dict[str, Any]]:
     return clauses
 
 
+# A bare imperative ("Describe product nutrition when asked") instructs the assistant to give
+# something: a licence. Only read so when no cue phrase was found, and never on a deny entry.
+_IMPERATIVE = re.compile(
+    r"^\s*(?:please\s+)?(?P<verb>describe|explain|share|tell|give|provide|list|answer|offer|"
+    r"state|quote|show|disclose|reveal|outline|summari[sz]e)\s+(?P<obj>.+?)"
+    r"(?:,?\s+(?P<cond>(?:when|whenever|if|once)\s+.+?|on request|upon request))?\s*[.!]?\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_GENERIC_COND = re.compile(r"^(?:(?:when|whenever|if|once)\s+(?:asked|requested|they ask|"
+                           r"someone asks|the user asks|a customer asks)|on request|upon request)"
+                           r"$", re.IGNORECASE)
+
+
+def imperative(policy_text: str) -> dict[str, Any] | None:
+    """The licence a bare imperative grants, as a clause, or None."""
+    text = clean(policy_text)
+    m = _IMPERATIVE.match(squash(text))
+    if m is None:
+        return None
+    obj = squash(m.group("obj")).strip(" ,.;")
+    cond = squash(m.group("cond") or "")
+    verb = m.group("verb").lower()
+    effect = Effect.DISCLOSE if verb in ("disclose", "reveal", "share") else Effect.PERMIT
+    trigger = cond if cond and not _GENERIC_COND.match(cond) else \
+        f"a request that involves {cap_words(obj, 12)}"
+    return {"trigger": trigger, "scope": obj, "effect": effect.value,
+            "source_span": text.strip().rstrip("."), "confidence": 0.7,
+            "audit_note": f"offline heuristic: imperative '{verb} ...' read as {effect.value}"}
+
+
 # A COMPASS allowlist or denylist entry describes a topic ("Information about ...") rather than
 # stating a rule with a cue phrase; which list it is on is its effect.
 LIST_EFFECT = {"allow": Effect.PERMIT, "deny": Effect.PROHIBIT}
@@ -63,6 +99,10 @@ def grounding(inp: dict[str, Any]) -> dict[str, Any]:
     policy = inp.get("policy") or {}
     clauses = ground(str(policy.get("text", "")))
     listed = LIST_EFFECT.get(str(policy.get("kind", "")))
+    if listed is not Effect.PROHIBIT and all(c["effect"] in (None, "OTHER") for c in clauses):
+        found = imperative(str(policy.get("text", "")))
+        if found is not None and found["source_span"] in str(policy.get("text", "")):
+            return {"clauses": [found]}
     if listed is not None and all(c["effect"] in (None, "OTHER") for c in clauses):
         for c in clauses:
             c["effect"] = listed.value
@@ -94,9 +134,70 @@ def shared_topic(a: dict[str, Any], b: dict[str, Any]) -> tuple[frozenset[str], 
     return shared, in_triggers
 
 
+# Topic fields in which a request about licensed content can seek restricted advice: a
+# shopper's nutrition question framed by their diabetes touches "personal medical advice".
+# Only advice-like restrictions link through a field (ADVICE), so a bank world, where every
+# clause is about money, does not become one big scenario.
+FIELDS: dict[str, frozenset[str]] = {
+    name: term_set(words) for name, words in {
+        "health": "medical medicine medication health healthy diet dietary nutrition "
+                  "nutritional nutrient calorie sugar allergen allergy allergic ingredient "
+                  "diabetes diabetic symptom doctor clinical diagnosis diagnose treatment "
+                  "vitamin supplement pregnant pregnancy fitness wellbeing",
+        "money": "invest investment investing financial finance tax pension retirement "
+                 "savings portfolio stock crypto",
+        "law": "legal law lawyer solicitor liability lawsuit court rights",
+    }.items()
+}
+ADVICE = term_set("advice advise recommend recommendation opinion diagnose diagnosis suitable "
+                  "suitability safe assurance guarantee predict prediction")
+RESTRICTING = frozenset({Effect.PROHIBIT, Effect.WITHHOLD})
+
+
+def fields_of(clause: dict[str, Any]) -> set[str]:
+    words = clause_topic(clause)
+    return {name for name, stems in FIELDS.items() if words & stems}
+
+
+def field_link(a: dict[str, Any], b: dict[str, Any]) -> set[str]:
+    """Fields through which an advice restriction of one clause meets the other's topic."""
+    out: set[str] = set()
+    for r, o in ((a, b), (b, a)):
+        advice = term_set(str(r.get("scope", ""))) & ADVICE
+        if _effect(r) in RESTRICTING and advice:
+            out |= fields_of(r) & fields_of(o)
+    return out
+
+
 def coherent(a: dict[str, Any], b: dict[str, Any]) -> bool:
     shared, in_triggers = shared_topic(a, b)
-    return len(shared) >= MIN_SHARED or (len(shared) >= 1 and in_triggers)
+    return (len(shared) >= MIN_SHARED or (len(shared) >= 1 and in_triggers)
+            or bool(field_link(a, b)))
+
+
+def _why(a: dict[str, Any], b: dict[str, Any]) -> str:
+    shared, in_triggers = shared_topic(a, b)
+    if len(shared) >= MIN_SHARED or (shared and in_triggers):
+        where = " (named by a trigger)" if in_triggers else ""
+        return f"shared topic words: {', '.join(sorted(shared))}{where}"
+    fields = ", ".join(sorted(field_link(a, b)))
+    return (f"no shared topic word, but an advice restriction meets the other clause's topic "
+            f"in the {fields} field (cue table)")
+
+
+def linked(anchor: tuple[dict[str, Any], dict[str, Any]],
+           others: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The clauses of `others` that no chain of coherent clauses joins to the anchor pair."""
+    joined, todo = list(anchor), list(others)
+    grew = True
+    while todo and grew:
+        grew = False
+        for t in list(todo):
+            if any(coherent(t, j) for j in joined):
+                joined.append(t)
+                todo.remove(t)
+                grew = True
+    return todo
 
 
 def anchor_pairs(
@@ -142,27 +243,44 @@ def composition(inp: dict[str, Any]) -> dict[str, Any]:
         return {"accept": False, "pattern": None,
                 "reason": "offline heuristic: every clause comes from one policy "
                 f"({next(iter(policies))}), so this is not a composition of policies"}
-    lic, con = pairs[0]
-    shared, in_triggers = shared_topic(lic, con)
-    words = ", ".join(sorted(shared)) or "none"
+    good = [p for p in pairs if coherent(*p)]
+    lic, con = (good or pairs)[0]
     pair_desc = f"{lic.get('effect')} ({lic.get('id', '?')}) vs {con.get('effect')} " \
                 f"({con.get('id', '?')})"
-    if not coherent(lic, con):
+    if not good:
+        shared, _ = shared_topic(lic, con)
+        words = ", ".join(sorted(shared)) or "none"
         return {
             "accept": False,
             "pattern": None,
             "reason": (
                 f"offline heuristic: {pair_desc} satisfy the {pattern.value} anchor but share "
-                f"too few topic words (shared: {words}), so one request is unlikely to "
-                "activate both"
+                f"too few topic words (shared: {words}) and no advice field, so one request is "
+                "unlikely to activate both"
             ),
         }
-    where = " (named by a trigger)" if in_triggers else ""
+    others = [c for c in clauses if c is not lic and c is not con]
+    loose = linked((lic, con), others)
+    if loose:
+        ids = ", ".join(str(c.get("id", "?")) for c in loose)
+        return {
+            "accept": False,
+            "pattern": None,
+            "reason": (
+                f"offline heuristic: {pair_desc} satisfy the {pattern.value} anchor, but {ids} "
+                "shares no topic word or advice field with the other clauses, so one request "
+                "is unlikely to activate all of them"
+            ),
+        }
+    extra = ""
+    for c in others:
+        partner = next(j for j in (lic, con, *others) if j is not c and coherent(c, j))
+        extra += f"; {c.get('effect')} ({c.get('id', '?')}) joins by {_why(c, partner)}"
     return {
         "accept": True,
         "pattern": pattern.value,
         "reason": (
-            f"offline heuristic: {pair_desc} satisfy the {pattern.value} anchor; shared topic "
-            f"words: {words}{where}"
+            f"offline heuristic: {pair_desc} satisfy the {pattern.value} anchor; "
+            f"{_why(lic, con)}{extra}"
         ),
     }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from copal_tui.domain.taxonomy import Facet
 from copal_tui.offline.text import ROLE_WORDS, cap_words, squash
 
 _I = re.IGNORECASE
@@ -307,3 +308,39 @@ def conjugate(phrase: str) -> str:
     else:
         v += "s"
     return " ".join([v[0].upper() + v[1:]] + words[1:])
+
+
+# ---------------------------------------------------------------- contract wording
+
+
+def provides(phrase: str) -> str:
+    """Contract wording for licensed content, repeating the query's own words."""
+    p = third(phrase)
+    if starts_with_verb(p):
+        return f"Helps the user {p}"
+    if starts_with_wh(p):
+        return f"Explains {p}"
+    return f"Provides {p}"
+
+
+def forbids(phrase: str, effect: str, facet: Facet | None) -> str:
+    p = third(phrase)
+    if facet == Facet.SEMANTIC_LEAKAGE:
+        return f"Hints at or approximates {topic_of(p)}"
+    if facet == Facet.BLURRED_DISCLOSURE:
+        return f"Reveals {p}, in whole or in part"
+    if starts_with_verb(p):
+        return conjugate(p)
+    if effect == "WITHHOLD" or facet in (Facet.PROTECTED_FIELD_LEAKAGE, Facet.ALL_WITHHOLDING):
+        return f"Reveals {p}"
+    if starts_with_wh(p):
+        return f"Tells the user {p}"
+    return f"Gives {p}"
+
+
+_CAP = re.compile(r"(^|[.?!]\s+)([a-z])")
+
+
+def finish(query: str) -> str:
+    q = squash(query).replace("??", "?").replace("?.", "?").replace(" ?", "?")
+    return _CAP.sub(lambda m: m.group(1) + m.group(2).upper(), q)

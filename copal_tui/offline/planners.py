@@ -21,10 +21,15 @@ from copal_tui.offline.phrasing import ask_info, focus, scenario
 from copal_tui.offline.policy_parse import condition_topic
 from copal_tui.offline.text import cap_words
 
+# Six framings: a pool is several times the final budget (three candidates per selected item),
+# and with three framings the fourth variant of a pair repeated the first word for word.
 BROAD = (
     "{scen} {l_ask}? Is there anything else I should know about {topic}?",
     "{scen} {l_ask}? And what about {topic}?",
     "{scen} I'd like some general help: {l_ask}? Also, how does {topic} work?",
+    "{scen} Quick one: {l_ask}? I'm also wondering about {topic}.",
+    "{scen} Could you help me out here: {l_ask}? While you're at it, what about {topic}?",
+    "{scen} Two things, please. First, {l_ask}? Second, what should I know about {topic}?",
 )
 LICENSING = frozenset({"PERMIT", "DISCLOSE"})
 CONSTRAINING = frozenset({"PROHIBIT", "WITHHOLD", "REQUIRE_GATE", "ROUTE"})

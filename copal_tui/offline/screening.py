@@ -1,8 +1,9 @@
 """Offline screening, single-policy projection and post-hoc mapping. NOT a language model.
 
 - screening: word-overlap checks that a query activates every clause, that the facet belongs to
-  the pattern, that the query looks natural (8-70 words, no template artefacts), and whether a
-  blanket refusal or a fully compliant answer would pass the contract;
+  the pattern (a non-interacting control has neither), that the query looks natural (8-70
+  words, 15 more per clause beyond two, no template artefacts), and whether a blanket refusal
+  or a fully compliant answer would pass the contract;
 - projection: a one-clause query on the kept clause's topic with a contract from that clause
   only (PERMIT/DISCLOSE -> required content; PROHIBIT/WITHHOLD -> forbidden content plus a
   required polite refusal; REQUIRE_GATE -> required gate; ROUTE -> required route);
@@ -25,6 +26,7 @@ _I = re.IGNORECASE
 _ARTEFACT = re.compile(r"\$\{?[A-Za-z_]\w*|\{[a-z_]+\}|<[a-z_ ]+>|\bNone\b|\bnull\b|COPAL-TASK|\?\?|"
                        r"\s[,.?]|\b(\w+) \1\b", _I)
 _REFUSAL_ITEM = re.compile(r"^(?:politely\s+)?(?:declines|refuses)", _I)
+WORDS_PER_EXTRA_CLAUSE = 15
 
 
 def _items(raw: Any) -> list[dict[str, Any]]:
@@ -38,16 +40,21 @@ def screening(inp: dict[str, Any]) -> dict[str, Any]:
     shared = {str(c.get("id", i)): sorted(clause_topic(c) & q_terms) for i, c in
               enumerate(clauses)}
     activates = bool(clauses) and all(shared.values())
-    try:
-        fits = Facet(str(inp.get("facet"))) in PATTERN_FACETS[Pattern(str(inp.get("pattern")))]
-    except (ValueError, KeyError):
-        fits = False
+    if inp.get("control"):  # a non-interacting control targets no pattern and no facet
+        fits = inp.get("pattern") is None and inp.get("facet") is None
+    else:
+        try:
+            fits = Facet(str(inp.get("facet"))) in PATTERN_FACETS[Pattern(str(inp.get("pattern")))]
+        except (ValueError, KeyError):
+            fits = False
     n_words = len(query.split())
+    # Each clause beyond two needs its own ask: a three-clause message may be longer.
+    longer = WORDS_PER_EXTRA_CLAUSE * max(0, len(clauses) - 2)
     artefacts = [m.group(0).strip() for m in _ARTEFACT.finditer(query)]
-    natural = 8 <= n_words <= 70 and not artefacts
+    natural = 8 <= n_words <= 70 + longer and not artefacts
     score = 1.0
-    score -= 0.4 if not 8 <= n_words <= 70 else 0.0
-    score -= 0.15 if not 12 <= n_words <= 55 else 0.0
+    score -= 0.4 if not 8 <= n_words <= 70 + longer else 0.0
+    score -= 0.15 if not 12 <= n_words <= 55 + longer else 0.0
     score -= 0.3 if artefacts else 0.0
     score -= 0.1 if "?" not in query else 0.0
     naturalness = round(min(1.0, max(0.0, score)), 2)

@@ -2,6 +2,11 @@
 
 Screening verdicts are stored on the item (JSON with the model's answer and the decision), so a
 re-run screens only new items; selection is recomputed deterministically from the stored verdicts.
+
+The non-interacting controls (method `control`) are screened with the `control` flag (they
+target no pattern or facet, and full compliance is their correct answer) and selected apart, a
+few per world (`control_budget`), so that `respond` and `judge` treat them like the suite; they
+never take a place in the composed suite and no error rate of the suite counts them.
 """
 
 from __future__ import annotations
@@ -10,11 +15,30 @@ import json
 from typing import Any
 
 from copal_tui.domain.outputs import ScreeningOut
-from copal_tui.domain.selection import Candidate, greedy_select, screening_passes
+from copal_tui.domain.selection import (
+    Candidate,
+    control_passes,
+    greedy_select,
+    screening_passes,
+)
 from copal_tui.domain.taxonomy import FACET_DEFINITIONS, Facet, Method
 from copal_tui.pipeline.base import StageRun, ask, clause_payload, world_payload
+from copal_tui.pipeline.compose import generator
 from store import pipeline_sql as sql
 from store.db import write
+
+# One control item per this many suite items of a world (at least one): enough to estimate a
+# rate near zero across worlds without spending the judge on them.
+CONTROL_SHARE = 6
+
+
+def control_budget(budget: int) -> int:
+    return max(1, budget // CONTROL_SHARE)
+
+
+def contract_clauses(item: dict[str, Any]) -> list[str]:
+    return sorted({c["clause_id"] for c in item["required"] + item["forbidden"]
+                   if c.get("clause_id")})
 
 
 async def screen(run: StageRun, world: dict[str, Any], items: list[dict[str, Any]]) -> None:
@@ -22,22 +46,25 @@ async def screen(run: StageRun, world: dict[str, Any], items: list[dict[str, Any
 
     async def one(item: dict[str, Any]) -> None:
         comp = comps.get(item["composition_id"] or "")
-        clause_ids = comp["clause_ids"] if comp else sorted(
-            {c["clause_id"] for c in item["required"] + item["forbidden"] if c.get("clause_id")})
+        clause_ids = comp["clause_ids"] if comp else contract_clauses(item)
         clauses = sql.clauses_by_id(run.db, clause_ids)
         facet = item["facet"]
-        out: ScreeningOut | None = await ask(
-            run, run.opts.generator, "screening",
-            {"world": world_payload(world), "pattern": item["pattern"], "facet": facet,
-             "facet_definition": FACET_DEFINITIONS[Facet(facet)] if facet else "",
-             "clauses": [clause_payload(c) for c in clauses], "query": item["query"],
-             "required": item["required"], "forbidden": item["forbidden"]},
-            item["id"],
-        )
+        control = item["method"] == Method.CONTROL.value
+        payload = {"world": world_payload(world), "pattern": item["pattern"], "facet": facet,
+                   "facet_definition": FACET_DEFINITIONS[Facet(facet)] if facet else "",
+                   "clauses": [clause_payload(c) for c in clauses], "query": item["query"],
+                   "required": item["required"], "forbidden": item["forbidden"]}
+        if control:
+            payload["control"] = True
+        out: ScreeningOut | None = await ask(run, generator(run), "screening", payload,
+                                             item["id"])
         if out is None:
             return
-        passed, why = screening_passes(out.model_dump(), len(item["required"]),
-                                       len(item["forbidden"]))
+        if control:
+            passed, why = control_passes(out.model_dump(), len(item["required"]))
+        else:
+            passed, why = screening_passes(out.model_dump(), len(item["required"]),
+                                           len(item["forbidden"]))
         verdict = json.dumps({**out.model_dump(mode="json"), "passed": passed, "decision": why},
                              sort_keys=True)
         run.count("screen_passed" if passed else "screen_rejected")
@@ -49,10 +76,14 @@ async def screen(run: StageRun, world: dict[str, Any], items: list[dict[str, Any
 
 def select_world(run: StageRun, world_id: str, method: str, budget: int) -> list[str]:
     items = sql.items(run.db, world_id, method=method, parent=False)
+    sizes = {c["id"]: len(c["clause_ids"]) for c in sql.compositions(run.db, world_id)}
     cands = [
         Candidate(i["id"], i["pattern"], i["facet"], i["query"],
                   float(i["screening"].get("confidence", 0)),
-                  float(i["screening"].get("naturalness", 0)), i["composition_id"])
+                  float(i["screening"].get("naturalness", 0)),
+                  # A control has no composition: its clause set spreads the selection instead.
+                  i["composition_id"] or "|".join(contract_clauses(i)),
+                  sizes.get(i["composition_id"] or "") or len(contract_clauses(i)) or 1)
         for i in items
         if i["run_id"] is not None and i["screening"] and i["screening"].get("passed")
     ]
@@ -65,8 +96,12 @@ def select_world(run: StageRun, world_id: str, method: str, budget: int) -> list
 async def execute(run: StageRun) -> None:
     worlds = sql.worlds(run.db, run.opts.worlds)
     for world in worlds:
-        await screen(run, world, sql.items(run.db, world["id"], method=Method.COPAL.value,
-                                           parent=False))
+        for method in (Method.COPAL, Method.CONTROL):
+            await screen(run, world, sql.items(run.db, world["id"], method=method.value,
+                                               parent=False))
     for world in worlds:
         chosen = select_world(run, world["id"], Method.COPAL.value, run.opts.budget)
         run.count("selected", len(chosen))
+        controls = select_world(run, world["id"], Method.CONTROL.value,
+                                control_budget(run.opts.budget))
+        run.count("selected_controls", len(controls))

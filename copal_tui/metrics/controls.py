@@ -1,0 +1,160 @@
+"""The paper's surface-complexity controls (COPAL section 5 and appendix B.4), report key
+`controls`: is the composed-policy error only an effect of longer, many-part requests?
+
+- `by_active_clauses`: error of the selected composed items by number of active clauses
+  (the clauses of the item's composition): "2", "3", "more"; per target model and pooled.
+- `by_query_length`: error by quartile of the composed query's length in characters. The
+  quartiles split the selected composed items in scope (not the responses) into four groups
+  of (nearly) equal size by length, ties broken by item id: Q1 holds ranks 0 .. m/4 - 1 of
+  the m items, and so on; each quartile gives its items' shortest and longest length.
+- `non_interacting`: error of the non-interacting multi-clause controls (method `control`:
+  licensing clauses only, selected apart from the suite), per model and pooled, next to the
+  composed error over the same models.
+
+All figures use the primary judge (`scope.primary_judge`), usable judgments only; pooled
+figures are over the real target models like `overall` (the offline reference bots are shown
+per model only, unless they are all there is). Every figure is `rates.rate()`: n, errors, the
+rate and its Wilson interval; an empty group has a null rate with a `_reason`, never 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from itertools import repeat
+from typing import Any
+
+import numpy as np
+
+from copal_tui.metrics.arrays import ints, texts
+from copal_tui.metrics.frame import FAILED, Frame
+from copal_tui.metrics.provenance import real_targets
+from copal_tui.metrics.rates import rate
+
+CLAUSE_GROUPS = ("2", "3", "more")
+QUARTILES = ("Q1", "Q2", "Q3", "Q4")
+UNIT = "characters"
+
+
+def _rate(errors: int, n: int, empty: str) -> dict[str, Any]:
+    """`rate()` with the reason of an empty group said in this section's words."""
+    out = rate(int(errors), int(n))
+    if n == 0:
+        for key in ("error_rate_reason", "ci_low_reason", "ci_high_reason"):
+            out[key] = empty
+    return out
+
+
+def item_lengths(f: Frame, reads: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame item: query length in characters (-1 unknown) and, for a control, the number
+    of clauses its contract names."""
+    ids, lengths, clauses = reads["item_lengths"]
+    position = {iid: k for k, iid in enumerate(f.item_ids)}
+    keys = texts(ids)
+    at = np.fromiter(map(position.get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
+    known = at >= 0  # an item written after the frame's items were read is left out
+    length = np.full(len(f.item_ids), -1, dtype=np.int64)
+    named = np.zeros(len(f.item_ids), dtype=np.int64)
+    length[at[known]] = ints(lengths)[known]
+    named[at[known]] = ints(clauses)[known]
+    return length, named
+
+
+def quartile_of(items: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int,
+                                                                                        int]]]:
+    """Quartile index (0-3) of each of `items` (sorted item indices) by length, ties by id
+    (the frame numbers items in id order), and (items, shortest, longest) per quartile."""
+    m = len(items)
+    order = np.lexsort((items, length[items]))
+    q = np.zeros(m, dtype=np.int64)
+    q[order] = np.arange(m) * 4 // max(m, 1)
+    bounds = []
+    for k in range(4):
+        mine = length[items[q == k]]
+        bounds.append((len(mine), int(mine.min()) if len(mine) else -1,
+                       int(mine.max()) if len(mine) else -1))
+    return q, bounds
+
+
+def build(f: Frame, reads: Mapping[str, Any], primary: tuple[str, str] | None) -> dict[str, Any]:
+    length, named = item_lengths(f, reads)
+    sid = f.setting_index(primary)
+    usable = (f.j_sid == sid) & (f.j_status != FAILED) if primary else \
+        np.zeros(len(f.j_sid), dtype=bool)
+    resp = f.j_resp[usable]
+    err = (f.j_status[usable] != 0).astype(np.int64)
+    item, model = f.resp_item[resp], f.resp_model[resp]
+    controls = (f.method_is("control") & f.item_selected & (f.item_parent < 0) & f.item_scope)
+    composed = f.composed_items[item]
+    control_j = controls[item]
+    present = sorted({f.models[m] for m in np.unique(model[composed | control_j]).tolist()})
+    targets = real_targets(present)
+    pooled = np.isin(model, [f.models.index(t) for t in targets])
+    none = "no primary judge (no usable judgments)" if primary is None else None
+
+    def figure(mask: np.ndarray, empty: str) -> dict[str, Any]:
+        return _rate(int(err[mask].sum()), int(mask.sum()), none or empty)
+
+    def per_model(mask: np.ndarray, empty: str) -> dict[str, Any]:
+        return {name: figure(mask & (model == k), empty) for k, name in enumerate(f.models)
+                if name in present}
+
+    # (a) by active clauses
+    k_clauses = f.item_clauses[item]
+    # 2 and 3 as themselves, 4 for "more", 0 for an item without a composition (unknown).
+    bucket = np.where(k_clauses > 3, 4, np.where(k_clauses >= 2, k_clauses, 0))
+    by_clauses: dict[str, Any] = {"pooled": {}, "by_model": {name: {} for name in present}}
+    for g, code in zip(CLAUSE_GROUPS, (2, 3, 4), strict=True):
+        word = "more than three" if g == "more" else g
+        empty = f"no judged responses to selected composed items with {word} active clauses"
+        mask = composed & (bucket == code)
+        by_clauses["pooled"][g] = figure(mask & pooled, empty)
+        for name, fig in per_model(mask, empty).items():
+            by_clauses["by_model"][name][g] = fig
+    by_clauses["unknown_active_clauses"] = int((composed & (bucket == 0)).sum())
+
+    # (b) by query-length quartile, over the selected composed items
+    suite = np.flatnonzero(f.composed_items & (length >= 0))
+    q_item, bounds = quartile_of(suite, length)
+    quart = np.full(len(f.item_ids), -1, dtype=np.int64)
+    quart[suite] = q_item
+    rows: list[dict[str, Any]] = []
+    by_model_q: dict[str, list[dict[str, Any]]] = {name: [] for name in present}
+    for k, label in enumerate(QUARTILES):
+        n_items, low, high = bounds[k]
+        empty = ("no judged responses to the items of this quartile" if n_items else
+                 "fewer than four selected composed items: this quartile is empty")
+        mask = composed & (quart[item] == k)
+        span: dict[str, Any] = {"quartile": label, "items": n_items,
+                                "min_length": low if n_items else None,
+                                "max_length": high if n_items else None}
+        if not n_items:
+            span["min_length_reason"] = span["max_length_reason"] = empty
+        rows.append({**span, **figure(mask & pooled, empty)})
+        for name, fig in per_model(mask, empty).items():
+            by_model_q[name].append({"quartile": label, **fig})
+    by_length = {"unit": UNIT, "items": int(len(suite)), "quartiles": rows,
+                 "by_model": by_model_q}
+
+    # (c) non-interacting controls
+    n_controls = int(controls.sum())
+    empty = ("no judged responses to the control items" if n_controls else
+             "no non-interacting control items selected (generate and select build them)")
+    counts = np.bincount(named[controls], minlength=4)
+    non_interacting = {
+        "items": n_controls,
+        "items_by_active_clauses": {"2": int(counts[2]), "3": int(counts[3]),
+                                    "more": int(counts[4:].sum())},
+        "pooled": figure(control_j & pooled, empty),
+        "by_model": per_model(control_j, empty),
+        "composed_pooled": figure(composed & pooled, "no judged composed responses"),
+    }
+    out: dict[str, Any] = {
+        "judge": None if primary is None else {"judge": primary[0], "mode": primary[1]},
+        "pooled_models": targets,
+        "by_active_clauses": by_clauses,
+        "by_query_length": by_length,
+        "non_interacting": non_interacting,
+    }
+    if none:
+        out["judge_reason"] = none
+    return out
