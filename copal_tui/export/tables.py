@@ -108,7 +108,9 @@ def contrast_tables(doc: dict[str, Any]) -> list[Table]:
                    "composed_error_rate:float composition_induced:int "
                    "composition_induced_rate:float composition_induced_ci_low:float "
                    "composition_induced_ci_high:float any_projection_error_rate:float "
-                   "excluded_no_projections:int excluded_incomplete_projections:int"),
+                   "excluded_no_projections:int excluded_incomplete_projections:int "
+                   "excluded_rejected_projections:int excluded_unanswered:int "
+                   "excluded_unjudged:int"),
                display=["model", "n", "single_error_rate", "composed_error_rate",
                         "composition_induced_rate", "composition_induced_ci_low",
                         "composition_induced_ci_high"])
@@ -117,14 +119,43 @@ def contrast_tables(doc: dict[str, Any]) -> list[Table]:
                         r["composed_error_rate"], r["composition_induced"],
                         r["composition_induced_rate"], r["composition_induced_ci_low"],
                         r["composition_induced_ci_high"], r["any_projection_error_rate"],
-                        r["excluded_no_projections"], r["excluded_incomplete_projections"]])
+                        r["excluded_no_projections"], r["excluded_incomplete_projections"],
+                        r.get("excluded_rejected_projections", 0),
+                        r.get("excluded_unanswered", 0), r.get("excluded_unjudged", 0)])
     ab = Table("ablation", "Construction ablation at matched budget (pooled over models judged "
                "on every method)", _cols(f"method:str model:str selected_items:int {RATE}"))
     for r in doc["ablation"]:
         ab.rows.append([r["method"], POOLED, r["selected_items"], *_rate(r)])
         for model, cell in r["by_model"].items():
             ab.rows.append([r["method"], model, r["selected_items"], *_rate(cell)])
-    return [pc, ab]
+    return [pc, ab, *control_tables(doc)]
+
+
+def control_tables(doc: dict[str, Any]) -> list[Table]:
+    """The paper's controls: error by active clauses, by query-length quartile, and on
+    non-interacting multi-clause controls beside the composed items of the same models."""
+    c = doc.get("controls") or {}
+    t = Table("controls", "Controls (primary judge): error by active clauses, by query-length "
+              "quartile, and on non-interacting multi-clause controls", _cols(
+                  "control:str group:str model:str min_length:int max_length:int "
+                  f"{RATE}"),
+              display=["control", "group", "model", "n", "error_rate", "ci_low", "ci_high"])
+    by_clauses = c.get("by_active_clauses") or {}
+    for group, fig in (by_clauses.get("pooled") or {}).items():
+        t.rows.append(["active_clauses", group, POOLED, None, None, *_rate(fig)])
+    for model, groups in (by_clauses.get("by_model") or {}).items():
+        for group, fig in groups.items():
+            t.rows.append(["active_clauses", group, model, None, None, *_rate(fig)])
+    for q in (c.get("by_query_length") or {}).get("quartiles") or []:
+        t.rows.append(["query_length", q["quartile"], POOLED, q.get("min_length"),
+                       q.get("max_length"), *_rate(q)])
+    ni = c.get("non_interacting") or {}
+    if ni.get("pooled"):
+        t.rows.append(["non_interacting", "controls", POOLED, None, None, *_rate(ni["pooled"])])
+    if ni.get("composed_pooled"):
+        t.rows.append(["non_interacting", "composed (same models)", POOLED, None, None,
+                       *_rate(ni["composed_pooled"])])
+    return [t] if t.rows else []
 
 
 VALIDITY_METRICS = ("agreement", "precision", "recall", "f1", "fn_rate", "fp_rate", "kappa")

@@ -124,7 +124,16 @@ def print_report(doc: dict[str, Any], console: Any = None) -> None:
                                                                    doc["one_sided"])]]
     p.table("One-sided failures (share of errors)",
             ["model", "errors", "under", "over", "one-sided", "mixed"], sided)
-    p.table("Paired contrast (composed items with every projection judged)",
+    from copal_tui.export.tables import control_tables
+
+    for t in control_tables(doc):
+        pooled = [r for r in t.rows if r[2] == "(pooled)"]
+        p.table("Controls (pooled targets): active clauses, query-length quartile, "
+                "non-interacting", ["control", "group", "n", "rate", "CI"],
+                [[r[0], r[1] + (f" ({r[3]}-{r[4]} chars)" if r[3] is not None else ""), r[5],
+                  f3(r[7]), ci(r[8], r[9])] for r in pooled], numeric_from=2)
+    p.table("Paired contrast (composed items whose projections were accepted, answered and "
+            "judged)",
             ["model", "n", "single", "composed", "induced", "induced CI"],
             [[r["model"], r["n"], f3(r["single_error_rate"]), f3(r["composed_error_rate"]),
               f3(r["composition_induced_rate"]),

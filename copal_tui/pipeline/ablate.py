@@ -40,14 +40,6 @@ POOL_FACTOR = 3
 Job = tuple[str, str, dict[str, Any], str, set[str]]
 
 
-def generator(run: StageRun) -> str:
-    """The suite-building model; StageRun refuses to start this stage without one."""
-    model = run.opts.generator
-    if not model:
-        raise ValueError(f"{run.stage} needs --generator MODEL")
-    return model
-
-
 def matched_budget(run: StageRun, world_id: str) -> int:
     """COPAL's selected suite size in the world: every baseline selects this many items."""
     return len(sql.items(run.db, world_id, method=Method.COPAL.value, selected=True,
@@ -94,7 +86,7 @@ async def plan(run: StageRun, world: dict[str, Any], budget: int) -> None:
 
     async def one(job: Job) -> None:
         task, prefix, payload, method, allowed = job
-        out: PlannerOut | GenerationOut | None = await ask(run, generator(run), task,
+        out: PlannerOut | GenerationOut | None = await ask(run, run.generator, task,
                                                            payload, prefix)
         if out is None:
             return
@@ -155,7 +147,7 @@ async def screen_and_map(run: StageRun, world: dict[str, Any], method: str) -> N
                                 "clauses", "confidence": 0.0, "naturalness": 0.0})
             else:
                 screened: ScreeningOut | None = await ask(
-                    run, generator(run), "screening",
+                    run, run.generator, "screening",
                     {**base, "pattern": None, "facet": None, "facet_definition": ""},
                     item["id"])
                 if screened is None:
@@ -167,7 +159,7 @@ async def screen_and_map(run: StageRun, world: dict[str, Any], method: str) -> N
             run.count(f"screen_{'passed' if verdict['passed'] else 'rejected'}_{method}")
         mapped: MappingOut | None = None
         if "mapping" not in verdict:
-            mapped = await ask(run, generator(run), "mapping", {**base, "patterns": patterns},
+            mapped = await ask(run, run.generator, "mapping", {**base, "patterns": patterns},
                                item["id"])
         pattern = facet = None
         if mapped is not None:

@@ -190,6 +190,21 @@ class StageRun:
             self._templates[task] = prompts.template(task)
         return self._templates[task]
 
+    @property
+    def generator(self) -> str:
+        """The suite-building model (a run of a stage that needs one never starts without it:
+        see `__aenter__`; this says so again if a stage asks outside that path)."""
+        if not self.opts.generator:
+            raise ValueError(f"{self.stage} needs --generator MODEL")
+        return self.opts.generator
+
+    @property
+    def prefilter(self) -> str:
+        """The COMPASS pre-filter model (required by the pre-filter variant)."""
+        if not self.opts.prefilter:
+            raise ValueError(f"{self.stage}'s pre-filter variant needs --prefilter MODEL")
+        return self.opts.prefilter
+
     def model(self, name: str) -> Any:
         if name not in self._specs:
             from copal_tui.llm.models import resolve

@@ -119,7 +119,7 @@ async def execute(run: StageRun) -> None:
                   (qt != "allowed_edge" or o["kind"] == "deny")]
         task = "compass_generate_edge" if qt == "allowed_edge" else "compass_generate_base"
         out, _ = await structured(
-            run, run.opts.generator, task,
+            run, run.generator, task,
             {"organisation": organisation(world), "policy": policy_payload([p])[0],
              "query_type": qt, "other_policies": policy_payload(others), "slots": slots},
             f"{world['id']}:{p['id']}:{qt}")
@@ -168,7 +168,7 @@ async def write_edges(run: StageRun, unit: tuple[Any, ...]) -> None:
     if not slots:
         return
     out, _ = await structured(
-        run, run.opts.generator, "compass_generate_edge",
+        run, run.generator, "compass_generate_edge",
         {"organisation": organisation(world), "policy": policy_payload([policy])[0],
          "query_type": "denied_edge", "base_query": base["text"],
          "other_policies": policy_payload([p for p in policies if p["kind"] == "allow"]),

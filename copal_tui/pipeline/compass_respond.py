@@ -78,7 +78,7 @@ async def _references(run: StageRun, demos: dict[str, tuple[World, dict[str, Any
     async def one(world: World, q: dict[str, Any]) -> str | None:
         policy = next((p for p in world.suite if p["id"] == q["policy_id"]), None)
         out, _ = await structured(
-            run, run.opts.generator, "compass_reference",
+            run, run.generator, "compass_reference",
             {"organisation": organisation(world.row),
              "policy": policy_payload([policy])[0] if policy else None, "query": q["text"]},
             f"{q['id']}:reference")
@@ -130,14 +130,14 @@ async def execute(run: StageRun) -> None:
             shots = [(t, a) for t, a in pairs if a is not None]
         elif u.variant == "pre-filter":
             out, failure = await structured(
-                run, run.opts.prefilter, "compass_prefilter",
+                run, run.prefilter, "compass_prefilter",
                 {"organisation": organisation(w.row, full=False),
                  "allowlist": listed(w.suite, "allow"), "denylist": listed(w.suite, "deny"),
                  "query": q["text"]}, f"{row['id']}:prefilter")
             if out is None:
                 row["failure"] = failure
             else:
-                row.update(prefilter=out.decision, prefilter_model=run.opts.prefilter,
+                row.update(prefilter=out.decision, prefilter_model=run.prefilter,
                            prefilter_reason=out.reason or None)
                 run.count(f"prefilter_{out.decision.lower()}")
                 if out.decision == "DENY":

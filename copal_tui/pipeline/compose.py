@@ -114,15 +114,8 @@ def plan(run: StageRun) -> tuple[list[Group], dict[str, set[Key]], dict[str, dic
     return groups, taken, by_id
 
 
-def generator(run: StageRun) -> str:
-    """The suite-building model; StageRun refuses to start this stage without one."""
-    if not run.opts.generator:
-        raise ValueError(f"{run.stage} needs --generator MODEL")
-    return run.opts.generator
-
-
 async def execute(run: StageRun) -> None:
-    model = generator(run)
+    model = run.generator
     groups, taken, by_id = plan(run)
     answers: dict[str, CompositionOut | None] = {}
 

@@ -120,7 +120,7 @@ Unit = tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]  # dialogue, 
 async def execute(run: StageRun) -> None:
     if not run.opts.judges:
         raise ValueError("dialogue_variants needs --judge (the content and compliance judge)")
-    judge, gen = run.opts.judges[0], run.opts.generator
+    judge, gen = run.opts.judges[0], run.generator
     run.model(judge)
     run.model(gen)  # unknown model names fail here, before any call
     existing = set(psql.select_dialogues(run.db))

@@ -23,7 +23,6 @@ from copal_tui.domain.taxonomy import (
     Pattern,
 )
 from copal_tui.pipeline.base import StageRun, ask, clause_payload, world_payload
-from copal_tui.pipeline.compose import generator
 from store import pipeline_sql as sql
 from store import writes
 
@@ -65,7 +64,7 @@ def units(run: StageRun) -> list[Unit]:
 
 
 async def execute(run: StageRun) -> None:
-    model = generator(run)
+    model = run.generator
 
     async def one(unit: Unit) -> None:
         world, comp, members, facet = unit

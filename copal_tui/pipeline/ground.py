@@ -23,7 +23,7 @@ async def execute(run: StageRun) -> None:
     async def one(unit: tuple[dict[str, Any], dict[str, Any]]) -> None:
         world, policy = unit
         out: GroundingOut | None = await ask(
-            run, run.opts.generator, "grounding",
+            run, run.generator, "grounding",
             {"world": world_payload(world), "policy": policy}, f"{world['id']}/{policy['id']}",
         )
         if out is None:

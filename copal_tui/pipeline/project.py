@@ -37,14 +37,6 @@ REASONS = {
 }
 
 
-def generator(run: StageRun) -> str:
-    """The suite-building model; StageRun refuses to start this stage without one."""
-    model = run.opts.generator
-    if not model:
-        raise ValueError(f"{run.stage} needs --generator MODEL")
-    return model
-
-
 def projection_id(item_id: str, k: int) -> str:
     return f"{item_id}:p{k}"
 
@@ -102,7 +94,7 @@ async def screen(run: StageRun, world: dict[str, Any], parent_query: str, keep: 
     if reasons:
         return verdict(keep["id"], neutralised, reasons, None)
     out: ProjectionScreeningOut | None = await ask(
-        run, generator(run), "projection_screening",
+        run, run.generator, "projection_screening",
         {"world": world_payload(world), "composed_query": parent_query, "query": query,
          "keep": clause_payload(keep), "neutralise": [clause_payload(c) for c in others],
          "required": required, "forbidden": forbidden},
@@ -150,7 +142,7 @@ async def execute(run: StageRun) -> None:
                 run.later(lambda db: sql.set_screening(db, pid, dumps(v)))
             return
         out: ProjectionOut | None = await ask(
-            run, generator(run), "projection",
+            run, run.generator, "projection",
             {"world": world_payload(world), "composed_query": item["query"],
              "keep": clause_payload(keep), "neutralise": [clause_payload(c) for c in others]},
             pid,

@@ -23,7 +23,6 @@ from copal_tui.domain.selection import (
 )
 from copal_tui.domain.taxonomy import FACET_DEFINITIONS, Facet, Method
 from copal_tui.pipeline.base import StageRun, ask, clause_payload, world_payload
-from copal_tui.pipeline.compose import generator
 from store import pipeline_sql as sql
 from store.db import write
 
@@ -56,7 +55,7 @@ async def screen(run: StageRun, world: dict[str, Any], items: list[dict[str, Any
                    "required": item["required"], "forbidden": item["forbidden"]}
         if control:
             payload["control"] = True
-        out: ScreeningOut | None = await ask(run, generator(run), "screening", payload,
+        out: ScreeningOut | None = await ask(run, run.generator, "screening", payload,
                                              item["id"])
         if out is None:
             return
