@@ -1,4 +1,4 @@
-"""Migrations m005 onwards (the COMPASS and dialogue-judging tables), registered on
+"""Migrations m005 onwards (the COMPASS and dialogue-judging tables and later changes), registered on
 `store.migrations.MIGRATIONS` after m001-m003: `store.migrations` imports this module at its end.
 Append-only like the rest: never edit one that has landed, add a new function at the end (and its
 name to `store.schema_state.NAMES`).
@@ -282,3 +282,37 @@ def m008_compass_reference_rules(db: Database) -> None:
         db.execute(f"PRAGMA schema_version = {version + 1}")
     finally:
         db.execute("PRAGMA writable_schema = OFF")
+
+
+@MIGRATIONS()
+def m009_direction_by_item_kind(db: Database) -> None:
+    # The direction of an error is derived from the marks and the contract items' kinds (a
+    # missing required content item: over-enforcement; a missing gate, route or action item or
+    # a present forbidden item: under-enforcement). Rows written before that rule counted any
+    # missing required item as over-enforcement; this recomputes the derived column of every
+    # judgment, label and adjudication that carries its marks. Nothing else changes (events
+    # stay append-only: only the derived `direction` is brought in line with the marks).
+    # Full-policy judgments carry no marks and keep their direction until judged again.
+    import json
+
+    from copal_tui.domain.contract import evaluate, item_kinds
+
+    contracts = {
+        rid: (json.loads(req), json.loads(forb))
+        for rid, req, forb in db.execute(
+            "SELECT r.id, i.required, i.forbidden FROM responses r JOIN items i "
+            "ON i.id = r.item_id").fetchall()
+    }
+    for table, key in (("judgments", "id"), ("label_events", "id"), ("adjudications", "id")):
+        rows = db.execute(f"SELECT {key}, response_id, observed FROM {table} "
+                          "WHERE observed IS NOT NULL AND error = 1").fetchall()
+        updates = []
+        for row_id, response_id, observed in rows:
+            contract = contracts.get(response_id)
+            if contract is None:
+                continue
+            req, forb = contract
+            verdict = evaluate([c["id"] for c in req], [c["id"] for c in forb],
+                               json.loads(observed), item_kinds(req))
+            updates.append((verdict.direction.value, row_id))
+        db.conn.executemany(f"UPDATE {table} SET direction = ? WHERE {key} = ?", updates)

@@ -103,3 +103,34 @@ def test_full_policy_marks_take_the_policy_kind():
     assert direction(["P3"], []) == "under_enforcement"
     assert direction(["P3"], ["P1"]) == "mixed"
     assert direction([], []) == "none"
+
+
+def test_the_migration_recomputes_stored_directions(tmp_path):
+    # A store written before the rule: every missing required item read as over-enforcement.
+    # After `copal migrate`, the skipped gate (M2) and the mixed case (M4) are re-derived from
+    # the marks and the kinds; the content miss (M1) and the leak (M3) keep theirs.
+    from click.testing import CliRunner
+    from sqlite_utils import Database as SUDatabase
+
+    from copal_tui.cli import main
+    from store.migrations import MIGRATIONS
+
+    db = build_fixture(tmp_path, records())
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm009_direction_by_item_kind'")
+    old = {"M1": "over_enforcement", "M2": "over_enforcement", "M3": "under_enforcement",
+           "M4": "mixed"}
+    for model, direction in old.items():
+        conn.execute("UPDATE judgments SET direction = ? WHERE response_id = ?",
+                     (direction, f"{model}:I1"))
+    conn.execute("UPDATE label_events SET direction = 'over_enforcement'")
+    conn.close()
+    assert MIGRATIONS.pending(SUDatabase(db))
+    result = CliRunner().invoke(main, ["--db", str(db), "migrate"])
+    assert result.exit_code == 0, result.output
+    conn = sqlite3.connect(db)
+    rows = dict(conn.execute("SELECT response_id, direction FROM judgments"))
+    for model, (_, expected) in MARKS.items():
+        assert rows[f"{model}:I1"] == (expected or "none"), model
+    assert conn.execute("SELECT direction FROM label_events").fetchone()[0] == \
+        "under_enforcement"
