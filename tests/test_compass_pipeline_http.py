@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from copal_tui.pipeline.base import Options
+from copal_tui.pipeline.base import CompassOptions, Options
 from copal_tui.pipeline.runner import run_stages
 from tests.stub_server import Stub, serve
 from tests.test_compass_pipeline import WORLD, make_world, rows
@@ -18,7 +18,8 @@ from tests.test_compass_pipeline import WORLD, make_world, rows
 @pytest.fixture
 def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     db = make_world(tmp_path, system_prompt=None)
-    opts = Options(worlds=[WORLD], models=["offline/comply-all"], per_policy=1,
+    opts = Options(worlds=[WORLD], models=["offline/comply-all"],
+                   compass=CompassOptions(per_policy=1),
                    backoff_base=0.01, concurrency=4, generator="offline/heuristic")
     done = run_stages(db, ["compass_generate", "compass_verify", "compass_respond"], opts)
     assert all(p.status == "done" and p.failures == 0 for p in done)

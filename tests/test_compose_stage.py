@@ -71,7 +71,7 @@ def test_enumeration_is_bounded_deterministic_and_proposes_triples(cli, tmp_path
         key = (pattern, len(json.loads(ids)))  # the offline filter never re-tags
         asked[key] += 1
         confirmed[key] += status == "confirmed"
-    default = Options().per_pattern
+    default = Options().copal.per_pattern
     for (pattern, size), n in asked.items():
         assert n <= ask_cap(default, size), (pattern, size)
         assert confirmed[(pattern, size)] <= quota(default, size), (pattern, size)

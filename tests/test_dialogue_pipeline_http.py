@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from copal_tui.metrics.dialogue import dialogue_judging
-from copal_tui.pipeline.base import Options
+from copal_tui.pipeline.base import DialogueOptions, Options
 from copal_tui.pipeline.dialogue_variants import MAX_ROUNDS
 from copal_tui.pipeline.runner import run_stages
 from store.db import connect
@@ -32,7 +32,8 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         models.write_text(f"stub-judge:\n  model: openai/stub-judge\n  api_base: {url}\n"
                           "  api_key_env: COPAL_TEST_KEY\n  timeout: 5\n  max_retries: 1\n",
                           encoding="utf-8")
-        yield db, stub, Options(judges=["stub-judge"], models_file=models, domains=["shop"],
+        yield db, stub, Options(judges=["stub-judge"], models_file=models,
+                                dialogue=DialogueOptions(domains=["shop"]),
                                 backoff_base=0.01, concurrency=4,
                                 generator="offline/heuristic")
 
@@ -72,7 +73,7 @@ def test_stray_turns_dropped_with_a_note_unknown_guidelines_kept(setup):
                                   verdict(5, "return_item", True, "Phase 2"),
                                   verdict(99, "return_item", phase="Phase 1")]}
     stub.once[SLIPPED] = [("raw", json.dumps(answer))]
-    opts.dialogues = ["shop/c2"]
+    opts.dialogue.dialogues = ["shop/c2"]
     [p] = run_stages(db, ["dialogue_judge"], opts)
     assert p.status == "done" and p.failures == 0
     preds = rows(db, "SELECT turn_index, key, phase, violation FROM dialogue_predictions "
@@ -91,7 +92,7 @@ def test_variant_kept_when_content_changed_and_compliance_missed(setup):
     db, stub, opts = setup
     stub.once[CONTENT] = [("raw", '{"behaviour_changed": true, "reason": "asks less"}')] * 20
     stub.once[COMPLIANCE] = [("raw", '{"violates": false, "reason": "looks fine"}')] * 20
-    opts.per_dialogue = 1
+    opts.dialogue.per_dialogue = 1
     [p] = run_stages(db, ["dialogue_variants"], opts)
     assert p.status == "done" and p.failures == 0
     rounds = check_rounds(db)
@@ -105,7 +106,7 @@ def test_variant_kept_when_content_changed_and_compliance_missed(setup):
         assert v["id"] == f"{r['dialogue_id']}~v{r['turn_index']}"
         check_variant(db, v["id"], r)
     # Variants are judged like any dialogue, and never varied again.
-    opts.per_dialogue = 3
+    opts.dialogue.per_dialogue = 3
     run_stages(db, ["dialogue_variants", "dialogue_judge"], opts)
     judged = {a["dialogue_id"] for a in rows(db, "SELECT dialogue_id FROM dialogue_attempts")}
     assert {v["id"] for v in variants} <= judged
@@ -138,7 +139,7 @@ def test_variant_refined_three_rounds_when_the_judge_always_detects(setup):
     db, stub, opts = setup
     stub.once[COMPLIANCE] = [("raw", '{"violates": true, "reason": "caught it"}')] * 20
     stub.once[CONTENT] = [("raw", '{"behaviour_changed": true, "reason": "changed"}')] * 20
-    opts.per_dialogue = 1
+    opts.dialogue.per_dialogue = 1
     run_stages(db, ["dialogue_variants"], opts)
     rounds = check_rounds(db)
     assert len(rounds) == 2 * MAX_ROUNDS and not any(r["kept"] for r in rounds)
@@ -156,7 +157,7 @@ def test_variant_refined_three_rounds_when_the_judge_always_detects(setup):
 def test_a_failed_round_is_redone_by_a_rerun(setup):
     db, stub, opts = setup
     stub.broken.add(CONTENT)
-    opts.per_dialogue = 1
+    opts.dialogue.per_dialogue = 1
     [p] = run_stages(db, ["dialogue_variants"], opts)
     assert p.status == "done" and p.failures == 2
     failed = rows(db, "SELECT * FROM dialogue_variants")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from copal_tui.interchange.importer import import_paths
-from copal_tui.pipeline.base import Options
+from copal_tui.pipeline.base import CopalOptions, Options
 from copal_tui.pipeline.runner import run_stages
 from store.db import connect
 from store.migrations import migrate
@@ -110,7 +110,7 @@ def test_judge_repairs_bad_json_records_failures_and_refills(setup):
     stub.once[marks[1]] = [("raw", '{"marks": "none"}'), ("raw", "not json at all")]
     stub.once[marks[2]] = [("empty",)]
 
-    opts = _opts(models, judges=["stub-judge"], modes=["contract"])
+    opts = _opts(models, judges=["stub-judge"], copal=CopalOptions(modes=["contract"]))
     [progress] = run_stages(db_path, ["judge"], opts)
     assert progress.status == "done" and progress.failures == 1
     rows = _rows(db_path, "SELECT j.*, r.text FROM judgments j JOIN responses r "

@@ -45,7 +45,7 @@ def demo(demo_db: Path | None, no_tui: bool, budget: int) -> None:
     from copal_tui.interchange.compass_import import import_compass
     from copal_tui.interchange.complibench_import import import_conversations, import_judge_outputs
     from copal_tui.interchange.importer import import_paths
-    from copal_tui.pipeline.base import Options
+    from copal_tui.pipeline.base import CompassOptions, CopalOptions, DialogueOptions, Options
     from copal_tui.pipeline.runner import run_stages
     from copal_tui.resources import sample_worlds_dir
     from store.db import connect
@@ -72,16 +72,21 @@ def demo(demo_db: Path | None, no_tui: bool, budget: int) -> None:
     # Sized to finish in well under a minute on two cores: the paper's matched budget of 12
     # items per world, one variant per facet, two candidate compositions per pattern.
     # The demo names the offline engine for every role explicitly: no stage has a default.
-    opts = Options(models=DEMO_MODELS, judges=[DEMO_JUDGE], modes=["contract"], budget=budget,
-                   variants=1, per_pattern=2, concurrency=16, generator=DEMO_GENERATOR,
-                   prefilter=DEMO_GENERATOR)
+    opts = Options(models=DEMO_MODELS, judges=[DEMO_JUDGE], concurrency=16,
+                   generator=DEMO_GENERATOR,
+                   copal=CopalOptions(modes=["contract"], budget=budget, variants=1,
+                                      per_pattern=2),
+                   # The COMPASS suite: two base queries per policy, the base prompt and the
+                   # pre-filter.
+                   compass=CompassOptions(variants=["base", "pre-filter"],
+                                          prefilter=DEMO_GENERATOR, per_policy=2),
+                   dialogue=DialogueOptions(attempts=2))
     # The full-policy judge runs where human labels exist (the showcase worlds), which is what
     # the judge-validity comparison of the two settings needs.
-    full_policy = replace(opts, modes=["full_policy"], worlds=SHOWCASE_WORLDS)
-    # The COMPASS suite: two base queries per policy, the base prompt and the pre-filter.
-    compass = replace(opts, worlds=[COMPASS_WORLD], compass_variants=["base", "pre-filter"],
-                      per_policy=2)
-    judge_dialogues = replace(opts, attempts=2)
+    full_policy = replace(opts, copal=replace(opts.copal, modes=["full_policy"]),
+                          worlds=SHOWCASE_WORLDS)
+    compass = replace(opts, worlds=[COMPASS_WORLD])
+    judge_dialogues = opts
     show = RichProgress()
     with show.bar:
         results = run_stages(path, list(COPAL_STAGES), opts, on_progress=show)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,6 +24,7 @@ from copal_tui.pipeline import (
     COMPASS_STAGES,
     GENERATOR_ENV,
     PREFILTER_ENV,
+    REGISTRY,
     STAGES,
     missing_model,
 )
@@ -31,7 +32,7 @@ from copal_tui.pipeline import (
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
-    from copal_tui.pipeline.base import Options, Progress
+    from copal_tui.pipeline.base import DialogueOptions, Options, Progress
 
 
 # `copal run compass` is shorthand for the four COMPASS stages.
@@ -50,10 +51,12 @@ class DialogueArgs:
     binary: bool = False
     per_dialogue: int = 2
 
-    def fields(self) -> dict[str, Any]:
-        return {"domains": list(self.domains) or None, "dialogues": list(self.dialogues) or None,
-                "attempts": self.attempts, "binary": self.binary,
-                "per_dialogue": self.per_dialogue}
+    def options(self) -> DialogueOptions:
+        from copal_tui.pipeline.base import DialogueOptions
+
+        return DialogueOptions(domains=list(self.domains) or None,
+                               dialogues=list(self.dialogues) or None, attempts=self.attempts,
+                               binary=self.binary, per_dialogue=self.per_dialogue)
 
 
 def options_from(worlds: tuple[str, ...], all_worlds: bool, models: tuple[str, ...],
@@ -65,15 +68,16 @@ def options_from(worlds: tuple[str, ...], all_worlds: bool, models: tuple[str, .
                  dialogue: DialogueArgs | None = None) -> Options:
     if worlds and all_worlds:
         raise click.UsageError("give --world IDs or --all, not both")
-    from copal_tui.pipeline.base import Options
+    from copal_tui.pipeline.base import CompassOptions, CopalOptions, Options
 
     return Options(
         worlds=list(worlds) or None, models=list(models), judges=list(judges),
-        modes=[m.replace("-", "_") for m in modes] or ["contract"], generator=generator,
-        budget=budget, variants=variants, concurrency=concurrency, models_file=models_file,
-        compass_variants=list(dict.fromkeys(compass_variants)) or ["base"], prefilter=prefilter,
-        per_policy=per_policy, verifier=verifier,
-        **(dialogue or DialogueArgs()).fields(),
+        generator=generator, concurrency=concurrency, models_file=models_file,
+        copal=CopalOptions(modes=[m.replace("-", "_") for m in modes] or ["contract"],
+                           budget=budget, variants=variants),
+        compass=CompassOptions(variants=list(dict.fromkeys(compass_variants)) or ["base"],
+                               prefilter=prefilter, per_policy=per_policy, verifier=verifier),
+        dialogue=(dialogue or DialogueArgs()).options(),
     )
 
 
@@ -178,20 +182,21 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
                         concurrency, models_file, compass_variants, prefilter, per_policy,
                         verifier, DialogueArgs(domains, dialogue_ids, attempts, binary,
                                                per_dialogue))
-    opts.compass_judge_variant = judge_variant
+    opts.compass.judge_variant = judge_variant
     open_db(ctx).conn.close()  # refuse pending migrations before starting anything
     if COMPASS_ALIAS in stages and not (worlds or all_worlds):
         # A suite per world is hundreds of calls per target: never for every world by default.
         raise click.UsageError("compass needs --world ID (or --all)")
     stage_list = expand_stages(stages)
-    for stage, what in (("respond", "--model"), ("compass_respond", "--model"),
-                        ("judge", "--judge"), ("compass_judge", "--judge"),
-                        ("dialogue_judge", "--judge"), ("dialogue_variants", "--judge")):
-        if stage in stage_list and not (models if what == "--model" else judges):
-            raise click.UsageError(f"{stage} needs at least one {what}")
+    for name in stage_list:
+        needs = REGISTRY[name]
+        if needs.needs_models and not models:
+            raise click.UsageError(f"{name} needs at least one --model")
+        if needs.needs_judges and not judges:
+            raise click.UsageError(f"{name} needs at least one --judge")
     for stage in stage_list:
         why = missing_model(stage, generator=generator, prefilter=prefilter, verifier=verifier,
-                            compass_variants=tuple(opts.compass_variants))
+                            compass_variants=tuple(opts.compass.variants))
         if why:
             raise click.UsageError(why)
     show = RichProgress()

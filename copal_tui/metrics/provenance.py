@@ -32,7 +32,7 @@ _ROLES: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     "respond": [("target", ("models",))],
     "judge": [("judge", ("judges",))],
     "compass_generate": [("generator", ("generator",))],
-    "compass_verify": [("verifier", ("verifier", "generator"))],
+    "compass_verify": [("verifier", ("compass.verifier", "verifier", "generator"))],
     "compass_respond": [("target", ("models",))],
     "compass_judge": [("judge", ("judges",))],
     "dialogue_variants": [("generator", ("generator",))],
@@ -69,8 +69,12 @@ def real_targets(models: Iterable[str]) -> list[str]:
 
 
 def _values(options: dict[str, Any], names: Sequence[str]) -> list[str]:
+    """The first option set among `names` (a dotted name reads a suite's own options; the
+    flat spelling is how runs recorded them before the options were split by suite)."""
     for name in names:
-        value = options.get(name)
+        value: Any = options
+        for part in name.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
         if value:
             return [str(v) for v in value] if isinstance(value, list) else [str(value)]
     return []

@@ -66,7 +66,7 @@ def _jobs(run: StageRun, world: dict[str, Any], budget: int) -> list[Job]:
                       "n_items": n_items}, Method.CLAUSE_ONLY.value, clause_ids))
     comps = sql.compositions(run.db, wid)
     # Variants per composition so that the compositions together give the pool.
-    per_comp = max(run.opts.variants, math.ceil(n_items / max(1, len(comps))))
+    per_comp = max(run.opts.copal.variants, math.ceil(n_items / max(1, len(comps))))
     for comp in comps:
         prefix = f"{comp['id']}:no_facet:"
         if not sql.item_ids_with_prefix(run.db, prefix):

@@ -49,37 +49,55 @@ MANIFEST_EVERY = 1.0
 
 
 @dataclass
-class Options:
-    worlds: list[str] | None = None
-    models: list[str] = field(default_factory=list)
-    judges: list[str] = field(default_factory=list)
+class CopalOptions:
+    """What the composed-suite stages read: judge modes, the selected items per world, query
+    variants per composition x facet, and accepted compositions aimed for per pattern."""
     modes: list[str] = field(default_factory=lambda: ["contract"])
-    generator: str | None = None  # no default: see copal_tui.pipeline.missing_model
     budget: int = 30
     variants: int = 2
-    concurrency: int = 8
     per_pattern: int = 6
-    models_file: Path | None = None
-    seed: int = 0
-    # First retry delay in seconds (doubling, with jitter); tests and local stubs shorten it.
-    backoff_base: float = 1.0
-    # COMPASS suites (`copal run compass`): target-chatbot variants answered by
-    # compass_respond, the pre-filter model of the `pre-filter` variant, base queries per
-    # policy, and the verifier model (None: the generator).
-    compass_variants: list[str] = field(default_factory=lambda: ["base"])
+
+
+@dataclass
+class CompassOptions:
+    """`copal run compass`: target-chatbot variants answered by compass_respond, the
+    pre-filter model of the `pre-filter` variant, base queries per policy, the verifier model
+    (None: the generator), and what the judge sees besides the policies and the response:
+    nothing (COMPASS's default, "response-only") or the query too ("with-query", stored as
+    JUDGE+query)."""
+    variants: list[str] = field(default_factory=lambda: ["base"])
     prefilter: str | None = None
     per_policy: int = BASE_PER_POLICY
     verifier: str | None = None
-    # What the COMPASS judge sees besides the policies and the response: nothing (COMPASS's
-    # default, "response-only") or the query too ("with-query", stored as JUDGE+query).
-    compass_judge_variant: str = "response-only"
-    # Dialogue judging (dialogue_judge, dialogue_variants): which stored dialogues (None:
-    # all), judge attempts per dialogue, verdict-only judging, and variant turns per dialogue.
+    judge_variant: str = "response-only"
+
+
+@dataclass
+class DialogueOptions:
+    """Dialogue judging (dialogue_judge, dialogue_variants): which stored dialogues (None:
+    all), judge attempts per dialogue, verdict-only judging, and variant turns per dialogue."""
     domains: list[str] | None = None
     dialogues: list[str] | None = None
     attempts: int = 1
     binary: bool = False
     per_dialogue: int = 2
+
+
+@dataclass
+class Options:
+    """What every stage shares (scope, models, concurrency), and each suite's own options."""
+    worlds: list[str] | None = None
+    models: list[str] = field(default_factory=list)
+    judges: list[str] = field(default_factory=list)
+    generator: str | None = None  # no default: see copal_tui.pipeline.missing_model
+    concurrency: int = 8
+    models_file: Path | None = None
+    seed: int = 0
+    # First retry delay in seconds (doubling, with jitter); tests and local stubs shorten it.
+    backoff_base: float = 1.0
+    copal: CopalOptions = field(default_factory=CopalOptions)
+    compass: CompassOptions = field(default_factory=CompassOptions)
+    dialogue: DialogueOptions = field(default_factory=DialogueOptions)
 
 
 @dataclass
@@ -201,9 +219,9 @@ class StageRun:
     @property
     def prefilter(self) -> str:
         """The COMPASS pre-filter model (required by the pre-filter variant)."""
-        if not self.opts.prefilter:
+        if not self.opts.compass.prefilter:
             raise ValueError(f"{self.stage}'s pre-filter variant needs --prefilter MODEL")
-        return self.opts.prefilter
+        return self.opts.compass.prefilter
 
     def model(self, name: str) -> Any:
         if name not in self._specs:
@@ -216,8 +234,9 @@ class StageRun:
         # Checked before anything is written (the CLI says the same, as exit 2; a job started
         # from the TUI fails with this reason).
         why = missing_model(self.stage, generator=self.opts.generator,
-                            prefilter=self.opts.prefilter, verifier=self.opts.verifier,
-                            compass_variants=tuple(self.opts.compass_variants))
+                            prefilter=self.opts.compass.prefilter,
+                            verifier=self.opts.compass.verifier,
+                            compass_variants=tuple(self.opts.compass.variants))
         if why:
             raise ValueError(why)
         self.db = connect(self.db_path)

@@ -101,7 +101,7 @@ def to_verify(run: StageRun, query_types: tuple[str, ...] | None = None) -> list
 async def verify(run: StageRun, units: list[Unit]) -> None:
     """The verifier names every policy a query falls under; the domain rule keeps or rejects
     it. A failed call leaves the query `failed` (a re-run tries it again)."""
-    model = run.opts.verifier or run.generator
+    model = run.opts.compass.verifier or run.generator
 
     async def one(unit: Unit) -> None:
         world, policies, q = unit

@@ -1,4 +1,4 @@
-"""Stage `compass_generate`: a world's COMPASS queries, in three steps (seed 001, 3.1).
+"""Stage `compass_generate`: a world's COMPASS queries, in three steps (the COMPASS paper, Section 3.1).
 
 1. Base queries: per allowlist policy `--per-policy` allowed-base and as many allowed-edge
    queries (permitted, but worded so an over-cautious bot might refuse), per denylist policy
@@ -89,7 +89,7 @@ def _rows(run: StageRun, out: CompassQueriesOut | None, wanted: dict[int, dict[s
 
 
 async def execute(run: StageRun) -> None:
-    per = max(1, run.opts.per_policy)
+    per = max(1, run.opts.compass.per_policy)
     worlds = sql.worlds(run.db, run.opts.worlds)
     units = []
     for world in worlds:

@@ -58,7 +58,7 @@ def verdict(out: CompassJudgeOut, query_type: str) -> dict[str, Any]:
 async def execute(run: StageRun) -> None:
     if not run.opts.judges:
         raise ValueError("compass_judge needs at least one --judge")
-    variant = run.opts.compass_judge_variant
+    variant = run.opts.compass.judge_variant
     task = "compass_judge_with_query" if variant == "with-query" else "compass_judge"
     judges = [(judge, judge_label(judge, variant)) for judge in run.opts.judges]
     units = []

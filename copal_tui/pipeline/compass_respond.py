@@ -65,7 +65,7 @@ def _units(run: StageRun) -> list[Unit]:
                   cv.ranked(row["id"], kept))
         for q in kept:
             for model in run.opts.models:
-                for variant in run.opts.compass_variants:
+                for variant in run.opts.compass.variants:
                     if not compass_sql.response_ok(run.db, q["id"], model, variant):
                         units.append(Unit(w, q, model, variant))
     return units
@@ -94,7 +94,7 @@ async def execute(run: StageRun) -> None:
 
     if not run.opts.models:
         raise ValueError("compass_respond needs at least one --model")
-    unknown = [v for v in run.opts.compass_variants if v not in VARIANTS]
+    unknown = [v for v in run.opts.compass.variants if v not in VARIANTS]
     if unknown:
         raise ValueError(f"unknown variant(s) {', '.join(unknown)}; one of {', '.join(VARIANTS)}")
     chatbot = run.template("chatbot_system")

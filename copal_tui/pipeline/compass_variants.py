@@ -1,4 +1,4 @@
-"""The target-chatbot variants (mitigations, seed 001 section 4.3) as messages.
+"""The target-chatbot variants (the mitigations of the COMPASS paper, Section 4.3) as messages.
 
 - `base`: the organisation's own system prompt when the world has one (a `{context}`
   placeholder, which the public COMPASS prompts end with, is filled with the world's context),

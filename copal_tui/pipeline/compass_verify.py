@@ -1,5 +1,5 @@
-"""Stage `compass_verify`: verify every COMPASS query still pending or failed (seed 001,
-3.1.2 and 3.1.4).
+"""Stage `compass_verify`: verify every COMPASS query still pending or failed (the
+COMPASS paper, Sections 3.1.2 and 3.1.4: query verification).
 
 The verifier model names every policy a query falls under; `domain.compass.verification_keeps`
 decides: an allowed query is kept when it matches its intended allowlist policy and no

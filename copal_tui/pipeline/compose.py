@@ -98,11 +98,11 @@ def plan(run: StageRun) -> tuple[list[Group], dict[str, set[Key]], dict[str, dic
         confirmed = sql.compositions(run.db, wid)
         confirmed_ids = {c["id"] for c in confirmed}
         taken[wid] = {(tuple(sorted(c["clause_ids"])), c["pattern"]) for c in confirmed}
-        found = candidates(clauses, seed=run.opts.seed, per_pattern=run.opts.per_pattern)
+        found = candidates(clauses, seed=run.opts.seed, per_pattern=run.opts.copal.per_pattern)
         for pattern in Pattern:
             for size in SIZES:
-                g = Group(world, pattern, size, quota(run.opts.per_pattern, size),
-                          ask_cap(run.opts.per_pattern, size))
+                g = Group(world, pattern, size, quota(run.opts.copal.per_pattern, size),
+                          ask_cap(run.opts.copal.per_pattern, size))
                 for cand in found[(pattern, size)]:
                     cid = cand.composition_id(wid)
                     if cid in decided:  # asked by an earlier run: counts against the budget

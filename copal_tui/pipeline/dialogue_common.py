@@ -18,11 +18,11 @@ from store import dialogue_pipeline_sql as psql
 def selected(run: StageRun, *, originals_only: bool = False) -> list[str]:
     """Dialogue ids of the run's --domain / --dialogue filters; an unknown --dialogue id is an
     error before any call (a typo would otherwise judge nothing and report success)."""
-    ids = psql.select_dialogues(run.db, run.opts.domains, run.opts.dialogues,
+    ids = psql.select_dialogues(run.db, run.opts.dialogue.domains, run.opts.dialogue.dialogues,
                                 originals_only=originals_only)
-    if run.opts.dialogues:
-        unknown = sorted(set(run.opts.dialogues) - set(psql.select_dialogues(
-            run.db, None, run.opts.dialogues)))
+    if run.opts.dialogue.dialogues:
+        unknown = sorted(set(run.opts.dialogue.dialogues) - set(psql.select_dialogues(
+            run.db, None, run.opts.dialogue.dialogues)))
         if unknown:
             raise ValueError(f"no stored dialogue {', '.join(unknown)}")
     return ids

@@ -1,5 +1,5 @@
 """Stage `dialogue_judge`: each judge model judges each stored dialogue (variants included),
-`--attempts N` times, CompliBench-style (seed 002).
+`--attempts N` times, as in the CompliBench paper.
 
 One call per (dialogue, judge, attempt) with the guideline document and the whole conversation,
 asking for the public judge output: for every assistant turn the governing guideline (category,
@@ -64,8 +64,8 @@ def predictions(out: DialogueBinaryJudgeOut, d: dict[str, Any], *,
 async def execute(run: StageRun) -> None:
     if not run.opts.judges:
         raise ValueError("dialogue_judge needs at least one --judge")
-    binary = run.opts.binary
-    attempts = range(1, max(1, run.opts.attempts) + 1)
+    binary = run.opts.dialogue.binary
+    attempts = range(1, max(1, run.opts.dialogue.attempts) + 1)
     ids = selected(run)
     for judge in run.opts.judges:
         run.model(judge)  # an unknown model name fails here, before any call

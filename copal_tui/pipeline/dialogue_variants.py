@@ -1,4 +1,5 @@
-"""Stage `dialogue_variants`: adversarial judge-and-refine violation variants (seed 002).
+"""Stage `dialogue_variants`: adversarial judge-and-refine violation variants (the
+CompliBench paper's adversarial search).
 
 For each original (not variant) dialogue of the run's filters, up to `--per-dialogue K`
 assistant turns governed by a Category 2 or 3 guideline and not already a violation, chosen by
@@ -132,7 +133,7 @@ async def execute(run: StageRun) -> None:
         for r in psql.variant_rounds(run.db, did):
             if r["failure"] is None:
                 rounds[r["turn_index"]].append(r)
-        for t in pick(did, eligible(d), run.opts.per_dialogue):
+        for t in pick(did, eligible(d), run.opts.dialogue.per_dialogue):
             done = rounds[t["turn_index"]]
             if variant_id(did, t["turn_index"]) in existing or any(r["kept"] for r in done) \
                     or len(done) >= MAX_ROUNDS:

@@ -76,7 +76,7 @@ async def execute(run: StageRun) -> None:
             "facet": facet.value if facet else None,
             "facet_definition": FACET_DEFINITIONS[facet] if facet else "",
             "handling": PATTERN_HANDLING[pattern] if pattern else CONTROL_HANDLING,
-            "n_variants": run.opts.variants,
+            "n_variants": run.opts.copal.variants,
         }
         if facet is None:
             payload["control"] = True
@@ -87,7 +87,7 @@ async def execute(run: StageRun) -> None:
             return
         rows = []
         allowed = set(comp["clause_ids"])
-        variants: list[QueryVariant] = out.variants[: run.opts.variants]
+        variants: list[QueryVariant] = out.variants[: run.opts.copal.variants]
         for n, v in enumerate(variants, 1):
             required, forbidden = contract_rows(v, allowed)
             rows.append({

@@ -77,7 +77,7 @@ async def execute(run: StageRun) -> None:
     for wid in worlds:
         for resp in sql.responses_for_items(run.db, wid):
             for judge in run.opts.judges:
-                for mode in run.opts.modes:
+                for mode in run.opts.copal.modes:
                     if not sql.judgment_ok(run.db, resp["id"], judge, mode):
                         units.append((wid, resp, judge, mode))
     specs = {j: run.model(j) for j in run.opts.judges}

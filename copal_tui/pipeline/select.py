@@ -99,8 +99,8 @@ async def execute(run: StageRun) -> None:
             await screen(run, world, sql.items(run.db, world["id"], method=method.value,
                                                parent=False))
     for world in worlds:
-        chosen = select_world(run, world["id"], Method.COPAL.value, run.opts.budget)
+        chosen = select_world(run, world["id"], Method.COPAL.value, run.opts.copal.budget)
         run.count("selected", len(chosen))
         controls = select_world(run, world["id"], Method.CONTROL.value,
-                                control_budget(run.opts.budget))
+                                control_budget(run.opts.copal.budget))
         run.count("selected_controls", len(controls))

@@ -79,7 +79,7 @@ def check_request(stages: list[str], opts: Options) -> None:
         raise JobError("respond needs at least one model")
     if "judge" in stages and not opts.judges:
         raise JobError("judge needs at least one judge")
-    if "judge" in stages and not opts.modes:
+    if "judge" in stages and not opts.copal.modes:
         raise JobError("judge needs at least one mode")
 
 

@@ -18,7 +18,7 @@ from textual.widgets import Button, Checkbox, Input, Label, SelectionList, Stati
 from textual.widgets.selection_list import Selection
 
 from copal_tui.pipeline import COPAL_STAGES, GENERATOR_ENV, missing_model
-from copal_tui.pipeline.base import Options
+from copal_tui.pipeline.base import CopalOptions, Options
 from copal_tui.tui.job_manager import JobError
 from copal_tui.tui.safe import one_line, safe
 
@@ -187,10 +187,9 @@ class JobForm(VerticalScroll):
             worlds=worlds or None,
             models=split_names(self.query_one("#job-models", Input).value),
             judges=split_names(self.query_one("#job-judges", Input).value),
-            modes=modes,
             generator=self.query_one("#job-generator", Input).value.strip() or None,
-            budget=self._number("budget"),
-            variants=self._number("variants"),
+            copal=CopalOptions(modes=modes, budget=self._number("budget"),
+                               variants=self._number("variants")),
             concurrency=self._number("concurrency"),
             # The same variable `copal run --models-file` reads: named models work here too.
             models_file=Path(os.environ["COPAL_MODELS_FILE"])
@@ -199,7 +198,7 @@ class JobForm(VerticalScroll):
         if not stages:
             raise JobError("choose at least one stage")
         for stage in stages:
-            why = missing_model(stage, generator=opts.generator, prefilter=opts.prefilter)
+            why = missing_model(stage, generator=opts.generator, prefilter=opts.compass.prefilter)
             if why:
                 raise JobError(why.replace("--generator MODEL", "a Generator"))
         return stages, opts

@@ -59,7 +59,7 @@ def job_text(job: Job | None, start_key: str = "ctrl+g") -> Text:
     if job.opts.models and "respond" in job.stages:
         who.append(f"models {', '.join(job.opts.models)}")
     if job.opts.judges and "judge" in job.stages:
-        who.append(f"judges {', '.join(job.opts.judges)} ({', '.join(job.opts.modes)})")
+        who.append(f"judges {', '.join(job.opts.judges)} ({', '.join(job.opts.copal.modes)})")
     lines = [head, safe(one_line(" \u00b7 ".join(who), 150), style="dim")]
     started = [job.progress[s] for s in job.stages if s in job.progress]
     if started:
