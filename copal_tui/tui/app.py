@@ -101,6 +101,11 @@ class CopalApp(App[None]):
         self.review_judge = judge  # `copal label --suite dialogues --judge J`: one judge only
         self.annotator = annotator or _default_annotator()
         self.settings = settings or Settings.from_env()
+        if self.settings.keymap:
+            # An unknown binding id or a key given to two bindings is an error, not ignored.
+            from copal_tui.tui.keymap import check_keymap
+
+            check_keymap(self.settings.keymap)
         self._db: Database | None = None
         self._too_small = False
         self._worker_conns: set[sqlite3.Connection] = set()
