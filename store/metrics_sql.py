@@ -1,10 +1,10 @@
 """All SQL behind `copal report` and `copal export`.
 
-Speed is the point (DESIGN section 7: a full report over 100,000 judgments in under a second).
-The big tables are read once each, in bulk (`items`, `response_columns`, `judgment_codes`),
-and grouped in numpy by `copal_tui.metrics.frame`: measured on 300,000 judgments, one GROUP BY
-query per report section re-read and re-sorted the judgments each time and took 12 s in all,
-the bulk reads take well under one. Small tables (worlds, policies, clauses, compositions,
+Speed is the point (the target: a full report over 100,000 responses and 300,000 judgments in
+under a second). The big tables are read once each, in bulk (`items`, `response_columns`,
+`judgment_codes`), and grouped in numpy by `copal_tui.metrics.frame`, because one GROUP BY query
+per report section re-reads and re-sorts the judgments each time (the measurements are in
+BENCHMARKS.md, "Report reads"). Small tables (worlds, policies, clauses, compositions,
 labels) are still aggregated here. Every query is ordered so the same database gives the same
 rows.
 
@@ -27,9 +27,12 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from store.annotations import CURRENT, CURRENT_DECISION
 from store.db import Database, connect
 
 NULL_MARK = "\x1f"
+# A COPAL label's (or decision's) error, from its payload in the annotation log.
+_ERROR = "json_extract(e.payload, '$.error')"
 MODEL = "CASE WHEN r.variant = 'base' THEN r.model ELSE r.model || '#' || r.variant END"
 
 
@@ -58,7 +61,7 @@ def known_worlds(db: Database) -> list[str]:
 
 def judge_settings(db: Database) -> list[tuple[str, str]]:
     """Every (judge, mode) that has judgments, sorted. A skip scan of the (judge, mode) index:
-    one seek per setting (0.1 ms), where GROUP BY walked all 300,000 entries (50 ms)."""
+    one seek per setting, where GROUP BY walks every entry of the index."""
     out: list[tuple[str, str]] = []
     judge = db.execute("SELECT MIN(judge) FROM judgments").fetchone()[0]
     while judge is not None:
@@ -146,8 +149,8 @@ def judgment_codes(db: Database, settings: list[tuple[str, str]]) -> str | None:
               "WHEN j.direction = 'mixed' THEN 3 ELSE 4 END")
     params = tuple(v for pair in settings for v in pair)
     # CROSS JOIN fixes the order: scan the responses' id index and seek each response's
-    # judgments in the (response_id, judge, mode) index, 100,000 seeks; the planner's choice
-    # (scan judgments, seek each response) makes 300,000 and took 0.41 s against 0.30 s.
+    # judgments in the (response_id, judge, mode) index, one seek per response; the planner's
+    # choice (scan judgments, seek each response) makes one per judgment and was slower.
     row = db.execute(
         f"SELECT group_concat((r.rowid * {len(settings)} + {sid}) * 8 + {status}) "
         "FROM responses r CROSS JOIN judgments j ON j.response_id = r.id",
@@ -158,16 +161,18 @@ def judgment_codes(db: Database, settings: list[tuple[str, str]]) -> str | None:
 
 def label_rows(db: Database) -> list[tuple[int, str, int]]:
     """(response rowid, annotator, error) of every current label."""
-    return _triples(db, "SELECT r.rowid AS a, l.annotator AS b, l.error AS c "
-                        "FROM current_labels l JOIN responses r ON r.id = l.response_id "
-                        "WHERE l.error IS NOT NULL ORDER BY r.rowid, l.annotator")
+    return _triples(db, f"SELECT r.rowid AS a, e.annotator AS b, {_ERROR} AS c "
+                        "FROM annotations e JOIN responses r ON r.id = e.subject "
+                        f"WHERE e.suite = 'copal' AND {CURRENT} AND {_ERROR} IS NOT NULL "
+                        "ORDER BY r.rowid, e.annotator")
 
 
 def adjudication_rows(db: Database) -> list[tuple[int, str, int]]:
     """(response rowid, adjudicator, error) of every current adjudication."""
-    return _triples(db, "SELECT r.rowid AS a, x.adjudicator AS b, x.error AS c "
-                        "FROM current_adjudications x JOIN responses r ON r.id = x.response_id "
-                        "WHERE x.error IS NOT NULL ORDER BY r.rowid")
+    return _triples(db, f"SELECT r.rowid AS a, e.annotator AS b, {_ERROR} AS c "
+                        "FROM annotations e JOIN responses r ON r.id = e.subject "
+                        f"WHERE e.suite = 'copal' AND {CURRENT_DECISION} "
+                        f"AND {_ERROR} IS NOT NULL ORDER BY r.rowid")
 
 
 def _triples(db: Database, sql: str) -> list[tuple[int, str, int]]:
@@ -184,11 +189,11 @@ def _triples(db: Database, sql: str) -> list[tuple[int, str, int]]:
 # ------------------------------------------------------------------ all reads of a report
 
 # Why threads: sqlite3 releases the GIL while a statement steps, so the reads run on separate
-# cores and the caller can import numpy (0.2 s) meanwhile; read one after the other they were
-# 0.6 s of the report's second. Two workers: the judgments read is about half of the work.
+# cores and the caller can import numpy meanwhile; read one after the other they were most of
+# the report's second. Two workers: the judgments read is about half of the work.
 # Every read returns one row (group_concat columns): a statement that returns rows one by one
 # takes the GIL back for each, and while the caller imports numpy each of those waits for a
-# switch interval; the items read (20,000 rows) took 0.45 s that way instead of 0.06 s.
+# switch interval (the measurements are in BENCHMARKS.md, "Report reads").
 WORKERS = 2
 
 
@@ -288,9 +293,10 @@ def current_labels(db: Database, worlds: list[str] | None) -> list[tuple[str, st
     where, params = _scope(worlds)
     return _all(
         db,
-        "SELECT l.response_id, l.annotator, l.error FROM current_labels l "
-        "JOIN responses r ON r.id = l.response_id JOIN items i ON i.id = r.item_id "
-        f"WHERE l.error IS NOT NULL{where} ORDER BY l.response_id, l.annotator",
+        f"SELECT e.subject, e.annotator, {_ERROR} FROM annotations e "
+        "JOIN responses r ON r.id = e.subject JOIN items i ON i.id = r.item_id "
+        f"WHERE e.suite = 'copal' AND {CURRENT} AND {_ERROR} IS NOT NULL{where} "
+        "ORDER BY e.subject, e.annotator",
         params,
     )
 
@@ -299,9 +305,10 @@ def current_adjudications(db: Database, worlds: list[str] | None) -> list[tuple[
     where, params = _scope(worlds)
     return _all(
         db,
-        "SELECT a.response_id, a.adjudicator, a.error FROM current_adjudications a "
-        "JOIN responses r ON r.id = a.response_id JOIN items i ON i.id = r.item_id "
-        f"WHERE a.error IS NOT NULL{where} ORDER BY a.response_id",
+        f"SELECT e.subject, e.annotator, {_ERROR} FROM annotations e "
+        "JOIN responses r ON r.id = e.subject JOIN items i ON i.id = r.item_id "
+        f"WHERE e.suite = 'copal' AND {CURRENT_DECISION} AND {_ERROR} IS NOT NULL{where} "
+        "ORDER BY e.subject",
         params,
     )
 

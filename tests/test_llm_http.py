@@ -16,11 +16,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from copal_tui.domain.outputs import CompositionOut
+from copal_tui.llm import retry
 from copal_tui.llm.client import LLMClient, LLMError
 from copal_tui.llm.models import ModelConfigError, ModelSpec, resolve
 from store import llm_log
@@ -40,6 +42,8 @@ class Stub:
     script: list[tuple[Any, ...]] = field(default_factory=list)
     default: tuple[Any, ...] = ("ok", "hello")
     requests: list[dict[str, Any]] = field(default_factory=list)
+    # time.monotonic() when each request arrived: gaps the client must leave show up here.
+    arrived: list[float] = field(default_factory=list)
     auth: list[str] = field(default_factory=list)
     active: int = 0
     max_active: int = 0
@@ -70,6 +74,7 @@ def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
             with stub.lock:
+                stub.arrived.append(time.monotonic())
                 stub.requests.append(body)
                 stub.auth.append(self.headers.get("authorization", ""))
                 stub.active += 1
@@ -200,17 +205,26 @@ async def test_priced_model_cost_is_recorded(stub, db):
     assert rows(db)[0]["cost"] == pytest.approx(expected)
 
 
-async def test_429_honours_retry_after(stub, spec, db):
+async def test_429_honours_retry_after(stub, spec, db, monkeypatch):
     server, _ = stub
     server.script = [("429", "0.4")]
-    start = time.monotonic()
+    delays: list[float] = []
+    chosen = LLMClient._delay
+
+    def record(self: LLMClient, exc: BaseException, attempt: int) -> float:
+        delays.append(chosen(self, exc, attempt))
+        return delays[-1]
+
+    monkeypatch.setattr(LLMClient, "_delay", record)
     async with client(db) as c:
         answer = await c.complete(spec, MESSAGES, task="chatbot", template_version="v1")
-    elapsed = time.monotonic() - start
     assert answer.text == "hello" and answer.attempts == 2
     assert len(server.requests) == 2
-    # The backoff base is 10 ms: only the server's Retry-After explains waiting this long.
-    assert elapsed >= 0.4
+    # The server's value, not the 10 ms backoff base; and the retry really waited for it: it
+    # reached the server at least that long after the request the 429 answered. (A lower
+    # bound between two recorded arrivals: a loaded machine can only make the gap longer.)
+    assert delays == [0.4]
+    assert server.arrived[1] - server.arrived[0] >= 0.4
     logged = rows(db)
     assert [r["attempt"] for r in logged] == [1, 2]
     assert "RateLimitError" in logged[0]["error"] and logged[1]["error"] is None
@@ -229,11 +243,11 @@ async def test_500_and_dropped_connection_are_retried(stub, spec, db):
 async def test_timeout_is_retried(stub, spec, db):
     server, _ = stub
     server.script = [("slow", 1.5, "late")]
-    start = time.monotonic()
     async with client(db) as c:
         answer = await c.complete(spec, MESSAGES, task="chatbot", template_version="v1")
+    # The second attempt's answer: the slow first one ("late") was cut off by the timeout
+    # and never used, whatever the machine's speed.
     assert answer.text == "hello" and answer.attempts == 2
-    assert time.monotonic() - start < 1.4
     first = rows(db)[0]
     assert first["response"] is None and "imeout" in first["error"]
 
@@ -333,7 +347,7 @@ async def test_identical_concurrent_requests_share_one_call(stub, spec, db):
     assert len(server.requests) == 1
 
 
-async def test_concurrency_cap_and_rpm(stub, spec, db):
+async def test_concurrency_cap_and_rpm(stub, spec, db, monkeypatch):
     server, _ = stub
     server.default = ("slow", 0.15, "ok")
     capped = spec.model_copy(update={"max_concurrency": 5})
@@ -345,12 +359,24 @@ async def test_concurrency_cap_and_rpm(stub, spec, db):
 
     server.default = ("ok", "fast")
     limited = spec.model_copy(update={"rpm": 600.0})  # one start every 0.1 s
-    start = time.monotonic()
+    # The limiter reads a clock frozen at 100 s and records the waits it asks for instead of
+    # sleeping: the schedule it builds is then exact, however fast or slow the machine.
+    waits: list[float] = []
+
+    async def wait(delay: float) -> None:
+        waits.append(delay)
+        await asyncio.sleep(0)
+
+    frozen = SimpleNamespace(time=lambda: 100.0)
+    monkeypatch.setattr(retry, "asyncio", SimpleNamespace(get_running_loop=lambda: frozen,
+                                                          sleep=wait))
     async with client(db) as c:
         await asyncio.gather(*[
             c.complete(limited, [{"role": "user", "content": f"r{i}"}], task="chatbot",
                        template_version="v1") for i in range(4)])
-    assert time.monotonic() - start >= 0.3
+    # The first call starts at once, each later one a further 0.1 s after it: no burst.
+    assert sorted(waits) == pytest.approx([0.1, 0.2, 0.3])
+    assert len(server.requests) == 6 + 4
 
 
 async def test_writes_are_batched_and_flushed_at_close(stub, spec, db):
@@ -363,8 +389,13 @@ async def test_writes_are_batched_and_flushed_at_close(stub, spec, db):
     c = client(db, flush_interval=0.05)
     await c.complete(spec, [{"role": "user", "content": "timer"}], task="chatbot",
                      template_version="v1")
-    await asyncio.sleep(0.2)
-    assert len(rows(db)) == 2  # the timer flushed without waiting for close
+    # The timer flushes without waiting for close: poll for its write (bounded, so a timer
+    # that never fires fails here rather than hanging).
+    for _ in range(200):
+        if len(rows(db)) == 2:
+            break
+        await asyncio.sleep(0.05)
+    assert len(rows(db)) == 2
     await c.aclose()
 
 

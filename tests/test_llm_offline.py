@@ -5,6 +5,7 @@ module here so these tests do not depend on the heuristics."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import types
@@ -88,6 +89,21 @@ def test_importing_the_llm_package_does_not_import_litellm():
             "print('litellm' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("users_value", [None, "TRUE"])
+def test_loading_litellm_keeps_the_users_cost_map_setting(monkeypatch, users_value):
+    # The local price map is only a default: a value the user set is never overwritten. ("TRUE"
+    # also selects the local map in litellm, so neither case fetches anything.)
+    from copal_tui.llm import provider
+
+    if users_value is None:
+        monkeypatch.delenv("LITELLM_LOCAL_MODEL_COST_MAP", raising=False)
+    else:
+        monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", users_value)
+    monkeypatch.setattr(provider, "_litellm", None)  # set up again, as on first use
+    provider.get_litellm()
+    assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == (users_value or "True")
 
 
 async def test_missing_engine_or_unknown_provider_is_fatal(db, monkeypatch):

@@ -167,10 +167,14 @@ def test_unknown_task_and_empty_messages_are_clear_errors():
 
 
 def test_repair_round_still_finds_the_trailer(skyline):
-    msgs = task_messages("grounding", _inputs(skyline)["grounding"])
-    msgs += [{"role": "assistant", "content": "not json"},
-             {"role": "user", "content": "Your answer was invalid; answer again with JSON."}]
-    json.loads(engine.answer("heuristic", msgs))
+    first = task_messages("grounding", _inputs(skyline)["grounding"])
+    repair = [*first, {"role": "assistant", "content": "not json"},
+              {"role": "user", "content": "Your answer was invalid; answer again with JSON."}]
+    answer = json.loads(engine.answer("heuristic", repair))
+    # The trailer of the first user message still governs: the same grounding as without the
+    # repair round, not an error or an answer to the repair prompt.
+    assert answer["clauses"]
+    assert answer == json.loads(engine.answer("heuristic", first))
 
 
 def test_content_parts_and_message_objects_are_read(skyline):

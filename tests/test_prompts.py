@@ -206,10 +206,13 @@ def test_trailer_round_trip_property(text, extra):
 
 @pytest.mark.parametrize("task", prompts.STRUCTURED_TASKS)
 def test_rendering_is_deterministic(task):
+    # Equal inputs built in another key order render identically (comparing a render with
+    # itself would prove nothing), and rendering leaves its input as it was.
     data = sample_input(task, NASTY[0])
+    before = copy.deepcopy(data)
     shuffled = dict(reversed(list(copy.deepcopy(data).items())))
-    assert prompts.render(task, data) == prompts.render(task, data)
     assert prompts.render(task, data) == prompts.render(task, shuffled)
+    assert data == before
 
 
 def test_render_from_a_loaded_template_matches():
@@ -427,7 +430,8 @@ def test_chatbot_user_message_is_the_query_verbatim(query):
 def test_chatbot_prompt_keeps_dollar_text_literal_and_is_deterministic():
     world = {**WORLD, "context": "Fee: $5 or ${name}.", "name": "A $industry B"}
     first = prompts.render_chatbot(world, POLICIES, "$context?")
-    assert first == prompts.render_chatbot(world, POLICIES, "$context?")
+    # The same world with its keys in another order gives the same prompt.
+    assert first == prompts.render_chatbot(dict(reversed(world.items())), POLICIES, "$context?")
     assert "Fee: $5 or ${name}." in first[0]["content"]
     assert "customer assistant of A $industry B (" in first[0]["content"]
     assert first[1]["content"] == "$context?"

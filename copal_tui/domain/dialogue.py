@@ -1,4 +1,4 @@
-"""CompliBench-style dialogue judging as data (seed 002): per-turn guideline truth, a judge's
+"""CompliBench-style dialogue judging as data: per-turn guideline truth, a judge's
 per-turn predictions, and the metrics that compare them. Pure functions: no SQL, UI or models.
 
 A conversation is governed by a guideline document in three categories: 1 universal compliance,

@@ -149,7 +149,7 @@ class FullPolicyJudgeOut(_Out):
     rationale: str = ""
 
 
-# ---------------------------------------------------------------- COMPASS suites (seed 001)
+# ---------------------------------------------------------------- COMPASS suites
 
 
 class CompassQuery(_Out):
@@ -200,7 +200,7 @@ class CompassJudgeOut(_Out):
         return self.complies_with_policies
 
 
-# ---------------------------------------------------------------- dialogue judging (seed 002)
+# ---------------------------------------------------------------- dialogue judging
 
 
 class DialogueGuidelineUsed(_Out):

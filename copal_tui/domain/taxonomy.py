@@ -1,7 +1,8 @@
 """The COPAL taxonomy as data: effects, relation patterns, target facets and their anchors.
 
-Facts from the COPAL paper (Table 1) and DESIGN.md section 2. Everything else in the code
-derives pattern/facet membership from the tables here instead of restating it.
+Facts from the COPAL paper (Table 1), with the facet definitions and each pattern's expected
+handling written out in this project's words. Everything else in the code derives pattern/facet
+membership from the tables here instead of restating it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Reading the public CompliBench layout (seed 002): conversations and judge outputs, parsed and
+"""Reading the public CompliBench layout: conversations and judge outputs, parsed and
 checked into plain dataclasses. No SQL here (the importer stores them), no UI, no models.
 
 A conversation file holds `assistant_guidelines` ("Category 1: Universal Compliance" {key:

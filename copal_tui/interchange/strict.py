@@ -225,9 +225,9 @@ def paused_gc() -> Iterator[None]:
     """Cyclic garbage collection off while a large document is parsed.
 
     Parsing allocates hundreds of thousands of objects that all stay alive, and every collection
-    walks them again for nothing: with the collector on, composing a 30k-policy world took 17x
-    as long as a 3k one, 10x with it off. Nothing leaks: a cycle made meanwhile (a recursive
-    YAML alias) is collected once the collector is back on.
+    walks them again for nothing, so parse time grows faster than the document with the
+    collector on (measured in BENCHMARKS.md, "Large imports"). Nothing leaks: a cycle made
+    meanwhile (a recursive YAML alias) is collected once the collector is back on.
     """
     was_enabled = gc.isenabled()
     gc.disable()

@@ -1,17 +1,14 @@
 """The one doorway to litellm: lazy import, offline provider registration, one provider call.
 
 litellm is imported here only when the first call is made (it takes seconds, and the TUI must
-start without it), with the local cost map forced first (otherwise it fetches the map over the
-network at import) and its debug banners off. Each call switches litellm's and the OpenAI SDK's
-own retries off: the client's retry loop is the only one.
+start without it), with the local cost map chosen first unless the user's environment says
+otherwise (else it fetches the map over the network at import) and its debug banners off. Each
+call switches litellm's and the OpenAI SDK's own retries off: the client's retry loop is the
+only one.
 
-Throughput: one call costs litellm 10-16 ms of CPU (its wrapper, pricing, logging payload,
-the OpenAI SDK), which caps one process near 1 / that many calls per second whatever the
-concurrency (benchmarks/bench_pipeline.py shows the ceiling). Measured without gain on a
-2-core machine: the httpx transport instead of aiohttp (worse), disable_token_counter,
-turn_off_message_logging, a shared AsyncOpenAI client, uvloop, running litellm's executor hop
-inline, and two processes sharing the slots (about +10%, before any hand-over cost). Chat
-completions have no native (Rust) path in litellm 1.110.
+Throughput is bounded by litellm's own CPU cost per call, not by copal's code around it
+(benchmarks/bench_pipeline.py prints that ceiling; what was measured and tried is in
+BENCHMARKS.md, "Pipeline throughput and litellm").
 """
 
 from __future__ import annotations
@@ -38,7 +35,9 @@ def get_litellm() -> Any:
     with _lock:
         if _litellm is not None:
             return _litellm
-        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+        # The bundled price map, not a network fetch at import; a value the user set wins
+        # (library code never overwrites the user's environment).
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         # Otherwise unexpected errors carry a traceback and a prefilled bug-report URL in their
         # message, which would end up in the call log.
         os.environ.setdefault("LITELLM_DISABLE_BUG_REPORT_LINK", "true")
@@ -141,8 +140,8 @@ async def acall(spec: ModelSpec, messages: list[dict[str, Any]], api_key: str | 
 def _cost(litellm: Any, response: Any) -> float | None:
     # litellm prices every response itself and stamps the result in _hidden_params (None when
     # the model is not in its price map: unknown, not zero). Pricing it again with
-    # completion_cost() cost ~2 ms of CPU per call for an unpriced model, a tenth of the
-    # pipeline's throughput; it is only the fallback when no stamp is there.
+    # completion_cost() is a second pricing pass, a measurable share of the pipeline's CPU
+    # (BENCHMARKS.md); it is only the fallback when no stamp is there.
     hidden = getattr(response, "_hidden_params", None)
     if isinstance(hidden, dict) and "response_cost" in hidden:
         stamped = hidden["response_cost"]

@@ -1,11 +1,11 @@
 """Paired contrast: single-policy (projection) error vs composed error, per target model.
 
 Only composed items whose whole projection set passed the projection screening and whose own
-response and every projection's response were answered and judged count (DESIGN section 2: a
-composition-induced failure is a composed item that fails while all of its projections pass;
-the method's paired contrast uses only composed items whose projections all pass the check).
-Every other composed item the model was asked is dropped and counted under the first reason
-that applies, so `n` plus the `excluded_*` counts is `composed_items`:
+response and every projection's response were answered and judged count (by definition, a
+composition-induced failure is a composed item that fails while all of its projections pass; the
+method's paired contrast uses only composed items whose projections all pass the check). Every
+other composed item the model was asked is dropped and counted under the first reason that
+applies, so `n` plus the `excluded_*` counts is `composed_items`:
 
 1. `excluded_rejected_projections`: some projection was rejected by the projection screening;
 2. `excluded_no_projections`: the item has no projections;

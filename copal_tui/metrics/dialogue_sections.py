@@ -1,4 +1,4 @@
-"""The dialogue-judging keys of the report (issue 8): `dialogue_judging` (CompliBench metrics per
+"""The dialogue-judging keys of the report: `dialogue_judging` (CompliBench metrics per
 judge and domain, from `copal_tui.metrics.dialogue`) and `dialogue_error_taxonomy` (humans'
 reviews of judge mistakes, counted per judge, domain and error type).
 

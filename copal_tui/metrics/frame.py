@@ -2,14 +2,15 @@
 the report needs is a numpy bincount/unique over them.
 
 Why not one SQL GROUP BY per table (the first design): each of those re-reads and re-sorts the
-judgments, which cost about a second apiece at 300,000 judgments; reading them once as packed
-integers (`store.metrics_sql.judgment_codes`) and grouping in numpy keeps the whole report
-within the one-second budget of DESIGN section 7. The tuples produced here have the shapes the
-metric functions take (`rates`, `contrast`, `validity`, `sensitivity`).
+judgments; reading them once as packed integers (`store.metrics_sql.judgment_codes`) and
+grouping in numpy keeps a full report over 300,000 judgments under a second (the measurements
+are in BENCHMARKS.md). The tuples produced here have the shapes the metric functions take
+(`rates`, `contrast`, `validity`, `sensitivity`).
 
 `load` builds the arrays from the rows of `store.metrics_sql.BulkReads` (the decoding and
-grouping helpers are `copal_tui.metrics.arrays`). Indices: items are numbered in id order, responses in rowid order, settings in (judge, mode)
-order, models in name order, so every output is sorted and the same store gives the same bytes.
+grouping helpers are `copal_tui.metrics.arrays`). Indices: items are numbered in id order,
+responses in rowid order, settings in (judge, mode) order, models in name order, so every output
+is sorted and the same store gives the same bytes.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 
 from copal_tui.metrics.arrays import code, find, group, group_arrays, ints, texts
 from copal_tui.metrics.contrast import REJECTED_PROJECTION
+from copal_tui.metrics.reference import ADJUDICATED, MAJORITY, TIE, reference_rule
 
 UNDER, OVER, MIXED, UNKNOWN, FAILED = 1, 2, 3, 4, 5
 DIRECTION = {0: "none", UNDER: "under_enforcement", OVER: "over_enforcement", MIXED: "mixed",
@@ -257,29 +259,22 @@ def paired_contrast(f: Frame, sid: int) -> list[tuple[Any, ...]]:
 
 def reference(f: Frame, labels: Sequence[tuple[int, str, int]],
               adjudications: Sequence[tuple[int, str, int]]) -> tuple[np.ndarray, dict[str, int]]:
-    """Each response's reference label (-1: none or a tie): the adjudication if there is one,
-    else the majority of the annotators' current labels. Counts of how each was formed."""
-    n = len(f.resp_item)
-    ref = np.full(n, -1, dtype=np.int64)
-    votes = np.zeros(n, dtype=np.int64)
-    errors = np.zeros(n, dtype=np.int64)
-    if labels:
-        idx, found = f.response_index(np.array([r[0] for r in labels], dtype=np.int64))
-        flags = np.array([int(r[2]) for r in labels], dtype=np.int64)[found]
-        votes = np.bincount(idx, minlength=n)
-        errors = np.bincount(idx, weights=flags, minlength=n).astype(np.int64)
-    adjudicated = np.zeros(n, dtype=bool)
-    if adjudications:
-        idx, found = f.response_index(np.array([r[0] for r in adjudications], dtype=np.int64))
-        adjudicated[idx] = True
-        ref[idx] = np.array([int(r[2]) for r in adjudications], dtype=np.int64)[found]
+    """Each response's reference label (-1: none or a tie) by `reference.reference_rule` (the
+    adjudication if there is one, else the annotators' majority), and counts of how the ones
+    in scope were formed."""
+
+    def positions(rows: Sequence[tuple[int, str, int]]) -> tuple[np.ndarray, np.ndarray]:
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        idx, found = f.response_index(np.array([r[0] for r in rows], dtype=np.int64))
+        return idx, np.array([int(r[2]) for r in rows], dtype=np.int64)[found]
+
+    ref, source = reference_rule(len(f.resp_item), *positions(labels), *positions(adjudications))
     scope = f.item_scope[f.resp_item]
-    majority = ~adjudicated & (votes > 0) & (2 * errors != votes)
-    tie = ~adjudicated & (votes > 0) & (2 * errors == votes)
-    ref[majority] = (2 * errors[majority] > votes[majority]).astype(np.int64)
     ref[~scope] = -1
-    counts = {"adjudicated": int((adjudicated & scope).sum()),
-              "majority": int((majority & scope).sum()), "tie": int((tie & scope).sum())}
+    counts = {name: int(((source == code) & scope).sum())
+              for code, name in ((ADJUDICATED, "adjudicated"), (MAJORITY, "majority"),
+                                 (TIE, "tie"))}
     return ref, counts
 
 

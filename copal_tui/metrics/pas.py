@@ -1,4 +1,4 @@
-"""The COMPASS sections of the report (seed 001): Policy Alignment Score per query type with
+"""The COMPASS sections of the report: Policy Alignment Score per query type with
 Wilson intervals, the failure modes of misaligned denied-edge responses, single-policy PAS set
 beside the composed error of the same world, and the judge against human labels.
 
@@ -100,7 +100,8 @@ def pas_rows(cells: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
 
 def failure_modes(cells: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
     """Per (judge, model, variant, world) with usable denied-edge judgments, and per world
-    "all": how many were misaligned and how the judge classified them (seed 001, 6.1).
+    "all": how many were misaligned and how the judge classified them (the
+    failure modes of the COMPASS paper, Section 6.1).
     `cells` are `compass_metrics_sql.judgment_cells`."""
     acc: dict[tuple[str, str, str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for judge, model, variant, world, qtype, status, mode, count, _aligned in cells:

@@ -9,7 +9,8 @@ figures (`copal_tui.metrics.provenance`). The returned dict holds floats that
 may be NaN, each with a sibling `<key>_reason`; `copal_tui.export.jsondoc` turns NaN into null.
 
 It imports no numpy at module level, so that importing it is cheap and the numpy import of
-`build_report` overlaps the reads (DESIGN section 7: a full report in under a second).
+`build_report` overlaps the reads (the target: a full report over 100,000 responses and
+300,000 judgments in under a second, see BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def build_report(db: Database, opts: ReportOptions) -> dict[str, Any]:
     from copal_tui.metrics import sections
 
     doc = sections.build(reads, worlds, worlds or known, opts)
-    from copal_tui.metrics import pas_sections  # COMPASS keys (issue 7); none without a suite
+    from copal_tui.metrics import pas_sections  # COMPASS keys; none without a suite
 
     pas_sections.add_to_report(db, worlds, doc)
     from copal_tui.metrics import dialogue_sections  # dialogue judging; none without

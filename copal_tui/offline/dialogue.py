@@ -1,6 +1,6 @@
-"""Offline engine answers for the dialogue tasks (seed 002): the per-turn judge (full and binary)
-and the four steps of the violation-variant loop. Deterministic heuristics, NOT a language
-model; every reason starts "offline heuristic:".
+"""Offline engine answers for the CompliBench-style dialogue tasks: the per-turn judge (full
+and binary) and the four steps of the violation-variant loop. Deterministic heuristics, NOT a
+language model; every reason starts "offline heuristic:".
 
 - judge: for each assistant turn, the guideline whose text shares the most content words with
   the turn and the user turn before it; a workflow (Category 2) moves through its phases in
