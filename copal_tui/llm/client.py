@@ -24,8 +24,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from copal_tui.llm import parsing, provider
-from copal_tui.llm.models import ModelSpec, resolve
+from copal_tui.llm import http_target, parsing, provider
+from copal_tui.llm.models import ModelConfigError, ModelSpec, resolve
 from copal_tui.llm.request import (
     describe,
     json_schema_format,
@@ -132,6 +132,9 @@ class LLMClient:
         `response_format` (structured output); the prompt's own description and the repair
         round remain the path for every other model, and the check after either. Each outcome
         is counted in `outputs` (valid, repaired, failed) per model and task."""
+        if spec.is_http:  # structured calls judge and build suites: a deployed bot only answers
+            raise ModelConfigError(f"{spec.name!r} is an http target (a deployed chatbot): it can "
+                                   "only be a --model target, not a judge or generator")
         result = await self._structured(spec, messages, out_type, task=task,
                                         template_version=template_version)
         outcome = "failed" if result.value is None else "repaired" if result.calls > 1 else "valid"
@@ -257,11 +260,11 @@ class LLMClient:
                                  request_json: str,
                                  response_format: dict[str, Any] | None = None) -> Completion:
         api_key = spec.api_key()  # ModelConfigError propagates: a setup problem, not an item's
-        if not provider.loaded():
+        if not provider.loaded() and not spec.is_http:
             # The import takes seconds: not inside the first attempt's timeout, and not blocking
             # the event loop (which may be the TUI's).
             await asyncio.to_thread(provider.get_litellm)
-        secrets = [api_key] if api_key else []  # the value actually sent, scrubbed from all text
+        secrets = spec.secrets()  # the key and header values sent, scrubbed from all text
         max_attempts = spec.max_retries + 1
         for attempt in range(1, max_attempts + 1):
             async with self._semaphore(spec):
@@ -271,7 +274,8 @@ class LLMClient:
                 started = time.perf_counter()
                 try:
                     async with asyncio.timeout(spec.timeout + self.timeout_grace):
-                        answer = await provider.acall(spec, messages, api_key, response_format)
+                        answer = await (http_target.acall(spec, messages) if spec.is_http else
+                                        provider.acall(spec, messages, api_key, response_format))
                 except Exception as exc:
                     latency = (time.perf_counter() - started) * 1000
                     error = scrub(describe(exc, spec), secrets) or ""

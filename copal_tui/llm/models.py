@@ -3,7 +3,9 @@
 A name is either an entry of the models file (`--models-file` or env COPAL_MODELS_FILE; a
 top-level mapping name -> fields) or a plain litellm model string (`openai/gpt-4o-mini`,
 `ollama/llama3`, ...). `offline/<name>` is the deterministic offline engine, served through a
-litellm custom provider so it shares the cache, log and retry paths with real models.
+litellm custom provider so it shares the cache, log and retry paths with real models. An entry
+with `kind: http` is a deployed chatbot behind an HTTP endpoint (see http_target): a target
+only, never a judge or a generator, with the same limits, cache and log as a model.
 
 A spec holds the NAME of the environment variable with the API key, never the key: the value is
 read at call time (`api_key()`) and must never be stored, logged or shown.
@@ -15,10 +17,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from copal_tui.llm.http_target import HttpTarget
 
 MODELS_FILE_ENV = "COPAL_MODELS_FILE"
 OFFLINE_PREFIX = "offline/"
+HTTP_KIND = "http"
+# The limits an http entry shares with a model (its other fields are the endpoint's), and their
+# defaults: a deployed bot is someone else's production service, so copal asks it gently.
+HTTP_LIMITS = {"timeout": 60.0, "rpm": 30.0, "max_concurrency": 2, "max_retries": 3}
 
 
 class ModelConfigError(ValueError):
@@ -38,10 +46,23 @@ class ModelSpec(BaseModel):
     temperature: float | None = Field(default=None, ge=0)
     max_tokens: int | None = Field(default=None, ge=1)
     max_retries: int = Field(default=4, ge=0)
+    http: HttpTarget | None = Field(default=None, description="set for a deployed bot")
+
+    @model_validator(mode="after")
+    def _http_alone(self) -> ModelSpec:
+        if self.http is not None and (self.api_base or self.api_key_env or self.temperature
+                                      is not None or self.max_tokens is not None):
+            raise ValueError("an http target takes no api_base, api_key_env, temperature or "
+                             "max_tokens")
+        return self
 
     @property
     def is_offline(self) -> bool:
         return self.model.startswith(OFFLINE_PREFIX)
+
+    @property
+    def is_http(self) -> bool:
+        return self.http is not None
 
     @property
     def offline_name(self) -> str:
@@ -58,6 +79,26 @@ class ModelSpec(BaseModel):
                 f"model {self.name!r}: environment variable {self.api_key_env} is not set"
             )
         return value
+
+    def secrets(self) -> list[str]:
+        """Every secret value a call sends (the key, the header variables), read now from the
+        environment; an unset variable is a ModelConfigError. Scrubbed from all that is stored."""
+        key = self.api_key()
+        values = [key] if key else []
+        for var in self.http.env_names() if self.http is not None else []:
+            value = os.environ.get(var)
+            if not value:
+                raise ModelConfigError(f"model {self.name!r}: environment variable {var} (a "
+                                       "header value) is not set")
+            values.append(value)
+        return values
+
+
+def _http_spec(name: str, fields: dict[str, Any]) -> ModelSpec:
+    # The YAML entry is flat: the shared limits go on the spec, everything else (unknown
+    # fields included, which HttpTarget rejects by name) is the endpoint's.
+    limits = {k: fields.pop(k, default) for k, default in HTTP_LIMITS.items()}
+    return ModelSpec(name=name, model=HTTP_KIND, http=HttpTarget.model_validate(fields), **limits)
 
 
 def _offline_spec(name: str, **fields: Any) -> ModelSpec:
@@ -91,10 +132,16 @@ def load_models_file(path: Path) -> dict[str, ModelSpec]:
         fields = dict(fields)
         if fields.pop("name", name) != name:
             raise ModelConfigError(f"models file {path}: entry {name!r} has a different `name`")
-        if "model" not in fields:
+        kind = fields.pop("kind", None)
+        if kind not in (None, HTTP_KIND):
+            raise ModelConfigError(f"models file {path}: entry {name!r}: kind: must be "
+                                   f"{HTTP_KIND!r} (or left out for a model), not {kind!r}")
+        if kind is None and "model" not in fields:
             raise ModelConfigError(f"models file {path}: entry {name!r} needs a `model` field")
         try:
-            if str(fields["model"]).startswith(OFFLINE_PREFIX):
+            if kind == HTTP_KIND:
+                specs[name] = _http_spec(name, fields)
+            elif str(fields["model"]).startswith(OFFLINE_PREFIX):
                 specs[name] = _offline_spec(name, **fields)
             else:
                 specs[name] = ModelSpec(name=name, **fields)

@@ -3,6 +3,11 @@
 The cache key is the sha256 of the canonical JSON of (model, endpoint, messages, temperature,
 max_tokens, task, template_version, and the JSON schema sent as `response_format` when the
 model takes one): a new template version, sampling setting or schema is a new request.
+
+A request to an http target (a deployed bot) is what goes on the wire: URL, method, header NAMES
+(never values) and the rendered body, plus the answer path (a changed path must not replay text
+read with the old one). copal's task and template version are not part of it: the bot never sees
+copal's prompts, so a new template version must not ask it again.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import os
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from copal_tui.llm.http_target import HttpTarget, render_body
 from copal_tui.llm.models import ModelSpec
 from store.db import dumps
 
@@ -23,6 +29,8 @@ def request_payload(spec: ModelSpec, messages: list[dict[str, Any]], *, task: st
                     response_format: dict[str, Any] | None = None) -> dict[str, Any]:
     """What identifies a request (hashed for the cache key, stored in the call log). The
     schema is part of it only when one is sent, so a prompt-only request keeps its key."""
+    if spec.http is not None:
+        return http_payload(spec.http, messages)
     payload: dict[str, Any] = {
         "model": spec.model,
         "api_base": public_url(spec.api_base),
@@ -35,6 +43,12 @@ def request_payload(spec: ModelSpec, messages: list[dict[str, Any]], *, task: st
     if response_format is not None:
         payload["response_format"] = response_format
     return payload
+
+
+def http_payload(target: HttpTarget, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"kind": "http", "url": public_url(target.url), "method": target.method,
+            "headers": sorted(target.headers), "body": render_body(target.body, messages),
+            "answer": target.answer}
 
 
 def json_schema_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -63,9 +77,11 @@ def public_url(url: str | None) -> str | None:
 
 
 def secret_values(spec: ModelSpec) -> list[str]:
-    """The key value(s) to scrub; never raises (a cache hit needs no key, but is scrubbed too)."""
-    value = os.environ.get(spec.api_key_env) if spec.api_key_env else None
-    return [value] if value else []
+    """The key and header variable values to scrub; never raises (a cache hit needs no key, but
+    is scrubbed too)."""
+    names = [spec.api_key_env] if spec.api_key_env else []
+    names += spec.http.env_names() if spec.http is not None else []
+    return [value for name in names if (value := os.environ.get(name))]
 
 
 def scrub(text: str | None, secrets: list[str]) -> str | None:

@@ -14,6 +14,10 @@ which targets and judges ran before, so the prompt of one model would change wit
 model's run and with run order, and would put one target's words into another's prompt. The
 reference call is cached like every call, so each demonstration is written once.
 
+A deployed bot (an http target of the models file) is sent the query and, for few-shot, the
+demonstrations as earlier turns, never a system prompt; so it cannot take the explicit-refusal
+variant, nor few-shot when its body has no {conversation} (an error, before any call).
+
 A failed call is stored as a response with `failure` set and no text; a re-run replaces
 exactly those rows (a cached pre-filter decision costs nothing the second time).
 """
@@ -91,6 +95,8 @@ async def _references(run: StageRun, demos: dict[str, tuple[World, dict[str, Any
 
 async def execute(run: StageRun) -> None:
     from copal_tui.llm.client import LLMError
+    from copal_tui.llm.http_target import variant_problem
+    from copal_tui.llm.models import ModelConfigError
 
     if not run.opts.models:
         raise ValueError("compass_respond needs at least one --model")
@@ -101,6 +107,11 @@ async def execute(run: StageRun) -> None:
     refusal_tpl = run.template("chatbot_explicit_refusal")
     units = _units(run)
     specs = {m: run.model(m) for m in run.opts.models}
+    # A deployed bot (http target) gets no system prompt: a variant that differs only there
+    # would be a copy of `base` under another name.
+    for why in filter(None, (variant_problem(s, v) for s in specs.values()
+                             for v in run.opts.compass.variants)):
+        raise ModelConfigError(why)
     demos = {id(u): cv.pick_demos(u.world.order, u.query)
              for u in units if u.variant == "few-shot"}
     allowed = {q["id"]: (u.world, q) for u in units if id(u) in demos
