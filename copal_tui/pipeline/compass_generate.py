@@ -1,4 +1,5 @@
-"""Stage `compass_generate`: a world's COMPASS queries, in three steps (the COMPASS paper, Section 3.1).
+"""Stage `compass_generate`: a world's COMPASS queries, in three steps (the COMPASS paper,
+Section 3.1).
 
 1. Base queries: per allowlist policy `--per-policy` allowed-base and as many allowed-edge
    queries (permitted, but worded so an over-cautious bot might refuse), per denylist policy
