@@ -69,6 +69,16 @@ class AppSession(AppService):
     would keep running with the user's database open. Here it gets a grace period, then a kill.
     """
 
+    async def run(self) -> None:
+        # The base class closes the browser's websocket only when the app reports its exit, so
+        # an app that ends without starting (a database that needs `copal migrate`, a missing
+        # database) left the page on its splash screen for good. Closing the socket whenever
+        # the process ends shows the page's "Session ended." instead.
+        try:
+            await super().run()
+        finally:
+            await self.remote_close()
+
     async def stop(self) -> None:
         await super().stop()
         process = self._process
