@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
                                      repeat=2 if args.quick else 5)
         rows += bench_tui.keypress(big_db)
         rows += bench_store.report(small_db, label_small)
-        rows += bench_store.report(big_db, label_big)
+        rows += bench_store.report(big_db, label_big, libraries=True)
         rows += bench_pipeline.throughput([4] if args.quick else [8, 32, 128],
                                           latency=0.05 if args.quick else 0.2)
         rows += bench_store.labelling(big_db, processes=8, per_process=20 if args.quick else 200)

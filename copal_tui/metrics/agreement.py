@@ -3,6 +3,10 @@
 This is the ceiling a judge can reach: a judge that agrees with the reference as well as the
 annotators agree with each other is as good as another annotator. Labels are each annotator's
 current label (error 0/1) on a response.
+
+Kappa comes from scikit-learn's `cohen_kappa_score` (through `classify.kappa`, which keeps it
+undefined, with a reason, when an annotator used one class only); alpha from the
+`krippendorff` package (`krippendorff.alpha`, nominal). Undefined values are NaN with a reason.
 """
 
 from __future__ import annotations

@@ -1,14 +1,33 @@
 """Binary agreement statistics from confusion counts, with error as the positive class.
 
-Everything is computed from the four counts (tp, fp, tn, fn) so that one code path serves the
-point estimate and, vectorised over numpy arrays, the 1000 bootstrap resamples. The values are
-the ones scikit-learn gives (confusion_matrix, precision/recall/F1 with zero_division=nan,
-cohen_kappa_score); the tests check that on random data. scikit-learn itself is not imported
-here: importing sklearn.metrics costs seconds, and the report has a one-second budget.
+Which library computes what (the point estimates of judge validity, and the pairwise kappas of
+`agreement` and `pas`):
+
+- the 2x2 table: `sklearn.metrics.confusion_matrix` with labels=[0, 1], rows the reference
+  (human label, or the second rater), columns the predicting side (the judge, or the first
+  rater), so [[tn, fp], [fn, tp]] with error = 1 the positive class;
+- precision, recall, F1: `sklearn.metrics.precision_recall_fscore_support` (binary,
+  pos_label=1, zero_division=NaN, so an undefined value stays undefined);
+- Cohen's kappa: `sklearn.metrics.cohen_kappa_score`;
+- agreement, FN rate and FP rate: ratios of cells of that table.
+
+The callers hold counts, not label vectors (the frame counts each item's four outcomes in one
+numpy pass), so scikit-learn gets the four (reference, predicted) outcomes, each weighted by its
+count: sample weights are summed as repeated rows are counted, so this equals passing the n
+per-response labels without building them. scikit-learn is imported inside the functions:
+`rates` imports this module, and the TUI's dashboard widgets and the exporters import `rates`
+for its taxonomy orders alone; they must not pay the second or more that sklearn.metrics (with
+the scipy it loads) takes to import. The report loads it early, while its reads run (`validity`).
+
+`confusion_arrays` gives the same statistics as numpy formulas over many tables at once, for the
+item bootstrap: 1000 resamples of every judge setting and pattern, where the three
+scikit-learn calls (milliseconds per table, mostly input checking) would take a minute or more
+against a few milliseconds. The tests check it against scikit-learn on random data, NaN cases
+included.
 
 Cohen's kappa is reported as NaN with a reason, never 0, when either rater used only one class:
 then chance agreement equals observed agreement by construction and kappa is 0 (or 0/0)
-whatever the raters did, which says nothing about agreement.
+whatever the raters did, which says nothing about agreement. scikit-learn is not asked then.
 """
 
 from __future__ import annotations
@@ -39,9 +58,25 @@ def _class_name(positive: bool) -> str:
     return "error" if positive else "no error"
 
 
+# The four outcomes as (reference, predicted) label pairs, in the order tp, fp, tn, fn.
+_REFERENCE = np.array([1, 0, 0, 1])
+_PREDICTED = np.array([1, 1, 0, 0])
+LABELS = [0, 1]
+
+
+def _weights(tp: int, fp: int, tn: int, fn: int) -> np.ndarray:
+    return np.array([tp, fp, tn, fn], dtype=np.int64)
+
+
+def _defined(value: float, reason: str) -> tuple[float, str | None]:
+    """A library's value, or (nan, reason) when the library left it undefined (NaN)."""
+    value = float(value)
+    return (math.nan, reason) if math.isnan(value) else (value, None)
+
+
 def kappa(tp: int, fp: int, tn: int, fn: int, first: str = "judge",
           second: str = "reference") -> tuple[float, str | None]:
-    """Cohen's kappa of two raters from their 2x2 table; `first` gives the predicted side."""
+    """Cohen's kappa of two raters from their 2x2 table; `first` gives the predicting side."""
     n = tp + fp + tn + fn
     if n == 0:
         return math.nan, f"no responses rated by both the {first} and the {second}"
@@ -56,20 +91,33 @@ def kappa(tp: int, fp: int, tn: int, fn: int, first: str = "judge",
     if first_pos in (0, n):
         return math.nan, (f"the {first} gave '{_class_name(first_pos == n)}' every time "
                           "(one class only); kappa is undefined")
-    po = (tp + tn) / n
-    pe = (first_pos * second_pos + (n - first_pos) * (n - second_pos)) / (n * n)
-    return (po - pe) / (1 - pe), None
+    from sklearn.metrics import cohen_kappa_score
+
+    value = cohen_kappa_score(_REFERENCE, _PREDICTED, labels=LABELS,
+                              sample_weight=_weights(tp, fp, tn, fn))
+    return _defined(value, "Cohen's kappa is undefined on these labels")
 
 
 def confusion_stats(tp: int, fp: int, tn: int, fn: int) -> dict[str, Any]:
     """Counts and every agreement statistic, with `<metric>_reason` next to each NaN."""
+    from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
+
+    weights = _weights(tp, fp, tn, fn)
+    if weights.any():
+        # Rows are the reference, columns the judge; labels=[0, 1] fixes the layout.
+        (tn, fp), (fn, tp) = confusion_matrix(_REFERENCE, _PREDICTED, labels=LABELS,
+                                              sample_weight=weights).tolist()
+        precision, recall, f1, _support = precision_recall_fscore_support(
+            _REFERENCE, _PREDICTED, average="binary", pos_label=1, sample_weight=weights,
+            zero_division=np.nan)
+    else:  # no responses: every figure is undefined (scikit-learn refuses all-zero weights)
+        precision = recall = f1 = math.nan
     n = tp + fp + tn + fn
     out: dict[str, Any] = {"n": n, "tp": tp, "fp": fp, "tn": tn, "fn": fn}
     put(out, "agreement", ratio(tp + tn, n, "no responses with a reference label"))
-    put(out, "precision", ratio(tp, tp + fp, "the judge flagged no errors (tp + fp = 0)"))
-    put(out, "recall", ratio(tp, tp + fn, "the reference has no errors (tp + fn = 0)"))
-    put(out, "f1", ratio(2 * tp, 2 * tp + fp + fn,
-                         "neither the judge nor the reference found an error"))
+    put(out, "precision", _defined(precision, "the judge flagged no errors (tp + fp = 0)"))
+    put(out, "recall", _defined(recall, "the reference has no errors (tp + fn = 0)"))
+    put(out, "f1", _defined(f1, "neither the judge nor the reference found an error"))
     put(out, "fn_rate", ratio(fn, tp + fn, "the reference has no errors (tp + fn = 0)"))
     put(out, "fp_rate", ratio(fp, fp + tn, "the reference has no correct responses "
                                             "(fp + tn = 0)"))
@@ -78,7 +126,8 @@ def confusion_stats(tp: int, fp: int, tn: int, fn: int) -> dict[str, Any]:
 
 
 def confusion_arrays(totals: np.ndarray) -> dict[str, np.ndarray]:
-    """The statistics of `confusion_stats` for many tables at once (rows of tp, fp, tn, fn).
+    """The statistics of `confusion_stats` for many tables at once (rows of tp, fp, tn, fn),
+    as numpy formulas (see the module docstring for why not scikit-learn).
 
     NaN wherever the scalar version is NaN; used on bootstrap resamples.
     """

@@ -1,8 +1,17 @@
-"""Confidence intervals: the Wilson score interval and the seeded item-level bootstrap.
+"""Confidence intervals: the Wilson score interval and the seeded item-level bootstrap, both
+hand-written and both checked in the tests against an independent computation.
 
-The normal quantile comes from the standard library (`statistics.NormalDist`), which gives the
-same value as `scipy.stats.norm.ppf` (the tests check it) without the seconds that importing
-scipy.stats costs on every report.
+Wilson: scipy has the same interval (`scipy.stats.binomtest(k, n).proportion_ci(method=
+"wilson")`, which the tests compare with this one on random counts), but a call takes
+milliseconds (it also computes the test's p-value) and the report of the 100,000-response
+benchmark store has about 250 rates: half a second. And `rates`, which uses it, is imported by
+the TUI's dashboard widgets and the exporters, which must not pay for importing scipy. The
+normal quantile comes from the standard library (`statistics.NormalDist`), equal to
+`scipy.stats.norm.ppf` (checked in the tests).
+
+Bootstrap: no library resamples clusters (whole items, all their responses together), nor
+shares one draw among the judge settings of a report; the tests check the totals against a
+plain loop over the same draws. The percentiles are numpy's (`np.percentile`, linear).
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ votes among contract judges. Within a mode, over the composed responses that eve
 the mode judged (so each judge sees exactly the same responses), each setting gets its overall
 error rate, the ranking of target models it induces (lowest error first, ties by name), Kendall's
 tau-b and Spearman's rho of its per-model error rates against the mode's reference setting's,
-and the largest rank shift of any model. With two or more settings in the mode, their majority
-verdict is one more row, `judge` "majority" with that mode (responses where the vote is tied are
-left out and counted).
+and the largest rank shift of any model (all three from scipy.stats, see `ranks`). With two or
+more settings in the mode, their majority verdict is one more row, `judge` "majority" with that
+mode (responses where the vote is tied are left out and counted).
 """
 
 from __future__ import annotations

@@ -1,13 +1,21 @@
 """Judge validity against the human reference labels, per judge setting and per pattern.
 
 Error is the positive class. The reference label is the adjudication when there is one, else the
-annotators' majority (ties excluded and counted; see `frame.reference`). Intervals are a seeded
-percentile bootstrap that resamples whole items: all responses of an item move together, since
-they share the query and contract and so are not independent.
+annotators' majority (ties excluded and counted; see `frame.reference`).
+
+The point estimates come from scikit-learn (`classify.confusion_stats`): the 2x2 table from
+`confusion_matrix` (rows: reference, columns: judge), precision, recall and F1 from
+`precision_recall_fscore_support`, kappa from `cohen_kappa_score`. The intervals are a seeded
+percentile bootstrap that resamples whole items (hand-written: no library resamples clusters):
+all responses of an item move together, since they share the query and contract and so are not
+independent. Each resample's statistics come from `classify.confusion_arrays`, the same formulas
+vectorised in numpy, since a scikit-learn call per resample would take a minute per report; the
+tests check them against scikit-learn on random data.
 """
 
 from __future__ import annotations
 
+import gc
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -18,6 +26,25 @@ import numpy as np
 from copal_tui.metrics.classify import METRICS, confusion_arrays, confusion_stats
 from copal_tui.metrics.intervals import percentile_intervals, resample_tables
 from copal_tui.metrics.rates import PATTERN_ORDER, UNMAPPED, ordered
+
+# The metric libraries load here, at import, not at first use: the report imports this module
+# while its reads run in threads (copal_tui.metrics.report), so much of the second that
+# sklearn.metrics and scipy.stats take to import overlaps them. Only the report imports this
+# module, never the TUI's start (tests/test_hygiene.py). They create over 100,000 objects that
+# live as long as the process (a few hundred are garbage): collecting while they load only
+# walks them again and again (a quarter of a second), so the collector pauses; then they are
+# frozen (gc.freeze), which keeps every later collection, and the interpreter's last one at exit
+# (0.3 s), from walking them. Whatever else is alive now is frozen too: in the TUI an
+# unreachable cycle among those objects would not be collected later, a one-off bounded cost.
+_COLLECTING = gc.isenabled()
+gc.disable()
+try:
+    import scipy.stats  # noqa: F401
+    import sklearn.metrics  # noqa: F401
+finally:
+    if _COLLECTING:
+        gc.enable()
+gc.freeze()
 
 ValidityCell = tuple[str, str, str, str | None, int, int, int, int]
 
