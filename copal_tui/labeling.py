@@ -1,8 +1,10 @@
-"""Labelling operations shared by the label queue, the CLI and imports.
+"""COPAL labelling operations outside a queue (the CLI, tests, benchmarks): a label, the undo
+of one's latest label, a skip, flag or note, and which labels went stale.
 
 Each operation is one committed `BEGIN IMMEDIATE` transaction, so a label survives a killed
-process or a dropped SSH session the moment the call returns. The error and direction stored
-with a label are computed here from the marks (contract logic), never typed in.
+process or a dropped SSH session the moment the call returns. The payload (with the error and
+direction computed from the marks, never typed in) is the one the queue writes
+(copal_tui.annotation.suites); the events go to the annotation log.
 """
 
 from __future__ import annotations
@@ -10,10 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from copal_tui.domain.contract import content_sha256, evaluate, item_kinds, unknown_ids
+from copal_tui.annotation.suites import SUITES
+from copal_tui.domain.contract import content_sha256
+from store import annotations as log
 from store import labels as label_sql
-from store import reads, writes
-from store.db import Database, StoreError, write
+from store.db import Database, write
+
+SUITE = "copal"
 
 
 @dataclass(frozen=True)
@@ -23,52 +28,27 @@ class Submitted:
     direction: str
 
 
-def _content_and_ids(db: Database, response_id: str) -> tuple[dict, list[str], list[str]]:
-    content = reads.response_content(db, response_id)
-    if content is None:
-        raise StoreError(f"unknown response {response_id!r}")
-    req = [c["id"] for c in content["required"]]
-    forb = [c["id"] for c in content["forbidden"]]
-    return content, req, forb
-
-
-def submit(
-    db: Database,
-    response_id: str,
-    annotator: str,
-    observed: Sequence[str],
-    *,
-    facet: str | None = None,
-    note: str | None = None,
-) -> Submitted:
+def submit(db: Database, response_id: str, annotator: str, observed: Sequence[str], *,
+           facet: str | None = None, note: str | None = None) -> Submitted:
     """Record an annotator's marks on a response as their current label."""
     with write(db):
-        content, req, forb = _content_and_ids(db, response_id)
-        bad = unknown_ids(req, forb, observed)
-        if bad:
-            raise StoreError(f"not contract items of this response: {', '.join(bad)}")
-        verdict = evaluate(req, forb, observed, item_kinds(content["required"]))
-        sha = content_sha256(
-            content["query"], content["required"], content["forbidden"], content["response"] or ""
-        )
-        event_id = writes.append_label_event(
-            db, response_id=response_id, annotator=annotator, action="label",
-            observed=list(observed), error=verdict.error, direction=verdict.direction.value,
-            facet=facet, note=note, content_sha256=sha,
-        )
-    return Submitted(event_id, verdict.error, verdict.direction.value)
+        payload, sha = SUITES[SUITE].label(db, response_id, {
+            "observed": list(observed), "facet": facet, "note": note})
+        event_id = log.append(db, suite=SUITE, subject=response_id,
+                                      annotator=annotator, action="label", payload=payload,
+                                      content_sha256=sha)
+    return Submitted(event_id, payload["error"], payload["direction"])
 
 
 def undo_last(db: Database, annotator: str) -> str | None:
-    """Retract the annotator's most recent current label; returns its response id."""
+    """Retract the annotator's most recent current COPAL label; returns its response id."""
     with write(db):
-        last = label_sql.latest_current_label_of(db, annotator)
+        last = log.last_current(db, SUITE, annotator)
         if last is None:
             return None
-        writes.append_label_event(
-            db, response_id=last["response_id"], annotator=annotator, action="undo"
-        )
-        return str(last["response_id"])
+        log.append(db, suite=SUITE, subject=last.subject, annotator=annotator,
+                           action="undo")
+        return last.subject
 
 
 def record(db: Database, response_id: str, annotator: str, action: str, *,
@@ -77,11 +57,11 @@ def record(db: Database, response_id: str, annotator: str, action: str, *,
     if action not in ("skip", "flag", "note"):
         raise ValueError(action)
     with write(db):
-        if reads.response(db, response_id) is None:
-            raise StoreError(f"unknown response {response_id!r}")
-        return writes.append_label_event(
-            db, response_id=response_id, annotator=annotator, action=action, note=note, flag=flag
-        )
+        SUITES[SUITE].require(db, response_id)
+        return log.append(db, suite=SUITE, subject=response_id, annotator=annotator,
+                                  action=action,
+                                  payload=None if action == "skip" else {"note": note,
+                                                                         "flag": flag})
 
 
 def stale_labels(db: Database) -> list[dict]:

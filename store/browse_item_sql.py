@@ -10,11 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.browse_sql import CURRENT_LABEL
+from store import annotations as log
 from store.db import Database, loads
 
 RESPONSE_LIMIT = 200
 PROJECTION_LIMIT = 50
+
+
+def _label(lab: log.Annotation) -> dict[str, Any]:
+    """A label or decision of the log in the shape the item screen reads."""
+    return {"annotator": lab.annotator, "observed": lab.get("observed"),
+            "error": lab.get("error"), "direction": lab.get("direction"),
+            "facet": lab.get("facet"), "note": lab.get("note"), "created_at": lab.created_at,
+            "content_sha256": lab.content_sha256}
 
 
 def _decode(row: Any, *cols: str) -> dict[str, Any]:
@@ -103,18 +111,14 @@ def item_responses(db: Database, item_id: str, limit: int = RESPONSE_LIMIT
                 "SELECT judge, mode, observed, error, direction, evidence, facet, rationale, "
                 "failure FROM judgments WHERE response_id = ?", (rid,))
         }
-        resp["labels"] = [_decode(e, "observed") for e in db.execute(
-            "SELECT e.annotator, e.observed, e.error, e.direction, e.facet, e.note, "
-            "e.created_at, e.content_sha256 FROM label_events e WHERE e.response_id = ? "
-            f"AND {CURRENT_LABEL} ORDER BY e.annotator", (rid,))]
-        adj = db.execute(
-            "SELECT adjudicator, observed, error, direction, facet, note, created_at "
-            "FROM adjudications WHERE response_id = ? ORDER BY id DESC LIMIT 1", (rid,)
-        ).fetchone()
-        resp["adjudication"] = None if adj is None else _decode(adj, "observed")
-        resp["remarks"] = [dict(e) for e in db.execute(
-            "SELECT annotator, action, note, flag, created_at FROM label_events "
-            "WHERE response_id = ? AND action IN ('flag', 'note') ORDER BY id", (rid,))]
+        resp["labels"] = [_label(lab) for lab in log.labels_of(db, "copal", rid)]
+        adj = log.decision(db, "copal", rid)
+        resp["adjudication"] = None if adj is None else {
+            **_label(adj), "adjudicator": adj.annotator}
+        resp["remarks"] = [{"annotator": r.annotator, "action": r.action,
+                            "note": r.get("note"), "flag": r.get("flag"),
+                            "created_at": r.created_at}
+                           for r in log.remarks(db, "copal", rid)]
     return responses
 
 

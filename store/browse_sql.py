@@ -15,21 +15,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from store.annotations import CURRENT
 from store.db import Database, loads
 
-# A label event is an annotator's current label when it is a label and no later label/undo of
-# the same annotator on the same response exists (the `current_labels` view, written so that
-# SQLite answers it per response from idx_label_events_response instead of grouping the whole
-# table). The unary `+` keeps the planner off idx_label_events_action, which would visit every
-# label event in the database for each response (it cannot know `action` is unselective).
-CURRENT_LABEL = (
-    "+e.action = 'label' AND NOT EXISTS (SELECT 1 FROM label_events u "
-    "WHERE u.response_id = e.response_id AND u.annotator = e.annotator AND u.id > e.id "
-    "AND +u.action IN ('label', 'undo'))"
-)
-# Response `r` has at least one current label (looked up through r's own events).
+# Response `r` has at least one current COPAL label (looked up through r's own events on the
+# annotation log's subject index).
 HAS_CURRENT_LABEL = (
-    f"EXISTS (SELECT 1 FROM label_events e WHERE e.response_id = r.id AND {CURRENT_LABEL})"
+    "EXISTS (SELECT 1 FROM annotations e WHERE e.suite = 'copal' AND e.subject = r.id "
+    f"AND {CURRENT})"
 )
 
 
@@ -155,9 +148,9 @@ _WORLD_STATS = (
     "(SELECT AVG(j.error) FROM items i CROSS JOIN responses r CROSS JOIN judgments j "
     " WHERE i.world_id = :w AND r.item_id = i.id AND j.response_id = r.id "
     " AND +j.mode = 'contract' AND +j.error IS NOT NULL) AS judge_err, "
-    "(SELECT AVG(e.error) FROM items i CROSS JOIN responses r CROSS JOIN label_events e "
-    " WHERE i.world_id = :w AND r.item_id = i.id AND e.response_id = r.id "
-    f" AND {CURRENT_LABEL}) AS human_err"
+    "(SELECT AVG(json_extract(e.payload, '$.error')) FROM items i CROSS JOIN responses r "
+    "CROSS JOIN annotations e WHERE i.world_id = :w AND r.item_id = i.id "
+    f" AND e.suite = 'copal' AND e.subject = r.id AND {CURRENT}) AS human_err"
 )
 
 
@@ -259,14 +252,17 @@ ITEM_FILTERS: dict[str, Filter] = {
 }
 
 
-def items_page(db: Database, world_id: str, req: PageRequest) -> Page:
-    """Items with their response count, judge error rate and labelling progress."""
+def items_page(db: Database, world_id: str, req: PageRequest,
+               extra: Mapping[str, Filter] | None = None) -> Page:
+    """Items with their response count, judge error rate and labelling progress. `extra`:
+    filters computed by the caller for this request (copal_tui.cases: `disagree:`, `cell:`)."""
     return _page(
         db, req, table="items",
         keys="rowid AS _ord, id, composition_id, pattern, facet, method, selected, "
              "parent_item_id, query",
         order="rowid",
-        where=_where(req, ["id", "query"], ITEM_FILTERS, ["world_id = ?"], [world_id]),
+        where=_where(req, ["id", "query"], {**ITEM_FILTERS, **(extra or {})},
+                     ["world_id = ?"], [world_id]),
         outer=(
             "SELECT p.*, "
             "(SELECT COUNT(*) FROM responses r WHERE r.item_id = p.id) AS responses, "

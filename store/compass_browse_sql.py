@@ -4,13 +4,15 @@ query with its responses, each judge's verdict and the annotators' current label
 The list follows store/browse_sql.py: one page of keys chosen with LIMIT/OFFSET, per-row counts
 computed for that page only, user input only ever as parameters (free words are LIKE patterns,
 `key:value` filters are looked up in `QUERY_FILTERS`). Every read is keyed on an index of
-migration m005_compass (world, query id, response id, the label events' response index).
+migration m005_compass (world, query id, response id) or of the annotation log (its subject
+index, m010).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from store import annotations as log
 from store.browse_sql import (
     Filter,
     Page,
@@ -23,14 +25,6 @@ from store.browse_sql import (
 )
 from store.db import Database, loads
 
-# An annotator's current COMPASS label: a label event not followed by a label/undo of the same
-# annotator on the same response (the `current_compass_labels` view, but answered per response
-# from idx_compass_label_events_response instead of grouping the whole table).
-CURRENT = (
-    "+e.action = 'label' AND NOT EXISTS (SELECT 1 FROM compass_label_events u "
-    "WHERE u.response_id = e.response_id AND u.annotator = e.annotator AND u.id > e.id "
-    "AND +u.action IN ('label', 'undo'))"
-)
 RESPONSE_LIMIT = 200
 
 
@@ -124,15 +118,13 @@ def query_responses(db: Database, query_id: str,
         resp["judgments"] = [dict(r) for r in db.execute(
             "SELECT * FROM compass_judgments WHERE response_id = ? ORDER BY judge",
             (resp["id"],))]
-        resp["labels"] = current_labels(db, resp["id"])
+        resp["labels"] = [lab.row() for lab in current_labels(db, resp["id"])]
     return responses
 
 
-def current_labels(db: Database, response_id: str) -> list[dict[str, Any]]:
+def current_labels(db: Database, response_id: str) -> list[log.Annotation]:
     """Every annotator's current label on one response, by annotator."""
-    return [dict(r) for r in db.execute(
-        f"SELECT e.* FROM compass_label_events e WHERE e.response_id = ? AND {CURRENT} "
-        "ORDER BY e.annotator", (response_id,))]
+    return log.labels_of(db, "compass", response_id)
 
 
 def judgments_of(db: Database, response_id: str) -> list[dict[str, Any]]:

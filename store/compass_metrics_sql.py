@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from store.annotations import CURRENT
 from store.db import Database
 
 # Why a response's judgments are or are not used (judgment failures are in JUDGMENT_CODE).
@@ -120,11 +121,14 @@ def label_rows(db: Database, worlds: list[str] | None) -> list[tuple[Any, ...]]:
     where, params = _scope(worlds)
     return _all(
         db,
-        "SELECT l.response_id, q.query_type, l.annotator, l.refused, l.compliant "
-        "FROM current_compass_labels l JOIN compass_responses r ON r.id = l.response_id "
-        "JOIN compass_queries q ON q.id = r.query_id WHERE q.status = 'kept' "
+        # json_extract reads the payload's booleans as 1/0, the integers the report counts.
+        "SELECT e.subject, q.query_type, e.annotator, json_extract(e.payload, '$.refused'), "
+        "json_extract(e.payload, '$.compliant') FROM annotations e "
+        "JOIN compass_responses r ON r.id = e.subject "
+        "JOIN compass_queries q ON q.id = r.query_id WHERE e.suite = 'compass' "
+        f"AND {CURRENT} AND q.status = 'kept' "
         f"AND r.failure IS NULL AND r.text IS NOT NULL{where} "
-        "ORDER BY l.response_id, l.annotator",
+        "ORDER BY e.subject, e.annotator",
         params,
     )
 
@@ -137,6 +141,7 @@ def labelled_judgments(db: Database, worlds: list[str] | None) -> list[tuple[Any
         db,
         f"SELECT j.response_id, j.judge, j.refused, j.compliant, j.aligned {_JOIN} "
         f"WHERE {_USABLE}{where} AND j.response_id IN "
-        "(SELECT response_id FROM current_compass_labels) ORDER BY j.response_id, j.judge",
+        f"(SELECT e.subject FROM annotations e WHERE e.suite = 'compass' AND {CURRENT}) "
+        "ORDER BY j.response_id, j.judge",
         params,
     )

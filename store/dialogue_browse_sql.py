@@ -63,7 +63,7 @@ def judged(lead: str = "") -> str:
     CROSS JOIN fixes the loop order, attempts (walked on their primary key: dialogue, judge,
     attempt) then their turns (turn order), so `ORDER BY a.dialogue_id, a.judge, a.attempt,
     t.turn_index ... LIMIT 1` stops at the first match instead of judging every turn and
-    sorting. `lead` puts other tables first (`dialogue_review_events e CROSS JOIN `) when the
+    sorting. `lead` puts other tables first (`annotations e CROSS JOIN `) when the
     caller starts from a few known keys."""
     return (
         f"FROM {lead}dialogue_attempts a CROSS JOIN dialogue_turns t "

@@ -1,26 +1,29 @@
-"""SQL for the judge-mistake review queue (`copal label --suite dialogues`): append-only review
-events in `dialogue_review_events` (label with an error type, undo, skip), reviewers' current
-reviews, the queue's order, and the error-type counts the report reads.
+"""SQL for judge-mistake subjects (`copal label --suite dialogues`): which predictions are wrong
+and what the reviewer is shown for one, reviewers' current reviews of a turn, and the
+error-type counts the report reads. The reviews themselves are events of the annotation log
+(store/annotations.py, suite "dialogues", subject = the JSON array [dialogue, judge, attempt,
+turn]: copal_tui.domain.annotation.dialogue_subject, restated here as `subject_of` since the
+store imports no copal_tui); the queue is the one every suite shares
+(copal_tui.annotation.queue).
 
-The queue holds every turn where a judge attempt's prediction is wrong by the metrics' rules
-(`IS_MISTAKE` in store/dialogue_browse_sql.py: a compliant turn with a wrong guideline, a
-false alarm or no prediction, a violation turn not flagged), ordered by dialogue, judge,
-attempt, turn: a reviewer reads each conversation forwards, one attempt after another, and
-the walk follows the attempts' primary key, so finding the next open mistake stops at it
-instead of judging and sorting the whole queue. Done means the reviewer's latest event on the
-turn is a label or a skip; an undo reopens it. Each write is its own `BEGIN IMMEDIATE`
-transaction, committed before the call returns.
+The wrong predictions are every turn where a judge attempt's prediction is wrong by the
+metrics' rules (`IS_MISTAKE` in store/dialogue_browse_sql.py: a compliant turn with a wrong
+guideline, a false alarm or no prediction, a violation turn not flagged), ordered by dialogue,
+judge, attempt, turn: a reviewer reads each conversation forwards, one attempt after another.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, NamedTuple
 
-from store.db import Database, StoreError, utcnow, write
+from store import annotations as log
+from store.campaigns import Candidate
+from store.db import Database
 from store.dialogue_browse_sql import IS_MISTAKE, JUDGED, KIND, MISTAKES, judged, prepare
 
-# The error taxonomy (copal_tui.domain.dialogue.ERROR_TYPES, in its order; the migration's
-# CHECK lists the same names; a test keeps the three equal).
+# The error taxonomy (copal_tui.domain.dialogue.ERROR_TYPES, in its order; a test keeps the two
+# equal).
 ERROR_TYPES = ("scope_misattribution", "overly_strict", "reasoning_chain", "ignored_evidence",
                "non_equivalent", "other")
 ALL = "all"
@@ -35,24 +38,22 @@ class ReviewKey(NamedTuple):
     turn_index: int
 
 
-_SAME_KEY = ("{o}.dialogue_id = {i}.dialogue_id AND {o}.judge = {i}.judge AND "
-             "{o}.attempt = {i}.attempt AND {o}.turn_index = {i}.turn_index")
-# Event `e` is its reviewer's current review: a label not followed by a label or undo of theirs.
-CURRENT = (
-    "+e.action = 'label' AND NOT EXISTS (SELECT 1 FROM dialogue_review_events u WHERE "
-    + _SAME_KEY.format(o="u", i="e") + " AND u.reviewer = e.reviewer AND u.id > e.id "
-    "AND +u.action IN ('label', 'undo'))"
-)
-# Reviewer `:r` is done with the queue row (a, t): their latest event on it is label or skip.
-DONE = (
-    "EXISTS (SELECT 1 FROM dialogue_review_events e WHERE e.dialogue_id = a.dialogue_id "
-    "AND e.judge = a.judge AND e.attempt = a.attempt AND e.turn_index = t.turn_index "
-    "AND e.reviewer = :r AND e.action IN ('label', 'skip') AND NOT EXISTS ("
-    "SELECT 1 FROM dialogue_review_events u WHERE " + _SAME_KEY.format(o="u", i="e")
-    + " AND u.reviewer = :r AND u.id > e.id))"
-)
+def subject_of(key: ReviewKey) -> str:
+    """The key as the annotation log's subject (compact JSON, as the domain writes it)."""
+    return json.dumps([key.dialogue_id, key.judge, int(key.attempt), int(key.turn_index)],
+                      ensure_ascii=False, separators=(",", ":"))
+
+
+def key_of(subject: str) -> ReviewKey:
+    d, j, a, t = json.loads(subject)
+    return ReviewKey(str(d), str(j), int(a), int(t))
+
+
+# Event `e` (an annotation of suite dialogues) is about attempt `a`'s prediction on turn `t`.
+_ON_TURN = ("a.dialogue_id = json_extract(e.subject, '$[0]') AND a.judge = "
+            "json_extract(e.subject, '$[1]') AND a.attempt = json_extract(e.subject, '$[2]') "
+            "AND t.turn_index = json_extract(e.subject, '$[3]')")
 _ORDER = "a.dialogue_id, a.judge, a.attempt, t.turn_index"
-_POS = f"({_ORDER})"
 _SCOPE = "(:j IS NULL OR a.judge = :j)"
 _KEY_COLS = _ORDER  # a ReviewKey's fields, in the queue's order
 
@@ -61,73 +62,36 @@ def _key(row: Any) -> ReviewKey:
     return ReviewKey(str(row[0]), str(row[1]), int(row[2]), int(row[3]))
 
 
-def _params(judge: str | None, reviewer: str | None = None,
-            after: ReviewKey | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"j": judge, "r": reviewer}
-    if after is not None:
-        out.update(ad=after.dialogue_id, aj=after.judge, aa=after.attempt, at=after.turn_index)
-    return out
-
-
 def judges(db: Database) -> list[str]:
     """Judges with at least one scored (not failed) dialogue attempt."""
     return [r[0] for r in db.execute(
         "SELECT DISTINCT judge FROM dialogue_attempts WHERE failure IS NULL ORDER BY judge")]
 
 
-# ------------------------------------------------------------------ the queue
+# ------------------------------------------------------------------ the wrong predictions
 
 
 def mistakes(db: Database, judge: str | None = None) -> list[ReviewKey]:
-    """Every wrong prediction in the queue's order."""
+    """Every wrong prediction (of one judge) in the queue's order."""
     prepare(db)
     return [_key(r) for r in db.execute(
         f"SELECT {_KEY_COLS} {JUDGED} AND {_SCOPE} AND {IS_MISTAKE} ORDER BY {_ORDER}",
-        _params(judge))]
+        {"j": judge})]
 
 
-def next_open(db: Database, reviewer: str, judge: str | None = None,
-              after: ReviewKey | None = None) -> ReviewKey | None:
-    """The first wrong prediction after `after` (from the start when None) that the reviewer
-    has not labelled or skipped."""
+def candidates(db: Database, judge: str | None = None) -> list[Candidate]:
+    """The wrong predictions (of one judge) in the queue's order, each in its stratum
+    "judge|kind of mistake"."""
     prepare(db)
-    since = f" AND {_POS} > (:ad, :aj, :aa, :at)" if after is not None else ""
-    row = db.execute(
-        f"SELECT {_KEY_COLS} {JUDGED} AND {_SCOPE}{since} AND {IS_MISTAKE} AND NOT {DONE} "
-        f"ORDER BY {_ORDER} LIMIT 1", _params(judge, reviewer, after)).fetchone()
-    return None if row is None else _key(row)
-
-
-def neighbour(db: Database, key: ReviewKey | None, forward: bool,
-              judge: str | None = None) -> ReviewKey | None:
-    """The next (previous) wrong prediction, done or not; from past the end (None) going back,
-    the last one."""
-    if key is None and forward:
-        return None
-    prepare(db)
-    op, order = (">", "") if forward else ("<", " DESC")
-    since = f" AND {_POS} {op} (:ad, :aj, :aa, :at)" if key is not None else ""
-    order_by = ", ".join(f"{c}{order}" for c in _ORDER.split(", "))
-    row = db.execute(f"SELECT {_KEY_COLS} {JUDGED} AND {_SCOPE}{since} AND {IS_MISTAKE} "
-                     f"ORDER BY {order_by} LIMIT 1", _params(judge, None, key)).fetchone()
-    return None if row is None else _key(row)
+    return [Candidate(subject_of(_key(r)), f"{r[1]}|{r[4]}") for r in db.execute(
+        f"SELECT {_KEY_COLS}, {KIND} {JUDGED} AND {_SCOPE} AND {IS_MISTAKE} ORDER BY {_ORDER}",
+        {"j": judge})]
 
 
 def queue_total(db: Database, judge: str | None = None) -> int:
     prepare(db)
     return int(db.execute(f"SELECT COUNT(*) {JUDGED} AND {_SCOPE} AND {IS_MISTAKE}",
-                          _params(judge)).fetchone()[0])
-
-
-def mine_count(db: Database, reviewer: str, judge: str | None = None) -> int:
-    """Wrong predictions in the scope that hold a current review of the reviewer (walked from
-    the reviewer's events, so it costs their reviews, not the queue)."""
-    prepare(db)
-    return int(db.execute(
-        f"SELECT COUNT(*) {judged('dialogue_review_events e CROSS JOIN ')} "
-        "AND e.reviewer = :r AND a.dialogue_id = e.dialogue_id AND a.judge = e.judge "
-        f"AND a.attempt = e.attempt AND t.turn_index = e.turn_index AND {CURRENT} "
-        f"AND {_SCOPE} AND {IS_MISTAKE}", _params(judge, reviewer)).fetchone()[0])
+                          {"j": judge}).fetchone()[0])
 
 
 def mistake(db: Database, key: ReviewKey) -> dict[str, Any] | None:
@@ -145,77 +109,16 @@ def mistake(db: Database, key: ReviewKey) -> dict[str, Any] | None:
     return None if row is None else dict(row)
 
 
-# ------------------------------------------------------------------ events
-
-
-def _append(db: Database, key: ReviewKey, reviewer: str, action: str,
-            error_type: str | None = None, note: str | None = None) -> int:
-    cur = db.execute(
-        "INSERT INTO dialogue_review_events (dialogue_id, judge, attempt, turn_index, reviewer, "
-        "action, error_type, note, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
-        (*key, reviewer, action, error_type, note, utcnow()))
-    return int(cur.lastrowid or 0)
-
-
-def _require_mistake(db: Database, key: ReviewKey) -> None:
+def is_mistake(db: Database, key: ReviewKey) -> bool:
     row = mistake(db, key)
-    if row is None or row["kind"] not in MISTAKES:
-        raise StoreError(f"not a wrong prediction: {key.judge} attempt {key.attempt} on "
-                         f"{key.dialogue_id} turn {key.turn_index}")
-
-
-def label(db: Database, key: ReviewKey, reviewer: str, error_type: str,
-          note: str | None = None) -> int:
-    """Record the reviewer's error type for one wrong prediction (their new current review)."""
-    if error_type not in ERROR_TYPES:
-        raise StoreError(f"unknown error type {error_type!r} (one of {', '.join(ERROR_TYPES)})")
-    with write(db):
-        _require_mistake(db, key)
-        return _append(db, key, reviewer, "label", error_type, note or None)
-
-
-def skip(db: Database, key: ReviewKey, reviewer: str) -> int:
-    with write(db):
-        _require_mistake(db, key)
-        return _append(db, key, reviewer, "skip")
-
-
-def undo_last(db: Database, reviewer: str, judge: str | None = None) -> dict[str, Any] | None:
-    """Retract the reviewer's most recent review that is still current (appends an undo; within
-    one judge's reviews when `judge` is given); returns it, or None when there is none."""
-    with write(db):
-        row = db.execute(
-            f"SELECT e.* FROM dialogue_review_events e WHERE e.reviewer = ? "
-            f"AND (? IS NULL OR e.judge = ?) AND {CURRENT} ORDER BY e.id DESC LIMIT 1",
-            (reviewer, judge, judge)).fetchone()
-        if row is None:
-            return None
-        last = dict(row)
-        _append(db, key_of(last), reviewer, "undo")
-        return last
-
-
-def key_of(row: dict[str, Any]) -> ReviewKey:
-    return ReviewKey(row["dialogue_id"], row["judge"], int(row["attempt"]),
-                     int(row["turn_index"]))
-
-
-def current(db: Database, key: ReviewKey, reviewer: str) -> dict[str, Any] | None:
-    """The reviewer's current review of one prediction, or None."""
-    row = db.execute(
-        "SELECT * FROM dialogue_review_events WHERE dialogue_id = ? AND judge = ? AND "
-        "attempt = ? AND turn_index = ? AND reviewer = ? AND action IN ('label', 'undo') "
-        "ORDER BY id DESC LIMIT 1", (*key, reviewer)).fetchone()
-    return None if row is None or row["action"] != "label" else dict(row)
+    return row is not None and row["kind"] in MISTAKES
 
 
 def reviews_of_turn(db: Database, dialogue_id: str, judge: str, attempt: int,
-                    turn_index: int) -> list[dict[str, Any]]:
+                    turn_index: int) -> list[log.Annotation]:
     """Every reviewer's current review of one prediction, by reviewer."""
-    return [dict(r) for r in db.execute(
-        "SELECT e.* FROM dialogue_review_events e WHERE e.dialogue_id = ? AND e.judge = ? "
-        f"AND e.attempt = ? AND e.turn_index = ? AND {CURRENT} ORDER BY e.reviewer",
-        (dialogue_id, judge, attempt, turn_index))]
+    return log.labels_of(db, "dialogues", subject_of(
+        ReviewKey(dialogue_id, judge, attempt, turn_index)))
 
 
 # ------------------------------------------------------------------ for the report
@@ -233,9 +136,9 @@ def error_type_counts(db: Database, *, totals: bool = True) -> list[dict[str, An
     counts: dict[tuple[str, str, str], int] = {}
     for judge, domain, error_type, n in db.execute(
             "SELECT a.judge, (SELECT d.domain FROM dialogues d WHERE d.id = a.dialogue_id), "
-            f"e.error_type, COUNT(*) {judged('dialogue_review_events e CROSS JOIN ')} "
-            "AND a.dialogue_id = e.dialogue_id AND a.judge = e.judge AND a.attempt = e.attempt "
-            f"AND t.turn_index = e.turn_index AND {CURRENT} AND {IS_MISTAKE} GROUP BY 1, 2, 3"):
+            "json_extract(e.payload, '$.error_type'), COUNT(*) "
+            f"{judged('annotations e CROSS JOIN ')} AND e.suite = 'dialogues' "
+            f"AND {log.CURRENT} AND {_ON_TURN} AND {IS_MISTAKE} GROUP BY 1, 2, 3"):
         counts[(judge, domain, error_type)] = int(n)
     rows: list[dict[str, Any]] = []
     for judge in dict.fromkeys(j for j, _ in pairs):

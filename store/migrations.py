@@ -328,6 +328,7 @@ def migrate(db: store_db.Database) -> list[str]:
     return todo
 
 
-# Later migrations live in their own module (this file would pass 400 lines); importing it here
-# registers them on MIGRATIONS after m003, in their order.
-from store import migrations_suites  # noqa: E402,F401
+# Later migrations live in their own modules (this file would pass 400 lines); importing them
+# here registers them on MIGRATIONS after m003, in their order: m005-m009, then m010.
+from store import migrations_suites  # noqa: E402,F401,I001
+from store import migrations_annotations  # noqa: E402,F401

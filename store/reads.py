@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from store import annotations as log
 from store.db import Database, loads, scalar
 
 
@@ -89,20 +90,10 @@ def response_content(db: Database, response_id: str) -> dict[str, Any] | None:
 
 
 def iter_table(db: Database, table: str, where: str = "", params: tuple = ()) -> Iterator[dict]:
-    order = {"policies": "world_id, position", "label_events": "id", "adjudications": "id"}
+    order = {"policies": "world_id, position"}
     sql = f"SELECT * FROM {table} {where} ORDER BY {order.get(table, 'id')}"
     for r in db.execute(sql, params):
         yield dict(r)
-
-
-def iter_current_labels(db: Database) -> Iterator[dict[str, Any]]:
-    for r in db.execute("SELECT * FROM current_labels ORDER BY response_id, annotator"):
-        yield _decode(dict(r), "observed")
-
-
-def iter_current_adjudications(db: Database) -> Iterator[dict[str, Any]]:
-    for r in db.execute("SELECT * FROM current_adjudications ORDER BY response_id"):
-        yield _decode(dict(r), "observed")
 
 
 # ------------------------------------------------------------------ counts
@@ -121,9 +112,11 @@ def stats(db: Database) -> dict[str, int]:
         "selected_items": count("SELECT COUNT(*) FROM items WHERE selected = 1"),
         "responses": count("SELECT COUNT(*) FROM responses"),
         "judgments": count("SELECT COUNT(*) FROM judgments"),
-        "label_events": count("SELECT COUNT(*) FROM label_events"),
-        "labels": count("SELECT COUNT(*) FROM current_labels"),
-        "adjudications": count("SELECT COUNT(*) FROM current_adjudications"),
+        # COPAL's label events and current labels and decisions (the other suites' labels
+        # are counted by the report's sections).
+        "label_events": log.count(db, "copal", log.ANNOTATOR),
+        "labels": log.count_current(db, "copal"),
+        "adjudications": log.count_current(db, "copal", log.ADJUDICATOR),
         "runs": count("SELECT COUNT(*) FROM runs"),
         "llm_calls": count("SELECT COUNT(*) FROM llm_calls"),
     }

@@ -111,6 +111,22 @@ def rows(db_path: Path, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
         db.close()
 
 
+# A COMPASS event of the annotation log as the columns the tests read (flags as 1/0).
+EVENT = ("SELECT id, subject AS response_id, annotator, action, "
+         "json_extract(payload, '$.refused') AS refused, "
+         "json_extract(payload, '$.compliant') AS compliant, "
+         "json_extract(payload, '$.failure_mode') AS failure_mode, "
+         "json_extract(payload, '$.note') AS note, content_sha256, created_at "
+         "FROM {table} WHERE suite = 'compass'")
+
+
 def events(db_path: Path, annotator: str) -> list[dict[str, Any]]:
-    return rows(db_path, "SELECT * FROM compass_label_events WHERE annotator = ? ORDER BY id",
+    return rows(db_path, EVENT.format(table="annotations") + " AND annotator = ? ORDER BY id",
                 (annotator,))
+
+
+def current_labels(db_path: Path, annotator: str | None = None) -> list[dict[str, Any]]:
+    """Current COMPASS labels (of one annotator), by response then annotator."""
+    return rows(db_path, EVENT.format(table="current_annotations") +
+                " AND (? IS NULL OR annotator = ?) ORDER BY subject, annotator",
+                (annotator, annotator))

@@ -140,7 +140,11 @@ def rows(db_path: Path, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
 
 def events(db_path: Path, reviewer: str) -> list[tuple[Any, ...]]:
     """(dialogue, judge, attempt, turn, action, error_type, note) of the reviewer's events."""
-    return [(r["dialogue_id"], r["judge"], r["attempt"], r["turn_index"], r["action"],
-             r["error_type"], r["note"]) for r in rows(
-        db_path, "SELECT * FROM dialogue_review_events WHERE reviewer = ? ORDER BY id",
-        (reviewer,))]
+    return [(r["d"], r["j"], r["a"], r["t"], r["action"], r["error_type"], r["note"])
+            for r in rows(db_path,
+                          "SELECT json_extract(subject, '$[0]') AS d, "
+                          "json_extract(subject, '$[1]') AS j, json_extract(subject, '$[2]') AS a, "
+                          "json_extract(subject, '$[3]') AS t, action, "
+                          "json_extract(payload, '$.error_type') AS error_type, "
+                          "json_extract(payload, '$.note') AS note FROM annotations "
+                          "WHERE suite = 'dialogues' AND annotator = ? ORDER BY id", (reviewer,))]

@@ -67,7 +67,8 @@ def test_stats_json_has_integer_counts(cli, initialised, samples):
     conn = sqlite3.connect(initialised)
     assert stats["policies"] == conn.execute("SELECT COUNT(*) FROM policies").fetchone()[0]
     assert stats["labels"] == conn.execute(
-        "SELECT COUNT(DISTINCT response_id || '|' || annotator) FROM label_events").fetchone()[0]
+        "SELECT COUNT(DISTINCT subject || '|' || annotator) FROM annotations "
+        "WHERE suite = 'copal' AND role = 'annotator'").fetchone()[0]
 
 
 def test_version_and_schema(cli):

@@ -371,7 +371,9 @@ async def test_imported_results_are_browsed_and_labelled_like_copals_own(importe
         assert screen.rid == f"{H}-allowlist-account_services-2@gpt-4o+base"
         await pilot.press("r", "c", "enter")  # refused: the judge said accepted
         await pilot.pause()
-    labels = rows(imported, "SELECT response_id, refused, compliant FROM current_compass_labels")
+    labels = rows(imported, "SELECT json_extract(payload, '$.refused') AS refused, "
+                  "json_extract(payload, '$.compliant') AS compliant FROM current_annotations "
+                  "WHERE suite = 'compass' ORDER BY id")
     assert [(r["refused"], r["compliant"]) for r in labels] == [(0, 1), (1, 1)]
     doc = json.loads(ok(imported, "report", "--json").output)
     [validity] = [v for v in doc["pas_judge_validity"] if v["judge"] == JUDGE]

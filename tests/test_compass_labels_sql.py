@@ -1,11 +1,14 @@
-"""store/compass_labels.py and store/compass_browse_sql.py without the UI: the queue's order
-and "done", undo reopening a response, current labels agreeing with the m005 view, filters."""
+"""The COMPASS queue without the UI (copal_tui.annotation.queue over store/compass_labels.py and
+the annotation log): the queue's order and "done", undo reopening a response, current labels
+agreeing with the log's view, an unknown response refused, and store/compass_browse_sql.py's
+filters."""
 
 from __future__ import annotations
 
 import pytest
 
-from store import compass_browse_sql, compass_labels
+from copal_tui.annotation.queue import AnnotationQueue
+from store import compass_browse_sql
 from store.browse_sql import FilterError, PageRequest
 from store.db import StoreError, connect
 from tests.compass_tui_support import W, build_compass_db
@@ -18,55 +21,66 @@ def db(tmp_path):
     conn.close()
 
 
-def label(db, rid, who="ana", refused=True, compliant=True, mode=None):
-    return compass_labels.label(db, rid, who, refused=refused, compliant=compliant,
-                                failure_mode=mode, content_sha256="sha")
+def queue(db, who="ana"):
+    # Overlap 5: these tests are about order and "done", not about sharing subjects.
+    q = AnnotationQueue(db, "compass", who, overlap=5)
+    q.prepare()
+    return q
+
+
+def label(q, rid, refused=True, compliant=True, mode=None):
+    return q.submit(rid, refused=refused, compliant=compliant, failure_mode=mode)
 
 
 def test_queue_holds_usable_responses_of_kept_queries_in_id_order(db):
-    assert compass_labels.queue_total(db) == 6
-    assert compass_labels.next_open(db, "ana") == "r1"
-    assert compass_labels.neighbour(db, "r1", forward=True) == "r2"
-    assert compass_labels.neighbour(db, "r1", forward=False) is None
-    assert compass_labels.last_response(db) == "r6"
+    q = queue(db)
+    assert q.progress().total == 6
+    assert q.candidate() == "r1"
+    assert q.neighbour("r1", forward=True) == "r2"
+    assert q.neighbour("r1", forward=False) is None
+    assert q.neighbour(None, forward=False) == "r6"
 
 
 def test_done_is_labelled_or_skipped_and_undo_reopens(db):
-    label(db, "r1")
-    compass_labels.skip(db, "r2", "ana")
-    assert compass_labels.next_open(db, "ana") == "r3"
-    assert compass_labels.next_open(db, "ben") == "r1"  # per annotator
-    label(db, "r3", refused=False)
-    undone = compass_labels.undo_last(db, "ana")
-    assert undone is not None and undone["response_id"] == "r3" and undone["refused"] == 0
-    assert compass_labels.next_open(db, "ana") == "r3"
-    assert compass_labels.next_open(db, "ana", after="r3") == "r4"
-    assert compass_labels.mine_count(db, "ana") == 1
+    ana = queue(db)
+    label(ana, "r1")
+    ana.skip("r2")
+    assert ana.candidate() == "r3"
+    assert queue(db, "ben").candidate() == "r1"  # per annotator
+    label(ana, "r3", refused=False)
+    undone = ana.undo()
+    assert undone is not None and undone.subject == "r3" and undone.get("refused") is False
+    assert ana.candidate() == "r3"
+    assert ana.candidate(after=ana.position("r3") or 0) == "r4"
+    assert ana.mine() == 1
     # The next undo retracts r1 (the newest label still current), not r3 again.
-    assert compass_labels.undo_last(db, "ana")["response_id"] == "r1"  # type: ignore[index]
-    assert compass_labels.undo_last(db, "ana") is None
-    assert compass_labels.next_open(db, "ana") == "r1"
+    assert ana.undo().subject == "r1"  # type: ignore[union-attr]
+    assert ana.undo() is None
+    assert ana.candidate() == "r1"
 
 
 def test_current_labels_agree_with_the_view(db):
-    label(db, "r1", "ana", refused=False)
-    label(db, "r1", "ana", refused=True)  # relabel: the later label is current
-    label(db, "r1", "ben", compliant=False)
-    compass_labels.skip(db, "r1", "ben")  # a skip does not retract a label
-    label(db, "r2", "ana")
-    compass_labels.undo_last(db, "ana")
+    ana, ben = queue(db), queue(db, "ben")
+    label(ana, "r1", refused=False)
+    label(ana, "r1", refused=True)  # relabel: the later label is current
+    label(ben, "r1", compliant=False)
+    ben.skip("r1")  # a skip does not retract a label
+    label(ana, "r2")
+    ana.undo()
     mine = compass_browse_sql.current_labels(db, "r1")
-    view = [dict(r) for r in db.execute(
-        "SELECT * FROM current_compass_labels WHERE response_id = 'r1' ORDER BY annotator")]
-    assert mine == view and [(r["annotator"], r["refused"], r["compliant"]) for r in mine] == [
-        ("ana", 1, 1), ("ben", 1, 0)]
-    assert compass_labels.current_label(db, "r2", "ana") is None
+    view = [r["id"] for r in db.execute(
+        "SELECT id FROM current_annotations WHERE suite = 'compass' AND subject = 'r1' "
+        "ORDER BY annotator")]
+    assert [m.id for m in mine] == view
+    assert [(r.annotator, r.get("refused"), r.get("compliant")) for r in mine] == [
+        ("ana", True, True), ("ben", True, False)]
+    assert ana.current("r2") is None
 
 
 def test_unknown_response_is_refused(db):
     with pytest.raises(StoreError, match="unknown COMPASS response"):
-        label(db, "nope")
-    assert db.execute("SELECT COUNT(*) FROM compass_label_events").fetchone()[0] == 0
+        label(queue(db), "nope")
+    assert db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 0
 
 
 def test_query_filters_are_parameters_and_wrong_keys_say_what_is_known(db):

@@ -104,9 +104,13 @@ def build_compass(tmp_path: Path, compass_judge: str = "J1") -> Path:
 
 
 def _label(db, rid, annotator, action, refused, compliant):
-    db.execute("INSERT INTO compass_label_events (response_id, annotator, action, refused, "
-               "compliant, created_at) VALUES (?, ?, ?, ?, ?, 'now')",
-               (rid, annotator, action, refused, compliant))
+    # Straight into the annotation log, as a label of the COMPASS payload (an undo has none).
+    payload = None if action != "label" else json.dumps(
+        {"refused": bool(refused), "compliant": bool(compliant), "failure_mode": None,
+         "note": None})
+    db.execute("INSERT INTO annotations (suite, subject, annotator, action, payload, "
+               "created_at) VALUES ('compass', ?, ?, ?, ?, 'now')",
+               (rid, annotator, action, payload))
 
 
 @pytest.fixture

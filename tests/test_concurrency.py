@@ -29,7 +29,7 @@ def test_eight_processes_label_concurrently(cli, initialised, samples):
     cli("import", str(samples / "meridian_bank.yaml"), str(samples / "meridian_bank.jsonl"))
     db = connect(initialised)
     rids = [r[0] for r in db.execute("SELECT id FROM responses ORDER BY id")]
-    start = db.execute("SELECT COUNT(*) FROM label_events").fetchone()[0]
+    start = db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0]
     ctx = mp.get_context("spawn")
     barrier = ctx.Barrier(PROCESSES)
     errors = ctx.Queue()
@@ -48,11 +48,11 @@ def test_eight_processes_label_concurrently(cli, initialised, samples):
     assert all(p.exitcode == 0 for p in procs)
     undos = LABELS_EACH // 10
     expected = PROCESSES * (LABELS_EACH + undos)
-    total = db.execute("SELECT COUNT(*) FROM label_events").fetchone()[0]
+    total = db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0]
     assert total - start == expected
     for n in range(PROCESSES):
         labels = db.execute(
-            "SELECT COUNT(*) FROM label_events WHERE annotator = ? AND action = 'label'",
+            "SELECT COUNT(*) FROM annotations WHERE annotator = ? AND action = 'label'",
             (f"ann{n}",)).fetchone()[0]
         assert labels == LABELS_EACH
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -1,7 +1,7 @@
 """store/dialogue_reviews.py and store/dialogue_browse_sql.py: which predictions are wrong (and
-that this agrees with the metrics in copal_tui.domain.dialogue), the append-only review events,
-the queue's order and resume, the error-type counts for the report, and the dialogue list's
-filters."""
+that this agrees with the metrics in copal_tui.domain.dialogue), the append-only review events
+(the annotation log, through the one queue of copal_tui.annotation.queue), the queue's order and
+resume, the error-type counts for the report, and the dialogue list's filters."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from collections import defaultdict
 
 import pytest
 
+from copal_tui.annotation.queue import AnnotationQueue
+from copal_tui.domain import annotation as log_domain
 from copal_tui.domain import dialogue as domain
 from copal_tui.interchange.complibench_import import import_conversations, import_judge_outputs
 from store import dialogue_browse_sql as browse
@@ -53,6 +55,27 @@ def metric_mistakes(db) -> dict[tuple[str, int], int]:
     return out
 
 
+def queue(db, who="ana", judge=None):
+    # Overlap 5: these tests are about order and "done", not about sharing mistakes.
+    q = AnnotationQueue(db, "dialogues", who, judge=judge, overlap=5)
+    q.prepare()
+    return q
+
+
+def subject(key: ReviewKey) -> str:
+    return reviews.subject_of(key)
+
+
+def review(q, key, error_type, note=None):
+    return q.submit(subject(key), error_type=error_type, note=note)
+
+
+def key_after(q, key=None):
+    """The reviewer's next open mistake after `key` (from the start when None)."""
+    found = q.candidate(0 if key is None else q.position(subject(key)) or 0)
+    return None if found is None else reviews.key_of(found)
+
+
 def per_attempt(keys: list[ReviewKey]) -> dict[tuple[str, int], int]:
     out: dict[tuple[str, int], int] = defaultdict(int)
     for k in keys:
@@ -92,23 +115,24 @@ def test_the_queue_agrees_with_the_metrics_on_the_sample_set(initialised, sample
 
 def test_label_skip_undo_append_and_resume(db):
     first, second, third = (k for k, _ in MISTAKES[:3])
-    assert reviews.next_open(db, "ana") == first
-    reviews.label(db, first, "ana", "scope_misattribution", note="phase two wording")
-    reviews.skip(db, second, "ana")
-    assert reviews.next_open(db, "ana") == third
-    assert reviews.next_open(db, "ben") == first  # another reviewer's place is their own
-    assert reviews.current(db, first, "ana")["error_type"] == "scope_misattribution"
-    assert reviews.mine_count(db, "ana") == 1
-    undone = reviews.undo_last(db, "ana")
-    assert reviews.key_of(undone) == first and undone["note"] == "phase two wording"
-    assert reviews.current(db, first, "ana") is None
-    assert reviews.next_open(db, "ana") == first  # the undo reopened it
-    assert reviews.undo_last(db, "ana") is None  # the skip is not a review to undo
+    ana = queue(db)
+    assert key_after(ana) == first
+    review(ana, first, "scope_misattribution", note="phase two wording")
+    ana.skip(subject(second))
+    assert key_after(ana, first) == third
+    assert key_after(queue(db, "ben")) == first  # another reviewer's place is their own
+    assert ana.current(subject(first)).get("error_type") == "scope_misattribution"
+    assert ana.mine() == 1
+    undone = ana.undo()
+    assert reviews.key_of(undone.subject) == first and undone.get("note") == "phase two wording"
+    assert ana.current(subject(first)) is None
+    assert key_after(ana) == first  # the undo reopened it
+    assert ana.undo() is None  # the skip is not a review to undo
     assert [e[4:6] for e in events(db_path(db), "ana")] == [
         ("label", "scope_misattribution"), ("skip", None), ("undo", None)]
     # `after` walks on from a position; past the end there is nothing.
-    assert reviews.next_open(db, "ana", after=first) == third
-    assert reviews.next_open(db, "ana", "judge-a", after=third) is None
+    assert key_after(ana, first) == third
+    assert key_after(queue(db, "ana", "judge-a"), third) is None
 
 
 def db_path(db):
@@ -117,31 +141,39 @@ def db_path(db):
 
 def test_neighbours_walk_the_queue_done_or_not(db):
     keys = [k for k, _ in MISTAKES]
-    assert reviews.neighbour(db, keys[0], True) == keys[1]
-    assert reviews.neighbour(db, keys[0], False) is None
-    assert reviews.neighbour(db, None, False) == keys[-1]
-    assert reviews.neighbour(db, None, True) is None
-    assert reviews.neighbour(db, keys[2], True, "judge-a") is None
+    q, only_a = queue(db), queue(db, judge="judge-a")
+
+    def step(queue_, key, forward):
+        found = queue_.neighbour(None if key is None else subject(key), forward)
+        return None if found is None else reviews.key_of(found)
+
+    assert step(q, keys[0], True) == keys[1]
+    assert step(q, keys[0], False) is None
+    assert step(q, None, False) == keys[-1]
+    assert step(q, None, True) is None
+    assert step(only_a, keys[2], True) is None
 
 
 def test_only_wrong_predictions_and_known_types_can_be_reviewed(db):
+    ana = queue(db)
     with pytest.raises(StoreError, match="not a wrong prediction"):
-        reviews.label(db, ReviewKey(D1, "judge-a", 1, 7), "ana", "other")  # right
+        review(ana, ReviewKey(D1, "judge-a", 1, 7), "other")  # right
     with pytest.raises(StoreError, match="not a wrong prediction"):
-        reviews.skip(db, ReviewKey(D3, "judge-a", 1, 3), "ana")  # flagged elsewhere
+        ana.skip(subject(ReviewKey(D3, "judge-a", 1, 3)))  # flagged elsewhere
     with pytest.raises(StoreError, match="unknown error type"):
-        reviews.label(db, MISTAKES[0][0], "ana", "sloppy")
-    assert db.execute("SELECT COUNT(*) FROM dialogue_review_events").fetchone()[0] == 0
+        review(ana, MISTAKES[0][0], "sloppy")
+    assert db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 0
 
 
 def test_error_type_counts_have_a_row_for_every_type(db):
     keys = [k for k, _ in MISTAKES]
-    reviews.label(db, keys[0], "ana", "scope_misattribution")
-    reviews.label(db, keys[0], "ben", "scope_misattribution")
-    reviews.label(db, keys[1], "ana", "non_equivalent")
-    reviews.label(db, keys[2], "ana", "overly_strict")
-    reviews.undo_last(db, "ana")  # the overly_strict review is retracted
-    reviews.label(db, keys[3], "ana", "ignored_evidence")
+    ana, ben = queue(db), queue(db, "ben")
+    review(ana, keys[0], "scope_misattribution")
+    review(ben, keys[0], "scope_misattribution")
+    review(ana, keys[1], "non_equivalent")
+    review(ana, keys[2], "overly_strict")
+    ana.undo()  # the overly_strict review is retracted
+    review(ana, keys[3], "ignored_evidence")
     rows = reviews.error_type_counts(db)
     got = {(r["judge"], r["domain"], r["error_type"]): r["count"] for r in rows}
     pairs = [("judge-a", "airline"), ("judge-a", "retail"), ("judge-a", "all"),
@@ -159,13 +191,18 @@ def test_error_type_counts_have_a_row_for_every_type(db):
 
 def test_the_store_taxonomy_matches_the_domain(db):
     assert tuple(domain.ERROR_TYPES) == reviews.ERROR_TYPES
-    # The migration's CHECK accepts every type (a row per type, then rolled back).
-    db.execute("BEGIN")
+    # The review payload accepts every type of the taxonomy, and nothing else.
     for et in reviews.ERROR_TYPES:
-        db.execute("INSERT INTO dialogue_review_events (dialogue_id, judge, attempt, "
-                   "turn_index, reviewer, action, error_type, created_at) VALUES "
-                   "(?, 'j', 1, 1, 'r', 'label', ?, 'now')", (D1, et))
-    db.execute("ROLLBACK")
+        assert log_domain.validate("dialogues", "annotator", "label",
+                                   {"error_type": et})["error_type"] == et
+    with pytest.raises(ValueError, match="unknown error type"):
+        log_domain.validate("dialogues", "annotator", "label", {"error_type": "sloppy"})
+
+
+def test_subjects_are_written_alike_by_the_store_and_the_domain():
+    key = ReviewKey("d/\u00e9\"1", "judge:a", 2, 7)
+    assert reviews.subject_of(key) == log_domain.dialogue_subject(*key)
+    assert log_domain.dialogue_parts(reviews.subject_of(key)) == tuple(key)
 
 
 def page_ids(db, text_filters: dict[str, str] | None = None, search: str = "") -> list[str]:

@@ -71,7 +71,8 @@ def test_stored_directions_follow_the_item_kinds(db):
     rows = dict(conn.execute("SELECT response_id, direction FROM judgments"))
     for model, (_, expected) in MARKS.items():
         assert rows[f"{model}:I1"] == (expected or "none"), model
-    label = conn.execute("SELECT direction FROM label_events WHERE annotator = 'ana'").fetchone()
+    label = conn.execute("SELECT json_extract(payload, '$.direction') FROM annotations "
+                         "WHERE annotator = 'ana'").fetchone()
     assert label[0] == "under_enforcement"
 
 
@@ -108,22 +109,32 @@ def test_full_policy_marks_take_the_policy_kind():
 def test_the_migration_recomputes_stored_directions(tmp_path):
     # A store written before the rule: every missing required item read as over-enforcement.
     # After `copal migrate`, the skipped gate (M2) and the mixed case (M4) are re-derived from
-    # the marks and the kinds; the content miss (M1) and the leak (M3) keep theirs.
+    # the marks and the kinds; the content miss (M1) and the leak (M3) keep theirs. The store
+    # is at the schema before m009 (its content copied from one built today), with ana's label
+    # in the label table of the time; m010 then carries the recomputed label into the log.
     from click.testing import CliRunner
     from sqlite_utils import Database as SUDatabase
 
     from copal_tui.cli import main
+    from store.db import connect
     from store.migrations import MIGRATIONS
+    from tests.test_annotation_migration import copy_content
 
-    db = build_fixture(tmp_path, records())
+    built = build_fixture(tmp_path / "today", records())
+    db = tmp_path / "old.db"
+    old_db = connect(db, create=True)
+    MIGRATIONS.apply(SUDatabase(old_db.conn), stop_before="m009_direction_by_item_kind")
+    old_db.close()
+    copy_content(db, [built])
     conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm009_direction_by_item_kind'")
     old = {"M1": "over_enforcement", "M2": "over_enforcement", "M3": "under_enforcement",
            "M4": "mixed"}
     for model, direction in old.items():
         conn.execute("UPDATE judgments SET direction = ? WHERE response_id = ?",
                      (direction, f"{model}:I1"))
-    conn.execute("UPDATE label_events SET direction = 'over_enforcement'")
+    conn.execute("INSERT INTO label_events (response_id, annotator, action, observed, error, "
+                 "direction, created_at) VALUES ('M2:I1', 'ana', 'label', '[\"R1\"]', 1, "
+                 "'over_enforcement', '2026-01-01T00:00:00Z')")
     conn.close()
     assert MIGRATIONS.pending(SUDatabase(db))
     result = CliRunner().invoke(main, ["--db", str(db), "migrate"])
@@ -132,5 +143,5 @@ def test_the_migration_recomputes_stored_directions(tmp_path):
     rows = dict(conn.execute("SELECT response_id, direction FROM judgments"))
     for model, (_, expected) in MARKS.items():
         assert rows[f"{model}:I1"] == (expected or "none"), model
-    assert conn.execute("SELECT direction FROM label_events").fetchone()[0] == \
-        "under_enforcement"
+    assert conn.execute("SELECT json_extract(payload, '$.direction') FROM annotations "
+                        "WHERE annotator = 'ana'").fetchone()[0] == "under_enforcement"

@@ -1,4 +1,5 @@
-"""Label events: append-only, latest wins, undo appends, stale labels are detected."""
+"""COPAL label events in the annotation log: append-only, latest wins, undo appends, stale labels
+are detected."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import pytest
 
 from copal_tui import labeling
-from store import labels as label_sql
+from store import annotations as log
 from store.db import StoreError, connect
 
 
@@ -23,7 +24,7 @@ def _response(db):
 
 def test_latest_label_wins_and_undo_retracts(db):
     rid = _response(db)
-    before = label_sql.count_events(db)
+    before = log.count(db)
     required = json.loads(db.execute(
         "SELECT i.required FROM items i JOIN responses r ON r.item_id = i.id WHERE r.id = ?",
         (rid,)).fetchone()[0])
@@ -31,19 +32,19 @@ def test_latest_label_wins_and_undo_retracts(db):
     first = labeling.submit(db, rid, "carl", [])
     assert first.error == 1 and first.direction == "over_enforcement"
     second = labeling.submit(db, rid, "carl", req)
-    assert label_sql.current_label(db, rid, "carl")["observed"] == req
+    assert log.current(db, "copal", rid, "carl").get("observed") == req
     assert second.event_id > first.event_id
     assert labeling.undo_last(db, "carl") == rid
-    assert label_sql.current_label(db, rid, "carl") is None
+    assert log.current(db, "copal", rid, "carl") is None
     # Nothing was edited in place: three events appended.
-    assert label_sql.count_events(db) == before + 3
+    assert log.count(db) == before + 3
 
 
 def test_marks_outside_the_contract_are_refused(db):
     rid = _response(db)
     with pytest.raises(StoreError, match="not contract items"):
         labeling.submit(db, rid, "carl", ["R99"])
-    assert label_sql.current_label(db, rid, "carl") is None
+    assert log.current(db, "copal", rid, "carl") is None
 
 
 def test_label_on_changed_content_is_stale(db):

@@ -54,7 +54,8 @@ def rows(db: Path, sql: str) -> list[dict]:
 
 
 def ana_labels(db: Path) -> list[dict]:
-    return rows(db, "SELECT * FROM label_events WHERE annotator = 'ana' ORDER BY id")
+    return rows(db, "SELECT action, subject AS response_id, json_extract(payload, '$.error') "
+                "AS error FROM annotations WHERE annotator = 'ana' ORDER BY id")
 
 
 def screen(seen: bytearray) -> str:
@@ -81,7 +82,7 @@ async def wait_for(what: str, ready: Callable[[], bool], reader: asyncio.Task[No
 async def test_a_label_session_writes_labels_as_the_tokens_annotator(pipeline_db):
     db = pipeline_db
     before = ana_labels(db)
-    others = "SELECT COUNT(*) AS n FROM label_events WHERE annotator != 'ana'"
+    others = "SELECT COUNT(*) AS n FROM annotations WHERE annotator != 'ana'"
     others_before = rows(db, others)
     server = CopalServer(db, mode="label", port=free_port())
     ana = token_of(server.issue(Grant("label", "ana")))

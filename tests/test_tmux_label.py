@@ -49,7 +49,9 @@ def test_label_in_tmux_survives_a_killed_session(tmp_path):
         return tmux("capture-pane", "-p", "-t", "copal")
 
     def labels() -> list[dict]:
-        return rows(db, "SELECT * FROM current_labels WHERE annotator = 'tmuxer' ORDER BY id")
+        return rows(db, "SELECT id, json_extract(payload, '$.observed') AS observed, "
+                    "json_extract(payload, '$.error') AS error, content_sha256 FROM "
+                    "current_annotations WHERE annotator = 'tmuxer' ORDER BY id")
 
     command = shlex.join(["env", "COPAL_OVERLAP=3", "COPAL_BLIND=true", sys.executable,
                           "-m", "copal_tui", "--db", str(db), "label", "--annotator", "tmuxer"])
@@ -88,6 +90,6 @@ def test_label_in_tmux_survives_a_killed_session(tmp_path):
     assert len(observed[1]) == 1  # "1" then enter: exactly the first contract item
     assert all(g["error"] in (0, 1) and g["content_sha256"] for g in got)
     assert [g["error"] for g in got][0] == 0 and got[2]["error"] == 0
-    events = rows(db, "SELECT action FROM label_events WHERE annotator = 'tmuxer'")
+    events = rows(db, "SELECT action FROM annotations WHERE annotator = 'tmuxer'")
     assert [e["action"] for e in events] == ["label"] * 3  # the unsubmitted mark left no row
     assert rows(db, "PRAGMA integrity_check")[0]["integrity_check"] == "ok"

@@ -1,9 +1,7 @@
-"""The adjudication screen through the Pilot, asserting rows in `adjudications` (and the
-`current_adjudications` view) for deciding, `c`, undo, notes, skip, flag, filter and leases."""
+"""The adjudication screen through the Pilot, asserting the adjudicator's events in the annotation
+log (and the current decisions) for deciding, `c`, undo, notes, skip, flag, filter and leases."""
 
 from __future__ import annotations
-
-import json
 
 import pytest
 
@@ -12,7 +10,14 @@ from copal_tui.tui.screens.adjudicate import AdjudicateScreen
 from copal_tui.tui.settings import Settings
 from store import adjudication_sql
 from store.db import connect
-from tests.tui_label_support import build_db, plain, required_ids, rows, settle
+from tests.tui_label_support import (
+    build_db,
+    current_labels,
+    label_events,
+    plain,
+    required_ids,
+    settle,
+)
 
 
 @pytest.fixture
@@ -25,14 +30,13 @@ def app_for(db, who="lead2"):
 
 
 def decisions(db, who="lead2"):
-    out = rows(db, "SELECT * FROM adjudications WHERE adjudicator = ? ORDER BY id", (who,))
-    for r in out:
-        r["observed"] = None if r["observed"] is None else json.loads(r["observed"])
-    return out
+    """The adjudicator's decisions and undos (a decision is a label of role adjudicator)."""
+    return label_events(db, who, role="adjudicator")
 
 
 def current(db, rid):
-    return rows(db, "SELECT * FROM current_adjudications WHERE response_id = ?", (rid,))
+    out = current_labels(db, "subject = ?", (rid,), role="adjudicator")
+    return [{**r, "adjudicator": r["annotator"]} for r in out]
 
 
 def test_candidates_are_disagreements_between_annotators_or_with_the_judge(tmp_path):
@@ -40,16 +44,16 @@ def test_candidates_are_disagreements_between_annotators_or_with_the_judge(tmp_p
     judged = build_db(tmp_path / "b", judge=True)
     for path in (plain, judged):
         conn = connect(path)
-        labels = rows(path, "SELECT response_id, annotator, observed, error FROM current_labels")
+        labels = current_labels(path)
         by_response: dict[str, list] = {}
         for lab in labels:
             by_response.setdefault(lab["response_id"], []).append(
-                (lab["error"], tuple(sorted(json.loads(lab["observed"])))))
+                (lab["error"], tuple(sorted(lab["observed"]))))
         disagree = {rid for rid, marks in by_response.items() if len(set(marks)) > 1}
         found, after = set(), ""
         while (row := adjudication_sql.adjudication_step(conn, after=after, pending=False)) is not None:
-            found.add(row["response_id"])
-            after = row["response_id"]
+            found.add(row.response_id)
+            after = row.response_id
         if path == plain:
             assert found == disagree and disagree
         else:
@@ -58,9 +62,9 @@ def test_candidates_are_disagreements_between_annotators_or_with_the_judge(tmp_p
                          if len(set(marks)) == 1 and marks[0][0] == 0}
             assert found == disagree | agreed_ok
         counts = adjudication_sql.adjudication_counts(conn)
-        assert counts["total"] == len(found)
+        assert counts.total == len(found)
         # The showcase adjudications decide every annotator disagreement; the judge's add more.
-        assert counts["decided"] == len(disagree) < len(found) or path == plain
+        assert counts.decided == len(disagree) < len(found) or path == plain
         conn.conn.close()
 
 
@@ -83,7 +87,7 @@ async def test_decide_with_marks_then_with_c(db):
         assert screen.status_text != before
     made = decisions(db)
     assert [(d["response_id"], d["action"]) for d in made] == [
-        (first, "decide"), (second, "decide")]
+        (first, "label"), (second, "label")]
     item1 = made[0]["observed"]
     assert len(item1) == 1 and made[0]["content_sha256"]
     assert made[1]["observed"] == required_ids(db, second) and made[1]["error"] == 0
@@ -101,7 +105,7 @@ async def test_undo_retracts_the_decision(db):
         await pilot.pause()
         assert app.screen.rid == first
         assert app.screen.marks.observed == required_ids(db, first)
-    assert [d["action"] for d in decisions(db)] == ["decide", "undo"]
+    assert [d["action"] for d in decisions(db)] == ["label", "undo"]
     assert current(db, first) == []
 
 
@@ -125,8 +129,8 @@ async def test_note_goes_with_the_decision_and_flag_and_skip(db):
         await pilot.pause()
     made = decisions(db)
     assert [(d["response_id"], d["note"]) for d in made] == [(second, "R1 is implied")]
-    flags = rows(db, "SELECT response_id, flag FROM label_events WHERE annotator = 'lead2'")
-    assert flags == [{"response_id": first, "flag": "contract defect"}]
+    flags = [(e["response_id"], e["flag"]) for e in label_events(db, "lead2")]
+    assert flags == [(first, "contract defect")]
     assert current(db, first) == []  # skipping decides nothing
 
 

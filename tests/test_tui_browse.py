@@ -69,9 +69,9 @@ async def test_worlds_rows_and_counts_come_from_the_database(browse_db: Path) ->
             browse_db, "SELECT COUNT(*) FROM responses r JOIN items i ON i.id = r.item_id "
             "WHERE i.world_id = ?", (W,))[0]
         assert row["labelled"] == column(
-            browse_db, "SELECT COUNT(DISTINCT l.response_id) FROM current_labels l "
-            "JOIN responses r ON r.id = l.response_id JOIN items i ON i.id = r.item_id "
-            "WHERE i.world_id = ?", (W,))[0]
+            browse_db, "SELECT COUNT(DISTINCT l.subject) FROM current_annotations l "
+            "JOIN responses r ON r.id = l.subject JOIN items i ON i.id = r.item_id "
+            "WHERE l.suite = 'copal' AND l.role = 'annotator' AND i.world_id = ?", (W,))[0]
         assert row["judge_err"] == column(
             browse_db, "SELECT AVG(j.error) FROM judgments j JOIN responses r "
             "ON r.id = j.response_id JOIN items i ON i.id = r.item_id "

@@ -52,12 +52,14 @@ def test_world_counts_match_independent_queries(db: Database) -> None:
     stats = sql.world_stats(db, [W])[W]
     assert stats["responses"] == len(ids(db, "SELECT r.id FROM responses r JOIN items i ON "
                                              "i.id = r.item_id WHERE i.world_id = ?", (W,)))
-    labelled = ids(db, "SELECT DISTINCT l.response_id FROM current_labels l JOIN responses r "
-                       "ON r.id = l.response_id JOIN items i ON i.id = r.item_id "
-                       "WHERE i.world_id = ?", (W,))
+    labelled = ids(db, "SELECT DISTINCT l.subject FROM current_annotations l JOIN responses r "
+                       "ON r.id = l.subject JOIN items i ON i.id = r.item_id "
+                       "WHERE l.suite = 'copal' AND l.role = 'annotator' AND i.world_id = ?",
+                   (W,))
     assert stats["labelled"] == len(labelled)
-    human = db.execute("SELECT AVG(l.error) FROM current_labels l JOIN responses r ON r.id = "
-                       "l.response_id JOIN items i ON i.id = r.item_id WHERE i.world_id = ?",
+    human = db.execute("SELECT AVG(json_extract(l.payload, '$.error')) FROM current_annotations "
+                       "l JOIN responses r ON r.id = l.subject JOIN items i ON i.id = r.item_id "
+                       "WHERE l.suite = 'copal' AND l.role = 'annotator' AND i.world_id = ?",
                        (W,)).fetchone()[0]
     assert stats["human_err"] == pytest.approx(human)
     judge = db.execute("SELECT AVG(j.error) FROM judgments j JOIN responses r ON r.id = "
@@ -139,7 +141,7 @@ def test_item_view_and_responses(db: Database) -> None:
 def test_pages_read_through_indexes_only(db: Database) -> None:
     # What keeps a 100,000-response database as quick as a small one, without timing anything:
     # every statement a page or the item view runs searches an index; none scans a whole
-    # table of rows, sorts a world's rows, or walks every label event (idx_label_events_action).
+    # table of rows, sorts a world's rows, or walks every label event.
     statements: list[str] = []
     db.conn.set_trace_callback(statements.append)
     try:
@@ -157,10 +159,10 @@ def test_pages_read_through_indexes_only(db: Database) -> None:
     assert statements
     # Indexes on a column with a handful of values: driving a lookup from them visits a large
     # share of the table (every judgment of a judge, every erring judgment, every label).
-    unselective = ("idx_label_events_action", "idx_judgments_error", "idx_judgments_judge_mode")
+    unselective = ("idx_judgments_error", "idx_judgments_judge_mode")
     for statement in statements:
         plan = [r[3] for r in db.execute("EXPLAIN QUERY PLAN " + statement)]
-        for big in ("items", "responses", "judgments", "label_events"):
+        for big in ("items", "responses", "judgments", "annotations"):
             assert not any(step.startswith(f"SCAN {big}") for step in plan), (statement, plan)
         assert not any(i in step for step in plan for i in unselective), (statement, plan)
         if "FROM items WHERE world_id" in statement and "LIMIT" in statement:

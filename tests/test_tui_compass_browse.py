@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
+from copal_tui.annotation.queue import AnnotationQueue
 from copal_tui.tui.app import make_app
 from copal_tui.tui.screens.compass_query import CompassQueryScreen
 from copal_tui.tui.screens.help import binding_rows
 from copal_tui.tui.screens.world import WorldScreen
 from copal_tui.tui.widgets.paged_table import PagedTable
-from store import compass_labels
 from store.db import connect
 from tests.compass_tui_support import W, build_compass_db, rows
 from tests.test_tui_browse import text_of
@@ -98,8 +98,8 @@ async def test_filters_narrow_the_list(db):
 
 async def test_enter_opens_the_query_with_verdicts_and_labels(db):
     conn = connect(db)
-    compass_labels.label(conn, "r3", "ana", refused=False, compliant=False,
-                         failure_mode="direct_violation", content_sha256="x")
+    AnnotationQueue(conn, "compass", "ana").submit("r3", refused=False, compliant=False,
+                                                   failure_mode="direct_violation")
     conn.close()
     async with make_app(db).run_test(size=(120, 40)) as pilot:
         await open_world(pilot, W)

@@ -1,5 +1,5 @@
-"""The COMPASS label queue through the Textual Pilot, asserting the rows written to
-compass_label_events: r/a, c/v, failure modes, enter, undo, skip, n/p, resume after a restart,
+"""The COMPASS label queue through the Textual Pilot, asserting the events written to the
+annotation log: r/a, c/v, failure modes, enter, undo, skip, n/p, resume after a restart,
 blind mode, literal rendering of hostile text, the keymap and the `--suite` option."""
 
 from __future__ import annotations
@@ -12,7 +12,13 @@ from copal_tui.tui.app import CopalApp, make_app
 from copal_tui.tui.screens.compass_label import BLIND_NOTE, CompassLabelScreen
 from copal_tui.tui.screens.help import HelpScreen, binding_rows
 from copal_tui.tui.settings import Settings
-from tests.compass_tui_support import HOSTILE, POLICIES, build_compass_db, events, rows
+from tests.compass_tui_support import (
+    HOSTILE,
+    POLICIES,
+    build_compass_db,
+    current_labels,
+    events,
+)
 from tests.tui_label_support import plain, settle
 
 
@@ -112,10 +118,8 @@ async def test_undo_appends_and_returns_to_the_label_with_its_choices(db):
         assert screen.rid == "r3"
     assert labels(db) == [("r1", "label", 0, 1, None), ("r2", "label", 0, 0, None),
                           ("r2", "undo", None, None, None), ("r2", "label", 0, 1, None)]
-    current = rows(db, "SELECT response_id, compliant FROM current_compass_labels "
-                   "WHERE annotator = 'cleo' ORDER BY response_id")
-    assert current == [{"response_id": "r1", "compliant": 1},
-                       {"response_id": "r2", "compliant": 1}]
+    current = [(r["response_id"], r["compliant"]) for r in current_labels(db, "cleo")]
+    assert current == [("r1", 1), ("r2", 1)]
 
 
 async def test_undo_with_nothing_to_undo_writes_nothing(db):

@@ -1,5 +1,5 @@
-"""The judge-mistake review queue through the Pilot, asserting the rows written to
-dialogue_review_events: it offers only wrong predictions, 1-6 + enter label with the error
+"""The judge-mistake review queue through the Pilot, asserting the events written to the
+annotation log: it offers only wrong predictions, 1-6 + enter label with the error
 type, e adds a note, u appends an undo, s skips, n/p move, it resumes after a restart, --judge
 narrows it, hostile text stays literal, help lists the keys; and the `--suite dialogues
 --judge` options of `copal label`."""

@@ -18,6 +18,7 @@ from tests.tui_label_support import (
     rows,
     settle,
 )
+from tests.tui_label_support import current_labels as support_current
 
 
 @pytest.fixture
@@ -31,7 +32,7 @@ def app_for(db, annotator="cleo", size=(80, 24), **settings):
 
 
 def current_labels(db, annotator):
-    return rows(db, "SELECT * FROM current_labels WHERE annotator = ?", (annotator,))
+    return support_current(db, "annotator = ?", (annotator,))
 
 
 async def test_marks_show_the_derived_verdict_and_enter_submits_them(db):
@@ -78,7 +79,7 @@ async def test_c_submits_correct_and_moves_on(db):
     assert set(labels) == {first, second}
     for rid, lab in labels.items():
         assert lab["error"] == 0 and lab["direction"] == "none"
-        assert sorted(__import__("json").loads(lab["observed"])) == sorted(required_ids(db, rid))
+        assert sorted(lab["observed"]) == sorted(required_ids(db, rid))
 
 
 async def test_undo_retracts_the_last_label_and_returns_to_it(db):
@@ -128,7 +129,7 @@ async def test_skip_note_and_flag_are_recorded(db):
         ("note", "odd [b]wording[/b]", None), ("flag", None, "ambiguous"), ("skip", None, None)]
     assert {e["response_id"] for e in events} == {first}
     # The skipped response's slot was given back.
-    assert rows(db, "SELECT * FROM queue_leases WHERE response_id = ? AND annotator = 'cleo' "
+    assert rows(db, "SELECT * FROM annotation_leases WHERE subject = ? AND annotator = 'cleo' "
                 "AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", (first,)) == []
 
 
@@ -182,7 +183,7 @@ async def test_resume_where_the_annotator_left(db):
         assert "2/72 labelled" in app2.screen.status_text
         await pilot.press("q")  # quitting gives the slot back ...
         await pilot.pause()
-    assert rows(db, "SELECT * FROM queue_leases WHERE annotator = 'cleo' AND response_id = ? "
+    assert rows(db, "SELECT * FROM annotation_leases WHERE annotator = 'cleo' AND subject = ? "
                 "AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", (left_on,)) == []
     app3 = app_for(db)
     async with app3.run_test(size=(80, 24)) as pilot:

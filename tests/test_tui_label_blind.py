@@ -217,8 +217,9 @@ async def test_a_note_is_shown_again_on_return(tmp_path):
         await pilot.pause()
         assert pilot.app.screen.rid == first
         assert "Your note: ask about [b]dosage[/b]" in screen_text(pilot.app)
-    assert rows(db, "SELECT note FROM label_events WHERE annotator = 'cleo' "
-                "AND action = 'note'") == [{"note": "ask about [b]dosage[/b]"}]
+    assert rows(db, "SELECT json_extract(payload, '$.note') AS note FROM annotations "
+                "WHERE annotator = 'cleo' AND action = 'note'") == [
+        {"note": "ask about [b]dosage[/b]"}]
 
 
 async def test_a_dialogue_review_note_is_shown_again_on_return(tmp_path):

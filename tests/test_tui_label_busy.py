@@ -139,8 +139,8 @@ async def test_a_second_q_discards_the_waiting_label_and_says_so(db):
     app = label_app(db)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        pos = rows(db, "SELECT position FROM queue_order WHERE response_id = ?",
-                   (app.screen.rid,))[0]["position"]
+        pos = rows(db, "SELECT position FROM campaign_subjects WHERE campaign = "
+                   "'default:copal' AND subject = ?", (app.screen.rid,))[0]["position"]
         with write_lock(db):
             await pilot.press("c")
             await pilot.pause()
@@ -216,9 +216,8 @@ async def test_an_adjudication_waits_and_lands_once(db):
             assert WAITING in app.screen.status_text
             lock.release()
             await until(pilot, lambda: not app.writes.busy, "the decision")
-    decided = rows(db, "SELECT response_id, action FROM adjudications WHERE adjudicator = ?",
-                   ("lead2",))
-    assert decided == [{"response_id": rid, "action": "decide"}]
+    decided = [(e["response_id"], e["action"]) for e in label_events(db, "lead2", "adjudicator")]
+    assert decided == [(rid, "label")]
 
 
 # ------------------------------------------------------------------ the command's exit code

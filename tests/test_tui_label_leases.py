@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from copal_tui.tui.app import make_app
 from copal_tui.tui.settings import Settings
-from tests.tui_label_support import build_db, rows, settle
+from tests.tui_label_support import build_db, current_labels, rows, settle
 
 
 def _app(db, who, overlap):
@@ -12,8 +12,9 @@ def _app(db, who, overlap):
 
 
 def _live(db):
-    return rows(db, "SELECT response_id, slot, annotator FROM queue_leases WHERE queue = 'label' "
-                "AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') ORDER BY response_id")
+    return rows(db, "SELECT subject AS response_id, slot, annotator FROM annotation_leases "
+                "WHERE suite = 'copal' AND role = 'annotator' "
+                "AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') ORDER BY subject")
 
 
 async def test_two_annotators_at_once_never_get_the_same_slot(tmp_path):
@@ -38,8 +39,7 @@ async def test_two_annotators_at_once_never_get_the_same_slot(tmp_path):
             await pb.pause()
         # Six responses, three each: the queue is now empty for both.
         assert a.screen.rid is None and b.screen.rid is None
-    labels = rows(db, "SELECT response_id, annotator FROM current_labels "
-                  "WHERE annotator IN ('ann', 'bob') ORDER BY response_id")
+    labels = current_labels(db, "annotator IN ('ann', 'bob')")
     assert len(labels) == 6
     assert len({r["response_id"] for r in labels}) == 6  # nobody labelled the same response
     assert {r["response_id"] for r in labels if r["annotator"] == "ann"} == set(seen_a)
@@ -68,7 +68,7 @@ async def test_with_overlap_two_annotators_share_a_response_in_different_slots(t
             # done with the first, has nothing open.
             assert a.screen.rid == c.screen.rid != first
             assert b.screen.rid is None
-    assert len(rows(db, "SELECT * FROM current_labels WHERE response_id = ?", (first,))) == 2
+    assert len(current_labels(db, "subject = ?", (first,))) == 2
 
 
 async def test_an_expired_lease_frees_its_slot(tmp_path):
@@ -86,7 +86,7 @@ async def test_an_expired_lease_frees_its_slot(tmp_path):
         from store.db import connect
 
         conn = connect(db)
-        conn.execute("UPDATE queue_leases SET expires_at = '2000-01-01T00:00:00.000000Z'")
+        conn.execute("UPDATE annotation_leases SET expires_at = '2000-01-01T00:00:00.000000Z'")
         conn.conn.close()
         b2 = _app(db, "bob", 1)
         async with b2.run_test(size=(80, 24)) as pb:
@@ -97,16 +97,16 @@ async def test_an_expired_lease_frees_its_slot(tmp_path):
 
 def _annotate(db_path: str, who: str, overlap: int) -> list[str]:
     """One annotator process: take, label, repeat until the queue is empty."""
-    from copal_tui.labelqueue import LabelQueue, ensure_order
+    from copal_tui.annotation.queue import AnnotationQueue
     from store.db import connect
 
     conn = connect(db_path)
-    ensure_order(conn)  # every process races to fill the order: only one may write it
-    queue = LabelQueue(conn, who, overlap=overlap)
+    queue = AnnotationQueue(conn, "copal", who, overlap=overlap)
+    queue.prepare()  # every process races to fill the order: only one may write it
     done = []
     rid = queue.resume()
     while rid is not None:
-        queue.submit(rid, [])
+        queue.submit(rid, observed=[])
         done.append(rid)
         rid = queue.resume()
     conn.conn.close()
@@ -123,7 +123,8 @@ def test_annotator_processes_racing_never_share_a_slot(tmp_path):
     labelled = [rid for done in results for rid in done]
     # Overlap 1: the 40 open responses were split between the processes, none twice.
     assert len(labelled) == len(set(labelled)) == 40
-    got = rows(db, "SELECT response_id, COUNT(*) AS n FROM current_labels WHERE annotator "
-               "LIKE 'p%' GROUP BY response_id")
+    got = rows(db, "SELECT subject, COUNT(*) AS n FROM current_annotations WHERE suite = "
+               "'copal' AND role = 'annotator' AND annotator LIKE 'p%' GROUP BY subject")
     assert len(got) == 40 and {r["n"] for r in got} == {1}
-    assert len(rows(db, "SELECT DISTINCT position FROM queue_order")) == 112
+    assert len(rows(db, "SELECT DISTINCT position FROM campaign_subjects "
+                    "WHERE campaign = 'default:copal'")) == 112

@@ -1,5 +1,6 @@
-"""copal_tui.labelqueue without the UI: stratified stable order, overlap, leases, undo,
-adjudication rows and the migration that adds the queue tables."""
+"""The COPAL queue (copal_tui.annotation.queue) without the UI: stratified stable order of the
+default campaign, overlap, leases, undo, adjudication events and the migration that added the
+queue tables (carried into the annotation log by m010)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,27 @@ from collections import Counter
 
 from sqlite_utils import Database
 
-from copal_tui import labelqueue
-from copal_tui.labelqueue import LabelQueue, ensure_order, stratum_of
-from store import adjudication_sql, queue_sql
+from copal_tui.annotation import adjudication
+from copal_tui.annotation.queue import AnnotationQueue
+from store import annotations as log
+from store import queue_sql
 from store.db import StoreError, connect
 from store.migrations import MIGRATIONS
 from tests.tui_label_support import build_db, rows
 
 
 def _order(db):
-    return rows(db, "SELECT response_id, position, stratum FROM queue_order ORDER BY position")
+    return rows(db, "SELECT subject AS response_id, position, stratum FROM campaign_subjects "
+                "WHERE campaign = 'default:copal' ORDER BY position")
+
+
+def ensure_order(conn, who="a"):
+    """Start `who`'s default COPAL queue: places every new response; returns how many."""
+    return AnnotationQueue(conn, "copal", who).prepare()
+
+
+def LabelQueue(conn, who, overlap):  # noqa: N802 - reads as the class it stands for
+    return AnnotationQueue(conn, "copal", who, overlap=overlap)
 
 
 def test_order_is_stratified_by_pattern_and_model_and_stable(tmp_path):
@@ -48,10 +60,11 @@ def test_new_responses_are_appended_without_moving_anyone(tmp_path):
     conn.execute("INSERT INTO responses (id, item_id, model, variant, text, created_at) "
                  "VALUES ('late', 'harbor-clinics:I01', 'late/bot', 'base', 'hi', 'now')")
     assert ensure_order(conn) == 1
-    after = {r["response_id"]: r["position"] for r in _order(db)}
-    assert {k: after[k] for k in before} == before
-    assert after["late"] == max(before.values()) + 1
-    assert stratum_of("scope_restriction", "late/bot") == "scope_restriction|late/bot"
+    after = {r["response_id"]: r for r in _order(db)}
+    assert {k: after[k]["position"] for k in before} == before
+    assert after["late"]["position"] == max(before.values()) + 1
+    [item] = rows(db, "SELECT pattern FROM items WHERE id = 'harbor-clinics:I01'")
+    assert after["late"]["stratum"] == f"{item['pattern']}|late/bot"
     conn.conn.close()
 
 
@@ -76,13 +89,13 @@ def test_overlap_counts_labels_and_live_leases(tmp_path):
     # Everything else has ana's and ben's labels: with overlap 2 only the extra is open.
     assert a.resume() == extra and b.resume() == extra
     assert c.resume() is None
-    live = queue_sql.live_leases(conn, "label", "0")
-    assert sorted((r["annotator"], r["slot"]) for r in live) == [("a", 0), ("b", 1)]
-    a.submit(extra, [])
+    live = queue_sql.live_leases(conn, "copal", "annotator", "0")
+    assert sorted((r.annotator, r.slot) for r in live) == [("a", 0), ("b", 1)]
+    a.submit(extra, observed=[])
     b.skip(extra)  # b's slot is free again ...
     assert c.resume() == extra  # ... and c takes it
-    assert {r["slot"] for r in queue_sql.live_leases(conn, "label", "0")
-            if r["annotator"] == "c"} == {1}
+    assert {r.slot for r in queue_sql.live_leases(conn, "copal", "annotator", "0")
+            if r.annotator == "c"} == {1}
     # a labelled and b skipped: neither is offered the response again.
     assert a.take_next() is None and b.take_next() is None
     p = a.progress()
@@ -96,13 +109,13 @@ def test_undo_reopens_and_relabel_keeps_the_slot(tmp_path):
     ensure_order(conn)
     a = LabelQueue(conn, "a", overlap=1)
     rid = a.resume()
-    a.submit(rid, [])
+    a.submit(rid, observed=[])
     assert a.take_next() is None
     undone = a.undo()
-    assert undone == (rid, [])
+    assert (undone.subject, undone.get("observed")) == (rid, [])
     assert a.resume() == rid  # reopened for us, and our slot was kept
     with __import__("pytest").raises(StoreError):
-        a.submit(rid, ["R99"])
+        a.submit(rid, observed=["R99"])
     conn.conn.close()
 
 
@@ -110,25 +123,28 @@ def test_adjudication_rows_and_undo(tmp_path):
     db = build_db(tmp_path)
     conn = connect(db)
     rid = "harbor-clinics:I01:a"
-    before = adjudication_sql.current_adjudication(conn, rid)
-    done = labelqueue.adjudicate(conn, rid, "lead2", ["R1"], note="ok")
-    assert done.error == 0
-    now = adjudication_sql.current_adjudication(conn, rid)
-    assert now["adjudicator"] == "lead2" and now["observed"] == ["R1"] and now["note"] == "ok"
-    assert labelqueue.undo_adjudication(conn, "lead2") == (rid, ["R1"])
-    assert labelqueue.undo_adjudication(conn, "lead2") is None
-    # The undo retracts the whole response's reference (an undo is the latest row).
-    assert adjudication_sql.current_adjudication(conn, rid) is None and before is not None
-    made = rows(db, "SELECT action, observed FROM adjudications WHERE adjudicator = 'lead2'")
-    assert [(m["action"], m["observed"] and json.loads(m["observed"])) for m in made] == [
-        ("decide", ["R1"]), ("undo", None)]
+    before = log.decision(conn, "copal", rid)
+    done = adjudication.adjudicate(conn, rid, "lead2", ["R1"], note="ok")
+    assert done.get("error") == 0
+    now = log.decision(conn, "copal", rid)
+    assert (now.annotator, now.get("observed"), now.get("note")) == ("lead2", ["R1"], "ok")
+    undone = adjudication.undo_adjudication(conn, "lead2")
+    assert (undone.subject, undone.get("observed")) == (rid, ["R1"])
+    assert adjudication.undo_adjudication(conn, "lead2") is None
+    # The undo retracts the whole response's reference (an undo is the latest event).
+    assert log.decision(conn, "copal", rid) is None and before is not None
+    made = rows(db, "SELECT action, payload FROM annotations WHERE annotator = 'lead2' "
+                "AND role = 'adjudicator' ORDER BY id")
+    assert [(m["action"], m["payload"] and json.loads(m["payload"])["observed"])
+            for m in made] == [("label", ["R1"]), ("undo", None)]
     conn.conn.close()
 
 
 def test_migration_m003_upgrades_an_m002_database_keeping_adjudications(tmp_path):
     db = build_db(tmp_path)
     conn = connect(db)
-    count = conn.execute("SELECT COUNT(*) FROM current_adjudications").fetchone()[0]
+    count = conn.execute("SELECT COUNT(*) FROM current_annotations "
+                         "WHERE role = 'adjudicator'").fetchone()[0]
     names = [m.name for m in MIGRATIONS.applied(Database(conn.conn))]
     assert "m003_label_queue" in names  # the database is at least at m003
     # Replay the upgrade on a fresh m002 database.
@@ -138,11 +154,17 @@ def test_migration_m003_upgrades_an_m002_database_keeping_adjudications(tmp_path
     fresh.execute("PRAGMA foreign_keys = OFF")  # a bare adjudication row, no world around it
     fresh.execute("INSERT INTO adjudications (response_id, adjudicator, observed, error, "
                   "created_at) VALUES ('r', 'old', '[]', 1, 'then')")
-    MIGRATIONS.apply(fresh)
+    MIGRATIONS.apply(fresh, stop_before="m010_annotation_log")
     kept = fresh.execute("SELECT adjudicator, action FROM current_adjudications").fetchall()
     assert [tuple(r) for r in kept] == [("old", "decide")]
     assert {"queue_order", "queue_leases"} <= set(fresh.table_names())
     assert "action" in fresh["adjudications"].columns_dict
+    # m010 carries the decision into the annotation log (and drops the old tables).
+    MIGRATIONS.apply(fresh)
+    kept = fresh.execute("SELECT annotator, action FROM current_annotations "
+                         "WHERE role = 'adjudicator'").fetchall()
+    assert [tuple(r) for r in kept] == [("old", "label")]
+    assert not {"adjudications", "queue_order", "queue_leases"} & set(fresh.table_names())
     assert count > 0
     fresh.conn.close()
     conn.conn.close()

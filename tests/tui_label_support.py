@@ -68,11 +68,35 @@ def rows(db: Path, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
         conn.conn.close()
 
 
-def label_events(db: Path, annotator: str) -> list[dict[str, Any]]:
-    out = rows(db, "SELECT * FROM label_events WHERE annotator = ? ORDER BY id", (annotator,))
+# A COPAL event of the annotation log as the columns the tests read (the payload's fields
+# beside the event's; `observed` decoded).
+_EVENT = ("SELECT id, subject AS response_id, annotator, role, action, "
+          "json_extract(payload, '$.observed') AS observed, "
+          "json_extract(payload, '$.error') AS error, "
+          "json_extract(payload, '$.direction') AS direction, "
+          "json_extract(payload, '$.facet') AS facet, json_extract(payload, '$.note') AS note, "
+          "json_extract(payload, '$.flag') AS flag, content_sha256, created_at "
+          "FROM {table} WHERE suite = 'copal'")
+
+
+def _decoded(out: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for r in out:
         r["observed"] = None if r["observed"] is None else json.loads(r["observed"])
     return out
+
+
+def label_events(db: Path, annotator: str, role: str = "annotator") -> list[dict[str, Any]]:
+    """The person's COPAL events (labels, undos, skips, notes, flags; or decisions), in order."""
+    return _decoded(rows(db, _EVENT.format(table="annotations") +
+                         " AND annotator = ? AND role = ? ORDER BY id", (annotator, role)))
+
+
+def current_labels(db: Path, where: str = "1", params: tuple = (),
+                   role: str = "annotator") -> list[dict[str, Any]]:
+    """Current COPAL labels (or decisions) matching `where`, by response then annotator."""
+    return _decoded(rows(db, _EVENT.format(table="current_annotations") +
+                         f" AND role = ? AND ({where}) ORDER BY subject, annotator",
+                         (role, *params)))
 
 
 def required_ids(db: Path, response_id: str) -> list[str]:

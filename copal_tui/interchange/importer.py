@@ -27,8 +27,8 @@ from copal_tui.interchange.loader import (
     load_world,
 )
 from copal_tui.interchange.strict import paused_gc
+from store import annotations as log
 from store import compass_sql, reads, writes
-from store import labels as label_sql
 from store.db import Database, write
 
 
@@ -263,30 +263,35 @@ class _Importer:
         self.written["judgment"] += 1
 
     def _label(self, src: SourceRecord, d: dict[str, Any]) -> None:
-        self._once(("label", d["response_id"], d["annotator"]), src.path, src.line, "annotator")
-        marks = self._marks(src, d)
-        stored = label_sql.current_label(self.db, d["response_id"], d["annotator"])
-        if stored is not None and _same(rec.label_record(stored),
-                                        {**d, "error": marks["error"]}):
-            return
-        writes.append_label_event(
-            self.db, response_id=d["response_id"], annotator=d["annotator"], action="label",
-            facet=d["facet"], note=d["note"], created_at=d["created_at"], **marks,
-        )
-        self.written["label"] += 1
+        self._once(("label", d["response_id"], d["annotator"]), src.path, src.line,
+                   "annotator")
+        self._append(src, d, d["annotator"], log.ANNOTATOR)
 
     def _adjudication(self, src: SourceRecord, d: dict[str, Any]) -> None:
         self._once(("adjudication", d["response_id"]), src.path, src.line, "response_id")
+        self._append(src, d, d["adjudicator"], log.ADJUDICATOR)
+
+    def _append(self, src: SourceRecord, d: dict[str, Any], who: str, role: str) -> None:
+        """A label (or decision) as an event of the annotation log, unless the current one
+        already says the same."""
         marks = self._marks(src, d)
-        stored = label_sql.current_adjudication(self.db, d["response_id"])
-        if stored is not None and _same(rec.adjudication_record(stored),
-                                        {**d, "error": marks["error"]}):
+        if role == log.ANNOTATOR:
+            stored = log.current(self.db, "copal", d["response_id"], who)
+            same = stored is not None and _same(rec.label_record(stored),
+                                                {**d, "error": marks["error"]})
+        else:
+            stored = log.decision(self.db, "copal", d["response_id"])
+            same = stored is not None and _same(rec.adjudication_record(stored),
+                                                {**d, "error": marks["error"]})
+        if same:
             return
-        writes.append_adjudication(
-            self.db, response_id=d["response_id"], adjudicator=d["adjudicator"],
-            facet=d["facet"], note=d["note"], created_at=d["created_at"], **marks,
-        )
-        self.written["adjudication"] += 1
+        log.append(
+            self.db, suite="copal", subject=d["response_id"], annotator=who, role=role,
+            action="label", payload={"observed": marks["observed"], "error": marks["error"],
+                                     "direction": marks["direction"], "facet": d["facet"],
+                                     "note": d["note"]},
+            content_sha256=marks["content_sha256"], created_at=d["created_at"])
+        self.written["label" if role == log.ANNOTATOR else "adjudication"] += 1
 
     # COMPASS suites: the checks live in compass_records.
 

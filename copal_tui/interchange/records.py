@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from store import annotations as log
 from store import compass_interchange_sql as compass_io
 from store import reads
+from store.annotations import Annotation
 from store.db import Database, loads
 
 
@@ -116,29 +118,29 @@ def judgment_record(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def label_record(row: dict[str, Any]) -> dict[str, Any]:
+def label_record(row: Annotation) -> dict[str, Any]:
     return {
         "type": "label",
-        "response_id": row["response_id"],
-        "annotator": row["annotator"],
-        "observed": _maybe_list(row["observed"]),
-        "error": row["error"],
-        "facet": row["facet"],
-        "note": row["note"],
-        "created_at": row["created_at"],
+        "response_id": row.subject,
+        "annotator": row.annotator,
+        "observed": _maybe_list(row.get("observed")),
+        "error": row.get("error"),
+        "facet": row.get("facet"),
+        "note": row.get("note"),
+        "created_at": row.created_at,
     }
 
 
-def adjudication_record(row: dict[str, Any]) -> dict[str, Any]:
+def adjudication_record(row: Annotation) -> dict[str, Any]:
     return {
         "type": "adjudication",
-        "response_id": row["response_id"],
-        "adjudicator": row["adjudicator"],
-        "observed": _maybe_list(row["observed"]),
-        "error": row["error"],
-        "facet": row["facet"],
-        "note": row["note"],
-        "created_at": row["created_at"],
+        "response_id": row.subject,
+        "adjudicator": row.annotator,
+        "observed": _maybe_list(row.get("observed")),
+        "error": row.get("error"),
+        "facet": row.get("facet"),
+        "note": row.get("note"),
+        "created_at": row.created_at,
     }
 
 
@@ -208,10 +210,10 @@ def iter_records(db: Database) -> Any:
         yield response_record(row)
     for row in reads.iter_table(db, "judgments", "WHERE failure IS NULL AND error IS NOT NULL"):
         yield judgment_record(row)
-    for row in reads.iter_current_labels(db):
-        yield label_record(row)
-    for row in reads.iter_current_adjudications(db):
-        yield adjudication_record(row)
+    for event in log.iter_current(db, "copal"):
+        yield label_record(event)
+    for event in log.iter_current(db, "copal", log.ADJUDICATOR):
+        yield adjudication_record(event)
     for row in compass_io.iter_queries(db):
         yield compass_query_record(row)
     for row in compass_io.iter_responses(db):

@@ -20,7 +20,8 @@ after it are two writes. Lease writes are `keep=False`: they are dropped at exit
 expires on its own). Waiting writes live in memory: if the process is killed while the
 database is busy they are lost, which the status line has said all along.
 
-`QueueWrites` is the mixin the queue screens share: writing, the status text, and `q`.
+`QueueWrites` is the mixin the queue screens share: writing, taking the next subject of a queue,
+the status text, and `q`.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from textual.screen import Screen
     from textual.timer import Timer
 
+    from copal_tui.annotation.queue import AnnotationQueue
     from copal_tui.tui.app import CopalApp
 
 # How long one attempt may wait for the write lock on the UI thread: long enough for another
@@ -222,6 +224,16 @@ class QueueWrites(_Base):
                   done: Callable[[Any], None] | None = None) -> bool:
         """Make an optional write only if it can land now (see WriteQueue.try_now)."""
         return self.copal.writes.try_now(Write("", run, done, keep=False))
+
+    def take_from(self, queue: AnnotationQueue, after: int = 0) -> str | None:
+        """The next subject of `queue` after position `after` for this annotator: leased at
+        once when the database is free; when it is busy, found with reads (never one whose
+        write still waits), and the screen leases it once the database is free."""
+        skip = self.pending()
+        got: list[str | None] = []
+        if self.write_now(lambda _db: queue.take_next(after, skip), got.append):
+            return got[0] if got else None
+        return queue.candidate(after, skip)
 
     def pending(self) -> set[Any]:
         """Subjects of writes still waiting (a response labelled but not saved yet)."""

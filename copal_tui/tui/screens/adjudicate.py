@@ -4,11 +4,12 @@ reference and a judge disagree, with every annotator's and judge's marks side by
 The adjudicator decides with the label keys (1-9 toggle, enter decides, c decides "correct",
 u undoes their last decision, s skips, n attaches a note to the decision, f flags, left/right
 move through all candidates, q quits); `/` filters the candidates (world, model, pattern, id
-or reason). A decision is an appended `adjudications` row (undo appends an undo row). While a
-response is on screen the adjudicator holds a lease on it, so two adjudicators at once are not
-handed the same response. Every write (decision, undo, flag, lease) goes through the app's line
-of writes (copal_tui.tui.busy): committed at once when the database is free, waiting its turn
-("waiting for the database") while another process holds it.
+or reason). A decision is an adjudicator's label appended to the annotation log (undo appends
+an undo event; copal_tui.annotation.adjudication). While a response is on screen the
+adjudicator holds a lease on it, so two adjudicators at once are not handed the same response.
+Every write (decision, undo, flag, lease) goes through the app's line of writes
+(copal_tui.tui.busy): committed at once when the database is free, waiting its turn ("waiting
+for the database") while another process holds it.
 """
 
 from __future__ import annotations
@@ -22,19 +23,22 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input
 
-from copal_tui import labeling
-from copal_tui.labelqueue import (
+from copal_tui.annotation.adjudication import (
     adjudicate,
     lease_adjudication,
     release_adjudication,
     undo_adjudication,
 )
+from copal_tui.labeling import record
 from copal_tui.tui.busy import QueueWrites
 from copal_tui.tui.safe import one_line
 from copal_tui.tui.screens.marking import MARK_BINDINGS, MarkingScreen
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
 from copal_tui.tui.widgets.marks_matrix import MarksMatrix, columns_for
-from store import adjudication_sql, queue_sql
+from store import adjudication_sql
+from store import annotations as log
+from store import labels as copal_sql
+from store.annotations import Annotation
 from store.db import utcnow
 
 
@@ -56,7 +60,7 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
         self.search = ""
         self.note: str | None = None
         self.last_saved: Text | None = None
-        self.counts = {"total": 0, "decided": 0}
+        self.counts = adjudication_sql.Counts()
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
@@ -87,11 +91,11 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
                 row = adjudication_sql.adjudication_step(
                     db, after=start, pending=True, search=self.search, who=self.who,
                     now=utcnow())
-                if row is None or str(row["response_id"]) not in skip:
+                if row is None or row.response_id not in skip:
                     break
-                start = str(row["response_id"])
+                start = row.response_id
             if row is not None:
-                return str(row["response_id"])
+                return row.response_id
         return None
 
     def has_current(self) -> bool:
@@ -103,7 +107,7 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
         if self.rid is not None and self.rid != rid:
             self._release(self.rid)
         self.rid, self.note = rid, None
-        self.ctx = None if rid is None else queue_sql.response_context(db, rid)
+        self.ctx = None if rid is None else copal_sql.response_context(db, rid)
         if self.ctx is None or rid is None:
             self.rid = None
             self.context_pane.show(None, "Nothing to adjudicate" + (
@@ -117,18 +121,20 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
             return
         self.write("lease", lambda db: lease_adjudication(db, rid, who, minutes),
                    self._held, keep=False, key=f"lease:{rid}")
-        current = adjudication_sql.current_adjudication(db, rid)
+        current = log.decision(db, "copal", rid)
         if marks is None:
-            marks = list(current["observed"] or []) if current else []
+            marks = list(current.get("observed") or []) if current else []
         items = contract_items(self.ctx["required"], self.ctx["forbidden"])
         self.context_pane.show(self.ctx)
         self.marks.set_contract(items, marks, title="Your decision" + (
             " (decided: enter re-decides)" if current else ""))
-        cols = columns_for(queue_sql.labels_of(db, rid), queue_sql.judgments_of(db, rid),
-                           current)
+        cols = columns_for([lab.row() for lab in log.labels_of(db, "copal", rid)],
+                           copal_sql.judgments_of(db, rid),
+                           None if current is None else {**current.row(),
+                                                         "adjudicator": current.annotator})
         reason = adjudication_sql.adjudication_reason(db, rid) or "not a candidate"
         self.matrix.show(items, cols, title=f"Why here: {reason}")
-        self.remarks.show(items, cols, notes=queue_sql.remarks_of(db, rid))
+        self.remarks.show(items, cols, notes=self._notes(rid))
         self._status()
 
     def _held(self, held: bool) -> None:
@@ -148,14 +154,17 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
         with suppress(RuntimeError):  # the app closed while the worker ran
             self.app.call_from_thread(self._got_counts, counts)
 
-    def _got_counts(self, counts: dict[str, int]) -> None:
+    def _notes(self, rid: str) -> list[dict[str, Any]]:
+        return [r.row() for r in log.remarks(self.copal.db, "copal", rid)]
+
+    def _got_counts(self, counts: adjudication_sql.Counts) -> None:
         self.counts = counts
         self._status()
 
     def _status(self) -> None:
         counts = self.counts
         out = Text(f" {one_line(self.who, 24)} ", style="bold reverse")
-        out.append(f" {counts['decided']}/{counts['total']} decided ", style="bold")
+        out.append(f" {counts.decided}/{counts.total} decided ", style="bold")
         if self.search:
             out.append(f"\u00b7 filter {one_line(self.search, 30)!r} ", style="dim")
         if self.note:
@@ -186,10 +195,11 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
             self.marks.set_observed(observed)
         rid, who, marks, note = self.rid, self.who, list(self.marks.observed), self.note
 
-        def landed(done: labeling.Submitted) -> None:
+        def landed(done: Annotation) -> None:
+            error = done.get("error")
             self.last_saved = Text(
-                f"\u00b7 decided e={done.error} " +
-                (DIRECTION_WORDS[done.direction] if done.error else "correct"), style="green")
+                f"\u00b7 decided e={error} " +
+                (DIRECTION_WORDS[done.get("direction")] if error else "correct"), style="green")
             self._recount()
 
         if not self.write("decision", lambda db: adjudicate(db, rid, who, marks, note=note),
@@ -202,11 +212,11 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
         self.write("undo of your last decision", lambda db: undo_adjudication(db, who),
                    self._undone)
 
-    def _undone(self, undone: tuple[str, list[str]] | None) -> None:
+    def _undone(self, undone: Annotation | None) -> None:
         if undone is None:
             self.notify("Nothing to undo: you have no current decision.", severity="warning")
             return
-        rid, marks = undone
+        rid, marks = undone.subject, list(undone.get("observed") or [])
         self.last_saved = Text("\u00b7 undid your decision", style="yellow")
         self._show(rid, marks)
         self._recount()
@@ -228,7 +238,7 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
         if row is None:
             self.notify("No more candidates that way.", timeout=2)
             return
-        self._show(str(row["response_id"]))
+        self._show(row.response_id)
 
     def action_filter(self) -> None:
         box = self.query_one("#adjudicate-filter", Input)
@@ -256,15 +266,14 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
     def save_flag(self, reason: str | None) -> None:
         if reason and self.rid is not None:
             rid, who = self.rid, self.who
-            self.write("flag", lambda db: labeling.record(db, rid, who, "flag", flag=reason),
+            self.write("flag", lambda db: record(db, rid, who, "flag", flag=reason),
                        lambda _id: self._flagged(rid, reason))
             self._status()
 
     def _flagged(self, rid: str, reason: str) -> None:
         self.last_saved = Text(f"\u00b7 flagged: {reason}", style="yellow")
         if rid == self.rid:
-            self.remarks.show(self.marks.items, self.remarks.columns,
-                              notes=queue_sql.remarks_of(self.copal.db, rid))
+            self.remarks.show(self.marks.items, self.remarks.columns, notes=self._notes(rid))
 
     def leave(self) -> None:
         if self.rid is not None:

@@ -7,17 +7,19 @@ default (COPAL_BLIND): the query type and strategy, the pre-filter's decision, t
 verdicts, the other annotators' labels and which list (allow or deny) each policy is on stay
 hidden until this annotator has labelled the response, because each of them gives away the
 expected answer (copal_tui.tui.widgets.compass_blind); the responding model and its variant
-are a neutral "Response" unless COPAL_SHOW_MODEL is set. The queue's order and what "done"
-means live in store/compass_labels.py (stable by response id, no leases or overlap).
-Every write (label, undo, skip) is one transaction through the app's line of writes
+are a neutral "Response" unless COPAL_SHOW_MODEL is set. The queue (its campaign, order by
+response id, leases and overlap, what "done" means) is copal_tui.annotation.queue, the one
+every suite uses. Every write (label, undo, skip, lease) is one transaction through the app's
+line of writes
 (copal_tui.tui.busy): committed before the key handler returns when the database is free,
 waiting its turn ("waiting for the database") while another process holds it. The label stores
-the sha256 of the content (query, intended policy, the world's policies, response) with
-copal_tui.domain.contract.content_sha256, as the COPAL queue does.
+the sha256 of the content (query, intended policy, the world's policies, response): see
+copal_tui.annotation.suites.compass_shown_sha256.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from contextlib import suppress
 from typing import Any
 
@@ -30,8 +32,8 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from copal_tui.domain.contract import content_sha256
-from copal_tui.tui.busy import QueueWrites
+from copal_tui.annotation.queue import AnnotationQueue
+from copal_tui.tui.busy import ATTEMPT_MS, QueueWrites, busy_timeout, is_busy
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.compass_blind import (
     BlindVerdict,
@@ -53,16 +55,12 @@ from copal_tui.tui.widgets.compass_view import (
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
 from copal_tui.tui.widgets.scroll_pane import ScrollPane
 from store import compass_browse_sql, compass_labels
+from store.annotations import Annotation
+from store.db import Database
 
 BLIND_NOTE = ("Blind: the query type and strategy, the pre-filter's decision, the judges' "
               "verdicts, other annotators' labels and the policies' lists appear once you "
               "have labelled this response (COPAL_BLIND=false shows them at once).")
-
-
-def shown_sha256(ctx: dict[str, Any]) -> str:
-    """The hash of what the annotator was shown (a later edit of any part makes it stale)."""
-    intended = {"id": ctx["policy_id"], "kind": ctx["policy_kind"], "text": ctx["policy_text"]}
-    return content_sha256(ctx["query"], intended, ctx["policies"], ctx["response"] or "")
 
 
 class CompassLabelScreen(QueueWrites, Screen[None]):
@@ -110,6 +108,7 @@ class CompassLabelScreen(QueueWrites, Screen[None]):
         self.total: int | None = None
         self.last_saved: Text | None = None
         self.status_text = ""
+        self.queue: AnnotationQueue | None = None
 
     @property
     def form(self) -> BlindVerdict:
@@ -129,24 +128,76 @@ class CompassLabelScreen(QueueWrites, Screen[None]):
     def on_mount(self) -> None:
         self.title = "copal \u00b7 COMPASS labels"
         self.query_one("#compass-context").focus()
-        self._show(compass_labels.next_open(self.copal.db, self.copal.annotator))
-        self._count()
+        self.queue = self._queue(self.copal.db)
+        # Renew our lease well before it runs out while the annotator reads a long response.
+        self.set_interval(max(5.0, self.copal.settings.lease_minutes * 60 / 3), self._renew)
+        self._prepare()
+
+    def _queue(self, db: Database) -> AnnotationQueue:
+        s = self.copal.settings
+        return AnnotationQueue(db, "compass", self.copal.annotator,
+                               campaign=self.copal.campaign, overlap=s.overlap,
+                               lease_minutes=s.lease_minutes)
 
     @work(thread=True, exclusive=True, group="compass-label-total")
-    def _count(self) -> None:
+    def _prepare(self) -> None:
+        """Place new responses and freeze this annotator's queue at its first start (a worker
+        with its own connection); retried while another process holds the database."""
         with self.copal.worker_db() as db:
-            total = compass_labels.queue_total(db)
+            queue = self._queue(db)
+            try:
+                with busy_timeout(db, ATTEMPT_MS):
+                    queue.prepare(refresh=self.copal.refresh_queue)
+                ready = True
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
+                ready = False
+            total = queue.progress().total
         with suppress(RuntimeError):  # the app closed while the worker ran
-            self.app.call_from_thread(self._got_total, total)
+            self.app.call_from_thread(self._prepared, total, ready)
 
-    def _got_total(self, total: int) -> None:
+    def _prepared(self, total: int, ready: bool) -> None:
+        assert self.queue is not None
+        self.queue.reload()
+        if ready:
+            self.copal.refresh_queue = False
+        else:
+            self.set_timer(5.0, self._prepare)
         self.total = total
-        self._status()
+        if self.rid is None:
+            self._show(self.take_from(self.queue))
+        else:
+            self._status()
+
+    def _renew(self) -> None:
+        if self.rid is not None:
+            self._lease(self.rid)
+
+    def _lease(self, rid: str) -> None:
+        queue = self.queue
+        assert queue is not None
+        self.write("lease", lambda _db: queue.renew(rid), keep=False, key=f"lease:{rid}")
+
+    def _release(self, rid: str) -> None:
+        queue = self.queue
+        assert queue is not None
+        # A lease, not a label: if the database is busy it simply expires.
+        self.write("release", lambda _db: queue.release(rid), keep=False)
+
+    def leave(self) -> None:
+        if self.rid is not None:
+            self._release(self.rid)
 
     # -------------------------------------------------------------- display
 
-    def _show(self, rid: str | None, undone: dict[str, Any] | None = None) -> None:
-        db = self.copal.db
+    def _show(self, rid: str | None, undone: Annotation | None = None) -> None:
+        db, queue = self.copal.db, self.queue
+        assert queue is not None
+        if self.rid is not None and self.rid != rid:
+            self._release(self.rid)  # one lease at a time while moving through the queue
+        if rid is not None and rid != self.rid:
+            self._lease(rid)
         self.rid = rid
         self.ctx = None if rid is None else compass_labels.label_context(db, rid)
         if self.ctx is None:
@@ -158,10 +209,12 @@ class CompassLabelScreen(QueueWrites, Screen[None]):
             self.query_one("#compass-reveal", Static).update("")
             self._status()
             return
-        mine = compass_labels.current_label(db, self.rid or "", self.copal.annotator)
+        mine = queue.current(self.rid or "")
         revealed = not self.copal.settings.blind or mine is not None
         self.form.hide_kind = not revealed
-        self.form.reset(self.ctx["query_type"], undone or mine, relabel=mine is not None)
+        chosen = undone or mine
+        self.form.reset(self.ctx["query_type"], None if chosen is None else chosen.payload,
+                        relabel=mine is not None)
         self.query_one("#compass-ctx", Static).update(self._context_view(revealed))
         self.query_one("#compass-reveal", Static).update(self._reveal(revealed, mine))
         for pane in ("#compass-context", "#compass-side"):
@@ -196,13 +249,13 @@ class CompassLabelScreen(QueueWrites, Screen[None]):
                      else neutral_policies(ctx["policies"], ctx["policy_id"]))
         return Group(*parts)
 
-    def _reveal(self, revealed: bool, mine: dict[str, Any] | None) -> RenderableType:
+    def _reveal(self, revealed: bool, mine: Annotation | None) -> RenderableType:
         if not revealed:
             return Text(BLIND_NOTE, style="dim italic")
         assert self.rid is not None
         db = self.copal.db
-        others = [lab for lab in compass_browse_sql.current_labels(db, self.rid)
-                  if lab["annotator"] != self.copal.annotator]
+        others = [lab.row() for lab in compass_browse_sql.current_labels(db, self.rid)
+                  if lab.annotator != self.copal.annotator]
         title = "Judges and labels" + (" (you have labelled this)" if mine else " (not blind)")
         return Group(Text(title, style="bold underline"),
                      *judgment_lines(compass_browse_sql.judgments_of(db, self.rid)),
@@ -210,9 +263,8 @@ class CompassLabelScreen(QueueWrites, Screen[None]):
 
     def _status(self) -> None:
         out = Text(f" {one_line(self.copal.annotator, 24)} ", style="bold reverse")
-        mine = compass_labels.mine_count(self.copal.db, self.copal.annotator)
-        total = "?" if self.total is None else str(self.total)
-        out.append(f" {mine}/{total} labelled ", style="bold")
+        assert self.queue is not None
+        out.append(f" {self.queue.tally(total=self.total)} ", style="bold")
         if self.rid is not None and self.copal.settings.show_model and not self.form.hide_kind:
             # The id names the query (its policy, its type) and the model: revealed only.
             out.append_text(safe(f"\u00b7 {one_line(self.rid, 30)} ", style="dim"))
@@ -248,7 +300,7 @@ class CompassLabelScreen(QueueWrites, Screen[None]):
                             timeout=3)
 
     def action_submit(self) -> None:
-        form, ctx, rid, me = self.form, self.ctx, self.rid, self.copal.annotator
+        form, ctx, rid, queue = self.form, self.ctx, self.rid, self.queue
         if ctx is None or rid is None:
             self.app.bell()
             return
@@ -260,11 +312,10 @@ class CompassLabelScreen(QueueWrites, Screen[None]):
         refused, compliant = bool(form.refused), bool(form.compliant)
         mode = kept_mode(ctx["query_type"], refused, compliant, form.failure_mode)
         words = verdict_words(refused, compliant, form.aligned, form.failure_mode)
-        sha = shown_sha256(ctx)
+        assert queue is not None
         if not self.write(
-                "COMPASS label", lambda db: compass_labels.label(
-                    db, rid, me, refused=refused, compliant=compliant, failure_mode=mode,
-                    content_sha256=sha),
+                "COMPASS label", lambda _db: queue.submit(
+                    rid, refused=refused, compliant=compliant, failure_mode=mode),
                 lambda _id: self._saved("saved " + words), subject=rid):
             self.last_saved = None  # the status says what waits
         self._advance()
@@ -273,45 +324,41 @@ class CompassLabelScreen(QueueWrites, Screen[None]):
         """The next response this annotator is not done with (after this one, else from the
         start: responses passed over with n are still open), never one whose label or skip
         still waits for the database."""
-        db, me, skip = self.copal.db, self.copal.annotator, self.pending()
-        for after in (self.rid or "", ""):
-            nxt = compass_labels.next_open(db, me, after)
-            while nxt is not None and nxt in skip:
-                nxt = compass_labels.next_open(db, me, nxt)
+        assert self.queue is not None
+        for after in dict.fromkeys((self.queue.position(self.rid) or 0, 0)):
+            nxt = self.take_from(self.queue, after)
             if nxt is not None:
                 self._show(nxt)
                 return
         self._show(None)
 
     def action_undo(self) -> None:
-        me = self.copal.annotator
-        self.write("undo of your last COMPASS label",
-                   lambda db: compass_labels.undo_last(db, me), self._undone)
+        queue = self.queue
+        assert queue is not None
+        self.write("undo of your last COMPASS label", lambda _db: queue.undo(), self._undone)
 
-    def _undone(self, undone: dict[str, Any] | None) -> None:
+    def _undone(self, undone: Annotation | None) -> None:
         if undone is None:
             self.notify("Nothing to undo: you have no current COMPASS label.",
                         severity="warning")
             return
         self._saved("undid your last label", style="yellow")
-        self._show(undone["response_id"], undone)
+        self._show(undone.subject, undone)
 
     def action_skip(self) -> None:
-        rid, me = self.rid, self.copal.annotator
-        if rid is None:
+        rid, queue = self.rid, self.queue
+        if rid is None or queue is None:
             self.app.bell()
             return
-        if not self.write("COMPASS skip", lambda db: compass_labels.skip(db, rid, me),
+        if not self.write("COMPASS skip", lambda _db: queue.skip(rid),
                           lambda _id: self._saved("skipped", style="yellow"), subject=rid):
             self.last_saved = None
         self._advance()
 
     def action_move(self, delta: int) -> None:
-        db = self.copal.db
-        if self.rid is None:
-            target = compass_labels.last_response(db) if delta < 0 else None
-        else:
-            target = compass_labels.neighbour(db, self.rid, forward=delta > 0)
+        if self.queue is None:
+            return
+        target = self.queue.neighbour(self.rid, forward=delta > 0)
         if target is None:
             self.notify("This is the first response." if delta < 0 else
                         "This is the last response.", timeout=2)

@@ -176,10 +176,10 @@ class DialogueScreen(Screen[None]):
             for r in dialogue_reviews.reviews_of_turn(db, self.dialogue_id, self.judge,
                                                       self.attempt, i):
                 line = Text("  reviewed: ", style="dim")
-                line.append(type_name(r["error_type"]), style="bold")
-                line.append_text(safe(f" by {one_line(r['reviewer'], 30)}", style="dim"))
+                line.append(type_name(r.get("error_type")), style="bold")
+                line.append_text(safe(f" by {one_line(r.annotator, 30)}", style="dim"))
                 if r.get("note"):
-                    line.append_text(safe(f" \u2014 {r['note']}", style="dim"))
+                    line.append_text(safe(f" \u2014 {r.get('note')}", style="dim"))
                 lines.append(line)
         return lines
 

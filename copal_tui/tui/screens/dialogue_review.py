@@ -4,16 +4,18 @@ prediction; a violation turn not flagged), with the conversation up to that turn
 and the judge's prediction; the reviewer names the error type (keys 1-6, the taxonomy of
 copal_tui.domain.dialogue), optionally with a note.
 
-Not blind: the truth and the prediction are the point. The order and what "done" means live in
-store/dialogue_reviews.py (judge, dialogue, turn, attempt; done = the reviewer's latest event is
-a label or a skip), so the queue resumes at the reviewer's first open mistake. Every write
-(label, undo, skip) is one transaction through the app's line of writes (copal_tui.tui.busy):
+Not blind: the truth and the prediction are the point. The queue (its campaign, order by
+dialogue, judge, attempt and turn, leases and overlap, done = labelled or skipped and not
+undone) is copal_tui.annotation.queue, the one every suite uses, so it resumes at the
+reviewer's first open mistake. Every write (label, undo, skip, lease) is one transaction
+through the app's line of writes (copal_tui.tui.busy):
 committed before the key handler returns when the database is free, waiting its turn ("waiting
 for the database") while another process holds it; undo appends an event.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from contextlib import suppress
 from typing import Any
 
@@ -26,8 +28,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from copal_tui.annotation.queue import AnnotationQueue
 from copal_tui.domain.dialogue import ERROR_TYPES
-from copal_tui.tui.busy import QueueWrites
+from copal_tui.tui.busy import ATTEMPT_MS, QueueWrites, busy_timeout, is_busy
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.screens.dialogue_document import DialogueDocumentScreen
 from copal_tui.tui.screens.label_note import NoteScreen
@@ -48,7 +51,9 @@ from copal_tui.tui.widgets.dialogue_view import (
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
 from copal_tui.tui.widgets.scroll_pane import ScrollPane
 from store import dialogue_reviews, dialogue_sql
-from store.dialogue_reviews import ReviewKey
+from store.annotations import Annotation
+from store.db import Database
+from store.dialogue_reviews import ReviewKey, key_of, subject_of
 
 
 def turn_view(turn: dict[str, Any], current: bool) -> Text:
@@ -110,6 +115,7 @@ class DialogueReviewScreen(QueueWrites, Screen[None]):
         self.total: int | None = None
         self.last_saved: Text | None = None
         self.status_text = ""
+        self.queue: AnnotationQueue | None = None
 
     @property
     def picker(self) -> ErrorTypePicker:
@@ -133,24 +139,81 @@ class DialogueReviewScreen(QueueWrites, Screen[None]):
             f" of {one_line(self.judge, 40)}" if self.judge else "")
         self.query_one("#review-context").focus()
         self.picker.styles.height = LINES + 1  # its fixed lines and the border
-        self._show(dialogue_reviews.next_open(self.copal.db, self.copal.annotator, self.judge))
-        self._count()
+        self.queue = self._queue(self.copal.db)
+        # Renew our lease well before it runs out while the reviewer reads a long dialogue.
+        self.set_interval(max(5.0, self.copal.settings.lease_minutes * 60 / 3), self._renew)
+        self._prepare()
+
+    def _queue(self, db: Database) -> AnnotationQueue:
+        s = self.copal.settings
+        return AnnotationQueue(db, "dialogues", self.copal.annotator,
+                               campaign=self.copal.campaign, judge=self.judge,
+                               overlap=s.overlap, lease_minutes=s.lease_minutes)
 
     @work(thread=True, exclusive=True, group="dialogue-review-total")
-    def _count(self) -> None:
+    def _prepare(self) -> None:
+        """Place new mistakes and freeze this reviewer's queue at its first start (a worker
+        with its own connection); retried while another process holds the database."""
         with self.copal.worker_db() as db:
-            total = dialogue_reviews.queue_total(db, self.judge)
+            queue = self._queue(db)
+            try:
+                with busy_timeout(db, ATTEMPT_MS):
+                    queue.prepare(refresh=self.copal.refresh_queue)
+                ready = True
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
+                ready = False
+            total = queue.progress().total
         with suppress(RuntimeError):  # the app closed while the worker ran
-            self.app.call_from_thread(self._got_total, total)
+            self.app.call_from_thread(self._prepared, total, ready)
 
-    def _got_total(self, total: int) -> None:
+    def _prepared(self, total: int, ready: bool) -> None:
+        assert self.queue is not None
+        self.queue.reload()
+        if ready:
+            self.copal.refresh_queue = False
+        else:
+            self.set_timer(5.0, self._prepare)
         self.total = total
-        self._status()
+        if self.key is None:
+            self._show(self._take(0))
+        else:
+            self._status()
+
+    def _take(self, after: int) -> ReviewKey | None:
+        assert self.queue is not None
+        subject = self.take_from(self.queue, after)
+        return None if subject is None else key_of(subject)
+
+    def _renew(self) -> None:
+        if self.key is not None:
+            self._lease(self.key)
+
+    def _lease(self, key: ReviewKey) -> None:
+        queue, subject = self.queue, subject_of(key)
+        assert queue is not None
+        self.write("lease", lambda _db: queue.renew(subject), keep=False, key=f"lease:{subject}")
+
+    def _release(self, key: ReviewKey) -> None:
+        queue, subject = self.queue, subject_of(key)
+        assert queue is not None
+        # A lease, not a review: if the database is busy it simply expires.
+        self.write("release", lambda _db: queue.release(subject), keep=False)
+
+    def leave(self) -> None:
+        if self.key is not None:
+            self._release(self.key)
 
     # -------------------------------------------------------------- display
 
-    def _show(self, key: ReviewKey | None, undone: dict[str, Any] | None = None) -> None:
-        db = self.copal.db
+    def _show(self, key: ReviewKey | None, undone: Annotation | None = None) -> None:
+        db, queue = self.copal.db, self.queue
+        assert queue is not None
+        if self.key is not None and self.key != key:
+            self._release(self.key)  # one lease at a time while moving through the queue
+        if key is not None and key != self.key:
+            self._lease(key)
         self.key = key
         self.row = None if key is None else dialogue_reviews.mistake(db, key)
         if self.dialogue is None or key is None or self.dialogue["id"] != key.dialogue_id:
@@ -164,8 +227,9 @@ class DialogueReviewScreen(QueueWrites, Screen[None]):
             self.picker.reset(None)
             self._status()
             return
-        mine = dialogue_reviews.current(db, self.row_key, self.copal.annotator)
-        self.picker.reset(undone or mine, relabel=mine is not None)
+        mine = queue.current(subject_of(self.row_key))
+        chosen = undone or mine
+        self.picker.reset(None if chosen is None else chosen.payload, relabel=mine is not None)
         self.query_one("#review-ctx", Static).update(self._conversation())
         self.query_one("#review-facts", Static).update(self._facts())
         self.query_one("#review-facts-pane", ScrollPane).scroll_home(animate=False)
@@ -212,9 +276,8 @@ class DialogueReviewScreen(QueueWrites, Screen[None]):
 
     def _status(self) -> None:
         out = Text(f" {one_line(self.copal.annotator, 24)} ", style="bold reverse")
-        mine = dialogue_reviews.mine_count(self.copal.db, self.copal.annotator, self.judge)
-        total = "?" if self.total is None else str(self.total)
-        out.append(f" {mine}/{total} reviewed ", style="bold")
+        assert self.queue is not None
+        out.append(f" {self.queue.tally(total=self.total, done='reviewed')} ", style="bold")
         if self.key is not None:
             out.append_text(safe(f"\u00b7 {one_line(self.key.judge, 24)} #{self.key.attempt} "
                                  f"\u00b7 {one_line(self.key.dialogue_id, 40)} turn "
@@ -245,8 +308,8 @@ class DialogueReviewScreen(QueueWrites, Screen[None]):
             self.picker.set_note(note)
 
     def action_submit(self) -> None:
-        key, me, note = self.key, self.copal.annotator, self.picker.note
-        if key is None:
+        key, queue, note = self.key, self.queue, self.picker.note
+        if key is None or queue is None:
             self.app.bell()
             return
         error_type = self.picker.error_type
@@ -255,10 +318,11 @@ class DialogueReviewScreen(QueueWrites, Screen[None]):
             self.notify("Choose the error type with 1-6, then enter.", severity="warning",
                         timeout=3)
             return
-        if not self.write("review", lambda db: dialogue_reviews.label(db, key, me, error_type,
-                                                                     note),
+        subject = subject_of(key)
+        if not self.write("review", lambda _db: queue.submit(subject, error_type=error_type,
+                                                            note=note),
                           lambda _id: self._saved(f"saved {type_name(error_type)}"),
-                          subject=key):
+                          subject=subject):
             self.last_saved = None  # the status says what waits
         self._advance()
 
@@ -266,40 +330,44 @@ class DialogueReviewScreen(QueueWrites, Screen[None]):
         """The next mistake this reviewer is not done with (after this one, else from the
         start: mistakes passed over with n are still open), never one whose review or skip
         still waits for the database."""
-        db, me, skip = self.copal.db, self.copal.annotator, self.pending()
-        for after in (self.key, None):
-            nxt = dialogue_reviews.next_open(db, me, self.judge, after)
-            while nxt is not None and nxt in skip:
-                nxt = dialogue_reviews.next_open(db, me, self.judge, nxt)
+        assert self.queue is not None
+        here = None if self.key is None else self.queue.position(subject_of(self.key))
+        for after in dict.fromkeys((here or 0, 0)):
+            nxt = self._take(after)
             if nxt is not None:
                 self._show(nxt)
                 return
         self._show(None)
 
     def action_undo(self) -> None:
-        me, judge = self.copal.annotator, self.judge
-        self.write("undo of your last review",
-                   lambda db: dialogue_reviews.undo_last(db, me, judge), self._undone)
+        queue = self.queue
+        assert queue is not None
+        self.write("undo of your last review", lambda _db: queue.undo(), self._undone)
 
-    def _undone(self, undone: dict[str, Any] | None) -> None:
+    def _undone(self, undone: Annotation | None) -> None:
         if undone is None:
             self.notify("Nothing to undo: you have no current review.", severity="warning")
             return
         self._saved("undid your last review", style="yellow")
-        self._show(dialogue_reviews.key_of(undone), undone)
+        self._show(key_of(undone.subject), undone)
 
     def action_skip(self) -> None:
-        key, me = self.key, self.copal.annotator
-        if key is None:
+        key, queue = self.key, self.queue
+        if key is None or queue is None:
             self.app.bell()
             return
-        if not self.write("skip", lambda db: dialogue_reviews.skip(db, key, me),
-                          lambda _id: self._saved("skipped", style="yellow"), subject=key):
+        subject = subject_of(key)
+        if not self.write("skip", lambda _db: queue.skip(subject),
+                          lambda _id: self._saved("skipped", style="yellow"), subject=subject):
             self.last_saved = None
         self._advance()
 
     def action_move(self, delta: int) -> None:
-        target = dialogue_reviews.neighbour(self.copal.db, self.key, delta > 0, self.judge)
+        if self.queue is None:
+            return
+        found = self.queue.neighbour(None if self.key is None else subject_of(self.key),
+                                     delta > 0)
+        target = None if found is None else key_of(found)
         if target is None:
             self.notify("This is the first mistake." if delta < 0 else
                         "This is the last mistake.", timeout=2)

@@ -12,8 +12,9 @@ writes (copal_tui.tui.busy): committed before the key handler returns when the d
 free, so a dropped SSH session or kill -9 loses nothing already submitted. When another process
 holds the database the write waits its turn while the screen goes on ("waiting for the
 database"): the next response is then picked with reads and leased once the database is free.
-The queue's order, overlap and leases live in copal_tui.labelqueue. Filling the queue order for
-new responses (possibly many) runs in a worker thread with its own connection.
+The queue's campaign, order, overlap and leases live in copal_tui.annotation.queue (the one
+queue of every suite). Preparing the queue (placing new responses, possibly many, and freezing
+this annotator's queue at its first start) runs in a worker thread with its own connection.
 """
 
 from __future__ import annotations
@@ -26,15 +27,16 @@ from rich.text import Text
 from textual import work
 from textual.binding import Binding
 
-from copal_tui import labeling
-from copal_tui.labelqueue import LabelQueue, ensure_order
+from copal_tui.annotation.queue import AnnotationQueue
 from copal_tui.tui.busy import ATTEMPT_MS, QueueWrites, busy_timeout, is_busy
 from copal_tui.tui.safe import one_line
 from copal_tui.tui.screens.marking import MARK_BINDINGS, MarkingScreen
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
 from copal_tui.tui.widgets.marks_matrix import columns_for
-from store import queue_sql
-from store.db import Database, utcnow
+from store import annotations as log
+from store import labels as copal_sql
+from store.annotations import Annotation
+from store.db import Database
 
 # Seconds before placing new responses in the queue is tried again when the database was busy.
 ORDER_RETRY_S = 5.0
@@ -51,7 +53,7 @@ class LabelQueueScreen(QueueWrites, MarkingScreen):
         self.ctx: dict[str, Any] | None = None
         self.ready = False
         self.last_saved: Text | None = None
-        self.queue: LabelQueue | None = None
+        self.queue: AnnotationQueue | None = None
         self.totals = {"total": 0, "filled": 0, "slots": 0}
         self.notes: dict[str, str] = {}  # notes written here (shown before they are saved)
         self.ordering = False  # new responses wait for the database to get their places
@@ -61,32 +63,46 @@ class LabelQueueScreen(QueueWrites, MarkingScreen):
     def on_mount(self) -> None:
         super().on_mount()
         s = self.copal.settings
-        self.queue = LabelQueue(self.copal.db, self.copal.annotator,
-                                overlap=s.overlap, lease_minutes=s.lease_minutes)
+        self.queue = self._queue(self.copal.db)
         self.marks.clear("Preparing the queue\u2026")
         self.matrix.hide("")
         # Renew our lease well before it runs out while the annotator reads a long response.
         self.set_interval(max(5.0, s.lease_minutes * 60 / 3), self._renew)
         self._prepare()
 
+    def _queue(self, db: Database) -> AnnotationQueue:
+        s = self.copal.settings
+        return AnnotationQueue(db, "copal", self.copal.annotator, campaign=self.copal.campaign,
+                               overlap=s.overlap, lease_minutes=s.lease_minutes)
+
+    @staticmethod
+    def _totals(queue: AnnotationQueue) -> dict[str, int]:
+        p = queue.progress()
+        return {"total": p.total, "filled": p.filled, "slots": p.slots}
+
     @work(thread=True, exclusive=True, group="label-order")
     def _prepare(self) -> None:
         with self.copal.worker_db() as db:
+            queue = self._queue(db)
             try:
                 # Briefly: while another process writes (an import), start with the order
                 # there is, and place the new responses once the database is free.
                 with busy_timeout(db, ATTEMPT_MS):
-                    ensure_order(db)
+                    queue.prepare(refresh=self.copal.refresh_queue)
                 ordered = True
             except sqlite3.OperationalError as exc:
                 if not is_busy(exc):
                     raise
                 ordered = False
-            totals = queue_sql.queue_totals(db, self.copal.settings.overlap)
+            totals = self._totals(queue)
         self._from_worker(self._prepared, totals, ordered)
 
     def _prepared(self, totals: dict[str, int], ordered: bool) -> None:
         self.ordering = not ordered
+        if ordered:
+            self.copal.refresh_queue = False  # refreshed once, at the start
+        assert self.queue is not None
+        self.queue.reload()  # the worker may have frozen this annotator's queue
         self.totals = totals
         if not ordered:
             self.set_timer(ORDER_RETRY_S, self._order_again)
@@ -103,7 +119,7 @@ class LabelQueueScreen(QueueWrites, MarkingScreen):
     def _count(self) -> None:
         """Recount the queue's totals (a scan of the queue) off the UI thread."""
         with self.copal.worker_db() as db:
-            totals = queue_sql.queue_totals(db, self.copal.settings.overlap)
+            totals = self._totals(self._queue(db))
         self._from_worker(self._got_totals, totals)
 
     def _from_worker(self, callback: Any, *args: Any) -> None:
@@ -142,38 +158,26 @@ class LabelQueueScreen(QueueWrites, MarkingScreen):
 
     def _candidate(self) -> str | None:
         assert self.queue is not None
-        db, me, skip = self.copal.db, self.copal.annotator, self.pending()
-        mine = queue_sql.open_lease(db, me, utcnow())
-        if mine is not None and mine not in skip:
-            return mine
-        after = 0
-        while True:
-            found = queue_sql.next_open(db, me, self.queue.overlap, utcnow(), after=after,
-                                        limit=8)
-            if not found:
-                return None
-            for rid, _pos in found:
-                if rid not in skip:
-                    return rid
-            after = found[-1][1]
+        return self.queue.candidate(skip=self.pending())
 
     def _pos(self, rid: str | None) -> int | None:
-        return None if rid is None else queue_sql.position_of(self.copal.db, rid)
+        assert self.queue is not None
+        return self.queue.position(rid)
 
     # -------------------------------------------------------------- display
 
     def has_current(self) -> bool:
         return self.ready and self.rid is not None and self.ctx is not None
 
-    def _mine(self) -> dict[str, Any] | None:
+    def _mine(self) -> Annotation | None:
         if self.rid is None or self.queue is None:
             return None
-        return self.queue.label(self.rid)
+        return self.queue.current(self.rid)
 
     def _show(self, rid: str | None, marks: list[str] | None = None) -> None:
         self.rid = rid
         db = self.copal.db
-        self.ctx = None if rid is None else queue_sql.response_context(db, rid)
+        self.ctx = None if rid is None else copal_sql.response_context(db, rid)
         if self.ctx is None:
             self.rid = None
             self.context_pane.show(None, (
@@ -188,7 +192,7 @@ class LabelQueueScreen(QueueWrites, MarkingScreen):
         assert rid is not None
         mine = self._mine()
         if marks is None:
-            marks = list(mine["observed"] or []) if mine else []
+            marks = list(mine.get("observed") or []) if mine else []
         items = contract_items(self.ctx["required"], self.ctx["forbidden"])
         title = "Contract (your label: relabel with enter)" if mine else "Contract"
         self._show_context()
@@ -198,8 +202,8 @@ class LabelQueueScreen(QueueWrites, MarkingScreen):
 
     def _show_context(self) -> None:
         assert self.rid is not None
-        note = self.notes.get(self.rid) or queue_sql.note_of(self.copal.db, self.rid,
-                                                             self.copal.annotator)
+        note = self.notes.get(self.rid) or log.latest_note(
+            self.copal.db, "copal", self.rid, self.copal.annotator)
         self.context_pane.show(self.ctx, show_model=self.copal.settings.show_model, note=note)
 
     def _reveal(self, labelled: bool) -> None:
@@ -212,18 +216,18 @@ class LabelQueueScreen(QueueWrites, MarkingScreen):
             return
         db = self.copal.db
         items = contract_items(self.ctx["required"], self.ctx["forbidden"])
-        cols = columns_for(queue_sql.labels_of(db, self.rid),
-                           queue_sql.judgments_of(db, self.rid))
+        cols = columns_for([lab.row() for lab in log.labels_of(db, "copal", self.rid)],
+                           copal_sql.judgments_of(db, self.rid))
         self.matrix.show(items, cols, title="Labels and judges (you have labelled this)"
                          if labelled else "Labels and judges (not blind)",
-                         notes=queue_sql.remarks_of(db, self.rid))
+                         notes=[r.row() for r in log.remarks(db, "copal", self.rid)])
 
     def _status(self) -> None:
         """Progress n/N (our labels of the queue; N counted by a worker) and the last action."""
         assert self.queue is not None
         t = self.totals
         out = Text(f" {one_line(self.copal.annotator, 24)} ", style="bold reverse")
-        out.append(f" {self.queue.mine()}/{t['total']} labelled ", style="bold")
+        out.append(f" {self.queue.tally(total=t['total'])} ", style="bold")
         out.append(f"\u00b7 slots {t['filled']}/{t['slots']} (overlap {self.queue.overlap}) ",
                    style="dim")
         if self.rid is not None:
@@ -260,17 +264,19 @@ class LabelQueueScreen(QueueWrites, MarkingScreen):
         assert self.rid is not None
         if observed is not None:
             self.marks.set_observed(observed)
-        rid, me, marks = self.rid, self.copal.annotator, list(self.marks.observed)
+        rid, queue, marks = self.rid, self.queue, list(self.marks.observed)
+        assert queue is not None
 
-        def landed(done: labeling.Submitted) -> None:
-            self._saved(f"saved e={done.error} {DIRECTION_WORDS[done.direction]}"
-                        if done.error else "saved e=0 correct")
+        def landed(done: Annotation) -> None:
+            error, direction = done.get("error"), done.get("direction")
+            self._saved(f"saved e={error} {DIRECTION_WORDS[direction]}"
+                        if error else "saved e=0 correct")
             self._count()
 
+        # The label renews the lease in the same transaction (the label now owns the slot).
         if not self.write(f"label on #{self._pos(rid)}",
-                          lambda db: labeling.submit(db, rid, me, marks), landed, subject=rid):
+                          lambda _db: queue.submit(rid, observed=marks), landed, subject=rid):
             self.last_saved = None  # the status says what waits
-        self._lease(rid)  # the label now owns the slot
         self._advance()
 
     def _advance(self) -> None:
@@ -291,23 +297,16 @@ class LabelQueueScreen(QueueWrites, MarkingScreen):
         if not self.ready:
             self.app.bell()
             return
-        me = self.copal.annotator
+        queue = self.queue
+        assert queue is not None
+        self.write("undo of your last label", lambda _db: queue.undo(), self._undone)
 
-        def undo(db: Database) -> tuple[str, list[str]] | None:
-            last = queue_sql.last_label_of(db, me)
-            rid = labeling.undo_last(db, me)
-            if rid is None:
-                return None
-            return rid, list(last["observed"]) if last and last["response_id"] == rid else []
-
-        self.write("undo of your last label", undo, self._undone)
-
-    def _undone(self, undone: tuple[str, list[str]] | None) -> None:
+    def _undone(self, undone: Annotation | None) -> None:
         if undone is None:
             self.notify("Nothing to undo: you have no current label.", severity="warning")
             return
-        rid, marks = undone
-        self._lease(rid)
+        # The undo renewed our lease on it in the same transaction.
+        rid, marks = undone.subject, list(undone.get("observed") or [])
         self._saved(f"undid your label on #{self._pos(rid)}", style="yellow")
         self._show(rid, marks)
         self._count()
@@ -317,11 +316,11 @@ class LabelQueueScreen(QueueWrites, MarkingScreen):
             self.app.bell()
             return
         assert self.queue is not None and self.rid is not None
-        rid, me, queue, pos = self.rid, self.copal.annotator, self.queue, self._pos(self.rid)
-        if not self.write(f"skip of #{pos}", lambda db: labeling.record(db, rid, me, "skip"),
+        rid, queue, pos = self.rid, self.queue, self._pos(self.rid)
+        # The skip gives the slot back in the same transaction.
+        if not self.write(f"skip of #{pos}", lambda _db: queue.skip(rid),
                           lambda _id: self._saved("skipped", style="yellow"), subject=rid):
             self.last_saved = None
-        self.write(f"release of #{pos}", lambda _db: queue.release(rid), keep=False)
         self._advance()
 
     def action_move(self, delta: int) -> None:
@@ -348,19 +347,19 @@ class LabelQueueScreen(QueueWrites, MarkingScreen):
 
     def save_note(self, text: str | None) -> None:
         if text and self.rid is not None:
-            rid, me = self.rid, self.copal.annotator
+            rid, queue = self.rid, self.queue
+            assert queue is not None
             self.notes[rid] = text
-            self.write(f"note on #{self._pos(rid)}",
-                       lambda db: labeling.record(db, rid, me, "note", note=text),
+            self.write(f"note on #{self._pos(rid)}", lambda _db: queue.note(rid, text),
                        lambda _id: self._saved("note saved"))
             self._show_context()
             self._status()
 
     def save_flag(self, reason: str | None) -> None:
         if reason and self.rid is not None:
-            rid, me = self.rid, self.copal.annotator
-            self.write(f"flag on #{self._pos(rid)}",
-                       lambda db: labeling.record(db, rid, me, "flag", flag=reason),
+            rid, queue = self.rid, self.queue
+            assert queue is not None
+            self.write(f"flag on #{self._pos(rid)}", lambda _db: queue.flag(rid, reason),
                        lambda _id: self._saved(f"flagged: {reason}", style="yellow"))
             self._status()
 

@@ -1,0 +1,183 @@
+"""What differs between the suites for the one queue: which subjects can be annotated and in
+what order, what a label says (its payload, with the derived fields computed here), and the
+hash of what the annotator was shown. Everything else (leases, overlap, done, undo, progress,
+campaigns) is the same code for every suite (copal_tui.annotation.queue).
+
+Orders: COPAL responses are stratified by (pattern, model): the k-th response of every stratum
+comes before the (k+1)-th of any, so the first few dozen labels already cover every pattern
+and model; within and between strata the order follows sha256 of the ids, so it is stable
+across runs and machines. COMPASS responses go by response id, judge mistakes by dialogue,
+judge, attempt and turn (a reviewer reads a conversation forwards). A balanced campaign
+stratifies any suite the COPAL way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from copal_tui.domain.annotation import dialogue_parts
+from copal_tui.domain.contract import content_sha256, evaluate, item_kinds, unknown_ids
+from store import campaigns, compass_labels, dialogue_reviews, dialogue_sql, reads
+from store import labels as copal_sql
+from store.campaigns import Candidate
+from store.db import Database, StoreError
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which subjects a campaign draws from: worlds, models and patterns (COMPASS: query
+    types) for COPAL and COMPASS; judges for judge mistakes."""
+
+    worlds: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
+    judges: tuple[str, ...] = ()
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def stratified(rows: Iterable[Candidate], sizes: Mapping[str, int] | None = None
+               ) -> list[Candidate]:
+    """Round robin over strata (continuing after `sizes` already placed per stratum), sha256
+    order within and between strata."""
+    sizes = sizes or {}
+    seen: dict[str, int] = {}
+    keyed = []
+    for row in sorted(rows, key=lambda r: _sha(r.subject)):
+        rank = sizes.get(row.stratum, 0) + seen.get(row.stratum, 0)
+        seen[row.stratum] = seen.get(row.stratum, 0) + 1
+        keyed.append(((rank, _sha(row.stratum)), row))
+    keyed.sort(key=lambda k: k[0])
+    return [row for _, row in keyed]
+
+
+class Suite:
+    """The per-suite part of the queue (one instance per suite in `SUITES`)."""
+
+    name = ""
+    stratified = False  # whether the default queue is stratified (else the natural order)
+
+    def candidates(self, db: Database, filters: Filters) -> list[Candidate]:
+        """Every subject that may be annotated now, in the suite's natural order."""
+        raise NotImplementedError
+
+    def unplaced(self, db: Database, campaign: str, judge: str | None) -> list[Candidate]:
+        """Annotatable subjects not in the campaign yet, in the order to append them."""
+        placed = set(campaigns.placed(db, campaign))
+        new = [c for c in self.candidates(db, Filters(judges=(judge,) if judge else ()))
+               if c.subject not in placed]
+        return stratified(new, campaigns.stratum_sizes(db, campaign)) if self.stratified \
+            else new
+
+    def require(self, db: Database, subject: str) -> None:
+        """StoreError unless the subject exists (and may be annotated)."""
+        raise NotImplementedError
+
+    def label(self, db: Database, subject: str,
+              answer: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+        """The payload of a label (or decision) on the subject, and the hash of what was
+        shown; StoreError when the answer does not fit the subject."""
+        raise NotImplementedError
+
+
+class Copal(Suite):
+    name = "copal"
+    stratified = True
+
+    def candidates(self, db: Database, filters: Filters) -> list[Candidate]:
+        return stratified(copal_sql.candidates(db, None, worlds=filters.worlds,
+                                               models=filters.models, patterns=filters.patterns))
+
+    def unplaced(self, db: Database, campaign: str, judge: str | None) -> list[Candidate]:
+        # The common case (nothing new) is two index scans; only new ids are read in full.
+        ids = copal_sql.unplaced(db, campaign)
+        if not ids:
+            return []
+        return stratified(copal_sql.candidates(db, ids), campaigns.stratum_sizes(db, campaign))
+
+    def require(self, db: Database, subject: str) -> None:
+        if reads.response(db, subject) is None:
+            raise StoreError(f"unknown response {subject!r}")
+
+    def label(self, db: Database, subject: str,
+              answer: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+        content = reads.response_content(db, subject)
+        if content is None:
+            raise StoreError(f"unknown response {subject!r}")
+        observed = list(answer.get("observed") or [])
+        req = [c["id"] for c in content["required"]]
+        forb = [c["id"] for c in content["forbidden"]]
+        bad = unknown_ids(req, forb, observed)
+        if bad:
+            raise StoreError(f"not contract items of this response: {', '.join(bad)}")
+        verdict = evaluate(req, forb, observed, item_kinds(content["required"]))
+        sha = content_sha256(content["query"], content["required"], content["forbidden"],
+                             content["response"] or "")
+        return ({"observed": observed, "error": verdict.error,
+                 "direction": verdict.direction.value, "facet": answer.get("facet"),
+                 "note": answer.get("note")}, sha)
+
+
+def compass_shown_sha256(ctx: Mapping[str, Any]) -> str:
+    """The hash of what a COMPASS annotator is shown (the query, the intended policy, the
+    world's policies and the response): a later edit of any part makes the label stale."""
+    intended = {"id": ctx["policy_id"], "kind": ctx["policy_kind"], "text": ctx["policy_text"]}
+    return content_sha256(ctx["query"], intended, ctx["policies"], ctx["response"] or "")
+
+
+class Compass(Suite):
+    name = "compass"
+
+    def candidates(self, db: Database, filters: Filters) -> list[Candidate]:
+        return compass_labels.candidates(db, worlds=filters.worlds, models=filters.models,
+                                         query_types=filters.patterns)
+
+    def require(self, db: Database, subject: str) -> None:
+        if not compass_labels.exists(db, subject):
+            raise StoreError(f"unknown COMPASS response {subject!r}")
+
+    def label(self, db: Database, subject: str,
+              answer: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+        ctx = compass_labels.label_context(db, subject)
+        if ctx is None:
+            raise StoreError(f"unknown COMPASS response {subject!r}")
+        return ({"refused": bool(answer.get("refused")),
+                 "compliant": bool(answer.get("compliant")),
+                 "failure_mode": answer.get("failure_mode"), "note": answer.get("note")},
+                compass_shown_sha256(ctx))
+
+
+class Dialogues(Suite):
+    name = "dialogues"
+
+    def candidates(self, db: Database, filters: Filters) -> list[Candidate]:
+        judges = filters.judges or (None,)
+        return [c for judge in judges for c in dialogue_reviews.candidates(db, judge)]
+
+    def require(self, db: Database, subject: str) -> None:
+        key = dialogue_reviews.ReviewKey(*dialogue_parts(subject))
+        if not dialogue_reviews.is_mistake(db, key):
+            raise StoreError(f"not a wrong prediction: {key.judge} attempt {key.attempt} on "
+                             f"{key.dialogue_id} turn {key.turn_index}")
+
+    def label(self, db: Database, subject: str,
+              answer: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+        self.require(db, subject)
+        key = dialogue_reviews.ReviewKey(*dialogue_parts(subject))
+        row = dialogue_reviews.mistake(db, key) or {}
+        d = dialogue_sql.dialogue(db, key.dialogue_id) or {"turns": []}
+        # What the reviewer is shown: the conversation up to the turn, the turn's truth and the
+        # judge's prediction (the mistake's row holds both).
+        shown = {"turns": [(t["role"], t["content"]) for t in d["turns"]
+                           if t["turn_index"] <= key.turn_index], "mistake": row}
+        sha = _sha(json.dumps(shown, sort_keys=True, ensure_ascii=False, default=str))
+        return {"error_type": answer.get("error_type"), "note": answer.get("note") or None}, sha
+
+
+SUITES: dict[str, Suite] = {s.name: s for s in (Copal(), Compass(), Dialogues())}
