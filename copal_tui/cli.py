@@ -89,11 +89,20 @@ def main(ctx: click.Context, db_path: Path | None) -> None:
 
 
 def _register() -> None:
-    from copal_tui.commands import demo_cmd, report_cmds, run_cmds, store_cmds, tui_cmds
+    from copal_tui.commands import (
+        campaign_cmds,
+        cases_cmds,
+        demo_cmd,
+        report_cmds,
+        run_cmds,
+        store_cmds,
+        tui_cmds,
+    )
 
     for cmd in [*store_cmds.COMMANDS, *report_cmds.COMMANDS, *run_cmds.COMMANDS,
-                *demo_cmd.COMMANDS, *tui_cmds.COMMANDS]:
+                *demo_cmd.COMMANDS, *tui_cmds.COMMANDS, *campaign_cmds.COMMANDS]:
         main.add_command(cmd)
+    main.add_command(cases_cmds.cases_command)
 
 
 _register()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-
 BOT, JUDGE = "offline/keyword-guard", "offline/judge"
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from copal_tui.interchange.complibench_import import import_conversations, import_judge_outputs
-from copal_tui.interchange.errors import ImportFailure
 from copal_tui.metrics.dialogue import dialogue_judging
 from store.db import connect
 

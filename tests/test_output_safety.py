@@ -220,7 +220,7 @@ def test_folder_export_with_an_existing_report_needs_force(cli, populated, tmp_p
     assert _listing(out) == {"report.json"}  # no manifest, nothing else either
     assert (out / "report.json").read_text() == "hand edited\n" and _state(populated) == before
     assert cli("export", "--format", "json", "--out", str(out), "--force").exit_code == 0
-    assert _listing(out) == {"report.json", "manifest.json"}
+    assert _listing(out) == {"report.json", "validity_cases.jsonl", "manifest.json"}
     assert "scope" in json.loads((out / "report.json").read_text())
 
 
@@ -281,7 +281,7 @@ def test_failed_folder_export_leaves_none_of_its_files(cli, populated, tmp_path,
         assert cli("export", "--format", "jsonl", "--out", str(out)).exit_code == 1
         assert _listing(out) == set()
     assert cli("export", "--format", "json", "--out", str(out)).exit_code == 0
-    assert _listing(out) == {"report.json", "manifest.json"}
+    assert _listing(out) == {"report.json", "validity_cases.jsonl", "manifest.json"}
 
 
 class _FailingCheck(sqlite3.Connection):

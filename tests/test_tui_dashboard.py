@@ -188,8 +188,11 @@ async def test_numbers_equal_the_report(dashboard_db: Path) -> None:
             assert row(screen, "validity", key)[1:] == [
                 str(v[k]) for k in ("n", "tp", "fp", "fn", "tn")] + [
                 f3(v[k]) for k in ("agreement", "precision", "recall", "f1", "kappa")]
-            confusion = str(screen.query_one("#dash-confusion").render())
-            assert f"tp {v['tp']}" in confusion and f"tn {v['tn']}" in confusion
+            # Rows: the human reference (no error, error); columns: the judge (no error, error).
+            assert row(screen, "confusion", f"{key}\tno error")[1:] == [
+                "no error", f"tn {v['tn']}", f"fp {v['fp']}"]
+            assert row(screen, "confusion", f"{key}\terror")[1:] == [
+                "error", f"fn {v['fn']}", f"tp {v['tp']}"]
         a_v, b_v = (next(v for v in doc["judge_validity"] if v["judge"] == j)
                     for j in (JUDGE_A, JUDGE_B))
         assert (a_v["fn"], a_v["tp"]) != (b_v["fn"], b_v["tp"])
@@ -226,7 +229,9 @@ async def test_export_key_writes_files_and_manifest(dashboard_db: Path, tmp_path
     out = tmp_path / "exported"
     async with make_app(dashboard_db).run_test(size=(80, 24)) as pilot:
         screen = await open_dashboard(pilot)
-        for fmt, expected in (("md", ["report.md"]), ("json", ["report.json"]), ("csv", None)):
+        # Beside the report: the responses behind its judge-validity counts.
+        for fmt, expected in (("md", ["report.md", "validity_cases.csv"]),
+                              ("json", ["report.json", "validity_cases.jsonl"]), ("csv", None)):
             folder = out / fmt
             await pilot.press("e")
             await pilot.pause()

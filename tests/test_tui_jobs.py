@@ -218,16 +218,18 @@ async def test_incomplete_jobs_are_refused(world_db):
         await pilot.press("ctrl+g")
         await pilot.pause()
         error = app.screen.query_one("#job-form-error", Static)
-        assert "at least one stage" in str(error.render())
+        assert "Stages: tick at least one stage" in str(error.render())
         await pilot.press("end", "up", "space")  # respond, without a model
         await pilot.press("ctrl+g")
         await pilot.pause()
-        assert "respond needs at least one model" in str(error.render())
+        assert "Models: respond needs at least one model" in str(error.render())
+        assert app.focused is app.screen.query_one("#job-models", Input)
         app.screen.query_one("#job-models", Input).value = "offline/comply-all"
         app.screen.query_one("#job-budget", Input).value = "0"
         await pilot.press("ctrl+g")
         await pilot.pause()
-        assert "budget must be between" in str(error.render())
+        assert "Budget: must be between 1 and 10000" in str(error.render())
+        assert app.focused is app.screen.query_one("#job-budget", Input)
         await pilot.press("ctrl+x")  # nothing to cancel: says so, changes nothing
         await pilot.pause()
         assert JobManager.of(app).latest() is None

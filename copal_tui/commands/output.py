@@ -6,6 +6,9 @@ characters visibly (ESC as ␛, bidi and zero-width characters as ⟦U+XXXX⟧) 
 stdout or stderr. Always, not only on a terminal: a pipe into `less -R` or a later `cat` of a
 redirected file reaches a terminal too. Files written with an explicit `--out` are not made
 here and keep the data exactly.
+
+Tables fit the terminal's width (`copal_tui.export.fit_table`): no cell is elided and no number
+is broken across lines, at 80 columns too.
 """
 
 from __future__ import annotations
@@ -53,15 +56,17 @@ def json_stdout() -> IO[str]:
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
-                title: str | None = None, right: Sequence[str] = ()) -> None:
-    """A rich table whose every cell is a Text of safe text: never markup, never escapes."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+                title: str | None = None, right: Sequence[str] = (), keys: int = 1,
+                whole: Sequence[str] = (), note: str = "", wide: bool = False,
+                stacked_hint: str = "") -> str:
+    """A table of safe text (never markup, never escapes) that fits the terminal: see
+    `copal_tui.export.fit_table` (columns named in `right` are numbers, those in `whole`
+    are never wrapped either; the first `keys` columns name a row; `wide`: one line per row
+    whatever the terminal's width). Returns the layout used ("table", "abbreviated" or
+    "stacked")."""
+    from copal_tui.export.fit_table import print_table as fitted
+    from copal_tui.export.fit_table import terminal_console
 
-    table = Table(title=Text(visible(title)) if title is not None else None)
-    for h in headers:
-        table.add_column(Text(visible(h)), justify="right" if h in right else "left")
-    for row in rows:
-        table.add_row(*(Text(visible("" if c is None else c)) for c in row))
-    Console().print(table)
+    return fitted(terminal_console(), headers, rows, title=title,
+                  numeric={i for i, h in enumerate(headers) if h in right}, keys=keys,
+                  whole={i for i, h in enumerate(headers) if h in whole}, note=note, wide=wide, stacked_hint=stacked_hint)

@@ -215,17 +215,60 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
         raise SystemExit(EXIT_UNITS_FAILED)
 
 
+RUN_JSON_FIELDS = ("id", "stage", "status", "started_at", "finished_at", "calls", "cache_hits",
+                   "failures", "repaired", "invalid", "cost")
+RUN_HEADERS = ("run", "status", "started (UTC)", "took", "calls", "cache hits", "failures",
+               "repaired", "invalid", "cost")
+RUNS_HINT = ("One run per block at this width: `copal runs --wide` prints one line per run, "
+             "`copal runs --json` every field (and the structured-answer tallies).")
+
+
+def _stamp(value: str | None) -> str:
+    """A stored UTC timestamp to the second (`2026-12-01 10:01:13`); --json has it whole."""
+    return (value or "")[:19].replace("T", " ")
+
+
+def _took(started: str | None, finished: str | None) -> str:
+    """How long a run took (to its last heartbeat if interrupted): `0:02:05`; `-` running."""
+    from datetime import datetime
+
+    if not started or not finished:
+        return "-"
+    try:
+        begin, end = (datetime.fromisoformat(t.replace("Z", "+00:00"))
+                      for t in (started, finished))
+    except ValueError:
+        return "?"
+    seconds = max(0, round((end - begin).total_seconds()))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def _run_row(r: dict) -> list[object]:
+    # The run id starts with its stage (`judge-20261201T100113-468d78`): no stage column.
+    return [r["id"], r["status"], _stamp(r["started_at"]), _took(r["started_at"],
+                                                                   r["finished_at"]),
+            r["calls"], r["cache_hits"], r["failures"], r["repaired"], r["invalid"],
+            f"${r['cost']:.4f}"]
+
+
 @click.command()
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print every field of every run as JSON (full ids and timestamps).")
+@click.option("--wide", is_flag=True,
+              help="One line per run, however wide the terminal (for `less -S` or a file).")
 @click.option("--limit", default=50, show_default=True)
 @click.pass_context
-def runs(ctx: click.Context, as_json: bool, limit: int) -> None:
-    """List pipeline runs with their counters.
+def runs(ctx: click.Context, as_json: bool, wide: bool, limit: int) -> None:
+    """List pipeline runs with their counters, newest first.
 
+    The table fits the terminal: where one line per run does not fit, each run is a block
+    headed by its full id. --wide prints one line per run anyway; --json prints every field.
     A run whose process died (killed, machine rebooted) is shown as `interrupted`, finished at
     its last heartbeat, with the calls, cache hits, failures and cost it had recorded by then."""
     from store import runs as run_sql
 
+    if as_json and wide:
+        raise click.UsageError("give --json or --wide, not both")
     db = open_db(ctx)
     if not getattr(db, "readonly", False):
         run_sql.reap(db)  # a killed run shows as interrupted, not as running forever
@@ -237,13 +280,12 @@ def runs(ctx: click.Context, as_json: bool, limit: int) -> None:
         r["repaired"] = sum(t.get("repaired", 0) for t in tallies)
         r["invalid"] = sum(t.get("failed", 0) for t in tallies)
         r["outputs"] = r["manifest"].get("outputs") or {}
-    fields = ("id", "stage", "status", "started_at", "finished_at", "calls", "cache_hits",
-              "failures", "repaired", "invalid", "cost")
     if as_json:
-        click.echo(json.dumps([{k: r[k] for k in (*fields, "outputs")} for r in rows],
+        click.echo(json.dumps([{k: r[k] for k in (*RUN_JSON_FIELDS, "outputs")} for r in rows],
                               indent=2))
         return
-    print_table(fields, [[r[f] for f in fields] for r in rows])
+    print_table(RUN_HEADERS, [_run_row(r) for r in rows], right=RUN_HEADERS[3:],
+                whole=RUN_HEADERS[:3], wide=wide, stacked_hint=RUNS_HINT)
 
 
 COMMANDS = [run, runs]

@@ -1,5 +1,5 @@
 """Interactive commands: `copal tui` (researcher), `copal label [--suite compass|dialogues
-[--judge J]]` (annotator, reviewer of judge mistakes),
+[--judge J]] [--campaign NAME] [--refresh]` (annotator, reviewer of judge mistakes),
 `copal adjudicate` (adjudicator) and `copal serve` (the same app in a browser, behind one secret
 URL per user; the server itself is copal_tui.serve).
 
@@ -21,16 +21,20 @@ if TYPE_CHECKING:
 
 
 def _run(ctx: click.Context, mode: str, annotator: str | None, suite: str = "copal",
-         judge: str | None = None) -> None:
+         judge: str | None = None, campaign: str | None = None,
+         refresh: bool = False) -> None:
     db = open_db(ctx)
     try:
         if judge is not None:
             _check_judge(db, judge)
+        if campaign is not None:
+            suite = _campaign_suite(db, campaign)
     finally:
         db.conn.close()
     from copal_tui.tui.app import make_app
 
-    app = make_app(db_path(ctx), mode=mode, annotator=annotator, suite=suite, judge=judge)
+    app = make_app(db_path(ctx), mode=mode, annotator=annotator, suite=suite, judge=judge,
+                   campaign=campaign, refresh=refresh)
     crash: BaseException | None = None
     try:
         app.run()
@@ -63,6 +67,16 @@ def _check_judge(db: Database, judge: str) -> None:
             param_hint="--judge")
 
 
+def _campaign_suite(db: Database, name: str) -> str:
+    from store import campaigns
+
+    found = campaigns.get(db, name)
+    if found is None or found.kind != campaigns.SAMPLE:
+        raise click.BadParameter(f"no campaign named {name!r} (`copal campaign list` shows "
+                                 "them)", param_hint="--campaign")
+    return found.suite
+
+
 # The label queues (copal_tui.tui.app.LABEL_SUITES; repeated here so `--help` imports no
 # textual): composed COPAL items, COMPASS single-policy responses, or judge mistakes on
 # dialogue turns.
@@ -84,12 +98,22 @@ def tui(ctx: click.Context) -> None:
                    "judge mistake on a dialogue turn).")
 @click.option("--judge", default=None,
               help="With --suite dialogues: review this judge's mistakes only.")
+@click.option("--campaign", default=None,
+              help="Label exactly this campaign's frozen sample (`copal campaign create`); "
+                   "the suite follows from the campaign.")
+@click.option("--refresh", is_flag=True,
+              help="Let subjects added since you started (a pipeline run, an import) join "
+                   "your default queue; without it your queue stays as it was frozen.")
 @click.pass_context
-def label(ctx: click.Context, annotator: str | None, suite: str, judge: str | None) -> None:
+def label(ctx: click.Context, annotator: str | None, suite: str, judge: str | None,
+          campaign: str | None, refresh: bool) -> None:
     """The label queue (blind for COPAL and COMPASS)."""
     if judge is not None and suite != "dialogues":
         raise click.UsageError("--judge only applies to --suite dialogues")
-    _run(ctx, "label", annotator, suite, judge)
+    if campaign is not None and (judge is not None or suite != "copal" or refresh):
+        raise click.UsageError("--campaign names the whole queue: it takes no --suite, "
+                               "--judge or --refresh")
+    _run(ctx, "label", annotator, suite, judge, campaign, refresh)
 
 
 @click.command()

@@ -1,5 +1,6 @@
 """Figures for `--plots DIR` (PNG and SVG): the model x pattern error heatmap, the facet atlas
-as stacked bars, the paired contrast, and one confusion matrix per judge setting.
+as stacked bars, the paired contrast, and one confusion matrix per judge setting (rows: human
+reference, columns: judge, error positive, as on the dashboard and in the tables).
 
 matplotlib is an optional extra (`pip install 'copal[plots]'`), imported only here and only
 when figures are asked for, with the Agg backend (no display needed over SSH). Figures are
@@ -18,6 +19,7 @@ from typing import Any
 
 from copal_tui.export.safe_paths import OutputGuard, Staging
 from copal_tui.metrics.rates import PATTERN_ORDER
+from copal_tui.metrics.reference import CELLS, CLASSES, CONVENTION, matrix
 
 Figures = dict[str, bytes]  # file name -> content
 
@@ -117,18 +119,26 @@ def contrast(plt: Any, doc: dict[str, Any]) -> Figures:
     return _save(plt, fig, "paired_contrast")
 
 
+def confusion_labels() -> dict[str, Any]:
+    """The axes of every confusion figure: scikit-learn's layout, as the dashboard and the
+    tables show it (copal_tui.metrics.reference)."""
+    return {"ylabel": "human reference", "xlabel": "judge", "ticks": list(CLASSES),
+            "cells": [list(row) for row in CELLS], "caption": CONVENTION}
+
+
 def confusion(plt: Any, entry: dict[str, Any]) -> Figures:
-    matrix = [[entry["tn"], entry["fp"]], [entry["fn"], entry["tp"]]]
-    fig, ax = plt.subplots(figsize=(3.6, 3.2))
-    ax.imshow(matrix, cmap="Blues")
+    counts, labels = matrix(entry), confusion_labels()
+    fig, ax = plt.subplots(figsize=(3.8, 3.4))
+    ax.imshow(counts, cmap="Blues")
     for i in range(2):
         for j in range(2):
-            ax.text(j, i, str(matrix[i][j]), ha="center", va="center", fontsize=12)
-    ax.set_xticks([0, 1], ["no error", "error"])
-    ax.set_yticks([0, 1], ["no error", "error"])
-    ax.set_xlabel("judge")
-    ax.set_ylabel("human reference")
-    ax.set_title(f"{entry['judge']} ({entry['mode']})", fontsize=9)
+            ax.text(j, i, f"{labels['cells'][i][j]} {counts[i][j]}", ha="center",
+                    va="center", fontsize=11)
+    ax.set_xticks([0, 1], labels["ticks"])
+    ax.set_yticks([0, 1], labels["ticks"])
+    ax.set_xlabel(labels["xlabel"])
+    ax.set_ylabel(labels["ylabel"])
+    ax.set_title(f"{entry['judge']} ({entry['mode']})\n{labels['caption']}", fontsize=8)
     return _save(plt, fig, f"confusion_{slug(entry['judge'])}_{entry['mode']}")
 
 

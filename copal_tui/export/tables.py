@@ -163,8 +163,8 @@ VALIDITY_METRICS = ("agreement", "precision", "recall", "f1", "fn_rate", "fp_rat
 
 def validity_tables(doc: dict[str, Any]) -> list[Table]:
     ci_cols = " ".join(f"{m}_ci_low:float {m}_ci_high:float" for m in VALIDITY_METRICS)
-    jv = Table("judge_validity", "Judge validity against human reference labels (error = "
-               "positive), item-bootstrap 95% CI", _cols(
+    jv = Table("judge_validity", "Judge validity against human reference labels (positive: "
+               "error; fp: judge error, reference no error), item-bootstrap 95% CI", _cols(
                    "judge:str mode:str pattern:str n_items:int n:int tp:int fp:int tn:int "
                    "fn:int " + " ".join(f"{m}:float" for m in VALIDITY_METRICS)
                    + f" kappa_reason:str {ci_cols} human_kappa_ceiling:float"),
@@ -369,9 +369,11 @@ def _with_caveats(doc: dict[str, Any], tables: list[Table]) -> list[Table]:
 
 
 def report_tables(doc: dict[str, Any]) -> list[Table]:
+    from copal_tui.export.traceability import confusion_tables  # it imports Table from here
+
     return _with_caveats(doc, [
-        *provenance_tables(doc), *error_tables(doc), *atlas_tables(doc),
-        *contrast_tables(doc), *validity_tables(doc), *sensitivity_tables(doc),
+        *provenance_tables(doc), *error_tables(doc), *atlas_tables(doc), *contrast_tables(doc),
+        *validity_tables(doc), *confusion_tables(doc), *sensitivity_tables(doc),
         *compass_tables(doc), *summary_tables(doc), *dialogue_tables(doc),
         *corpus_tables(doc), *output_tables(doc)])
 

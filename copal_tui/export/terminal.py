@@ -1,5 +1,11 @@
-"""`copal report` on the terminal: compact rich tables (pivots where the exports have long
-tables), readable at 100 columns. The exports carry every row and column; this is the overview.
+"""`copal report` on the terminal: compact tables (pivots where the exports have long tables)
+that fit the terminal's width, 80 columns included. The exports carry every row and column;
+this is the overview.
+
+Tables go through `copal_tui.export.fit_table`: a bordered table when every column fits
+whole, else abbreviated headers with a legend, else one record per block, so no number or
+interval is ever broken across lines and nothing is elided. Every judge-validity metric is
+shown with its bootstrap interval.
 
 Text from the store (model, judge and world names) is shown literally: every title, header,
 cell and note is a rich `Text` (a name containing `[bold]` is never interpreted as markup) of
@@ -14,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from copal_tui.domain.safe_text import visible
+from copal_tui.export.fit_table import print_table, terminal_console
 from copal_tui.metrics import compass_summary
 from copal_tui.metrics.provenance import line
 from copal_tui.metrics.rates import PATTERN_ORDER
@@ -31,36 +38,32 @@ def ci(low: Any, high: Any) -> str:
     return f"[{f3(low)}, {f3(high)}]"
 
 
-def _head(name: str) -> str:
-    # Two-line headers keep long snake_case and model names narrow.
-    return name.replace("_", "\n", 1) if "_" in name else name.replace("/", "/\n", 1)
+def with_ci(value: Any, interval: dict[str, Any] | None) -> str:
+    """An estimate and its interval in one cell: `0.681 [0.600, 0.785]`."""
+    interval = interval or {}
+    bounds = ci(interval.get("low"), interval.get("high"))
+    return f3(value) if bounds == "n/a" else f"{f3(value)} {bounds}"
 
 
 class _Printer:
     def __init__(self, console: Any) -> None:
-        from rich.table import Table
         from rich.text import Text
 
-        self.console, self.Table, self.Text = console, Table, Text
+        self.console, self.Text = console, Text
 
     def text(self, value: Any, style: str = "") -> Any:
         """The one way data enters a rich object here: safe text in a Text, never markup."""
         return self.Text(visible(value), style=style)
 
     def table(self, title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]],
-              numeric_from: int = 1, note: str = "") -> None:
-        t = self.Table(title=self.text(title), title_justify="left")
-        for i, h in enumerate(headers):
-            # The row label never wraps (it is what the eye scans); other cells fold.
-            t.add_column(self.text(h), justify="right" if i >= numeric_from else "left",
-                         overflow="fold", no_wrap=i == 0)
-        for row in rows:
-            t.add_row(*(self.text(c) for c in row))
-        if not rows:
-            t.add_row(*([self.text("(none)")] + [self.text("")] * (len(headers) - 1)))
-        self.console.print(t)
-        if note:
-            self.console.print(self.text(note, style="italic"))
+              numeric_from: int = 1, note: str = "", keys: int | None = None,
+              pivot: bool = False) -> None:
+        """Columns from `numeric_from` on are numbers (right-aligned, never wrapped); the
+        first `keys` columns (default: those before `numeric_from`) name a row. A `pivot`'s
+        column headers (model names) are all lettered when any must be."""
+        print_table(self.console, headers, rows, title=title,
+                    numeric=set(range(numeric_from, len(headers))),
+                    keys=numeric_from if keys is None else keys, note=note, letter_all=pivot)
 
 
 def _caveat(p: _Printer, doc: dict[str, Any], suite: str) -> None:
@@ -80,14 +83,12 @@ def _pivot(p: _Printer, doc: dict[str, Any], key: str, label: str) -> None:
                                                           PATTERN_ORDER]
     rows = [[k, *(f3(r[key].get(k, {}).get("error_rate")) for r in doc["error_rates"])]
             for k in keys]
-    p.table(f"Error rate by {label} (rows) and model (columns)", [label, *map(_head, models)],
-            rows)
+    p.table(f"Error rate by {label} (rows) and model (columns)", [label, *models], rows,
+            pivot=True)
 
 
 def print_report(doc: dict[str, Any], console: Any = None) -> None:
-    from rich.console import Console
-
-    console = console or Console()
+    console = console or terminal_console()
     p = _Printer(console)
     scope = doc["scope"]
     primary = scope.get("primary_judge") or {}
@@ -156,32 +157,47 @@ def print_report(doc: dict[str, Any], console: Any = None) -> None:
                  for r in doc["structured_outputs"]], numeric_from=3)
     p.table("Exclusions", ["section", "what", "reason", "count"],
             [[e["section"], e["what"], e["reason"], e["count"]] for e in doc["exclusions"]],
-            numeric_from=3)
+            numeric_from=3, keys=2)
+
+
+# Judge-validity metrics as the terminal names them, each shown with its bootstrap interval.
+VALIDITY_METRICS = (("agreement", "agreement"), ("precision", "precision"),
+                    ("recall", "recall"), ("f1", "F1"), ("kappa", "kappa"),
+                    ("fn_rate", "FN rate"), ("fp_rate", "FP rate"))
+
+
+def _metrics(v: dict[str, Any]) -> list[str]:
+    return [with_ci(v.get(key), (v.get("ci") or {}).get(key)) for key, _ in VALIDITY_METRICS]
 
 
 def _validity(p: _Printer, doc: dict[str, Any]) -> None:
     ha = doc["human_agreement"]
     ceiling = f3(ha["mean_pairwise_kappa"])
-    rows, rates, by_pattern = [], [], []
+    names = [name for _, name in VALIDITY_METRICS]
+    rows, by_pattern = [], []
     for v in doc["judge_validity"]:
-        name = f"{v['judge']} ({v['mode']})"
-        rows.append([name, v["n"], v["tp"], v["fp"], v["tn"], v["fn"], f3(v["agreement"]),
-                     f3(v["precision"]), f3(v["recall"]), f3(v["f1"])])
-        rates.append([name, f3(v["fn_rate"]), f3(v["fp_rate"]), f3(v["kappa"]),
-                      ci(v["ci"]["kappa"]["low"], v["ci"]["kappa"]["high"]), ceiling])
-        for pattern, b in v["by_pattern"].items():
-            by_pattern.append([f"{v['judge']} ({v['mode']})", pattern, b["n"],
-                               f3(b["agreement"]), f3(b["f1"]), f3(b["kappa"]),
-                               ci(b["ci"]["kappa"]["low"], b["ci"]["kappa"]["high"])])
+        judge = f"{v['judge']} ({v['mode']})"
+        rows.append([judge, v["n"], v["tp"], v["fp"], v["tn"], v["fn"], *_metrics(v)])
+        by_pattern += [[judge, pattern, b["n"], *_metrics(b)]
+                       for pattern, b in v["by_pattern"].items()]
     ref = doc["reference_labels"]
-    p.table(f"Judge validity vs human reference ({ref['n']} responses: {ref['adjudicated']} "
-            f"adjudicated, {ref['majority']} majority, {ref['ties_excluded']} ties excluded)",
-            ["judge", "n", "tp", "fp", "tn", "fn", "agree", "prec", "recall", "F1"], rows)
-    p.table("Judge error rates and Cohen's kappa (human kappa: mean pairwise kappa of the "
-            "annotators, the ceiling)", ["judge", "FN rate", "FP rate", "kappa", "kappa CI",
-                                         "human kappa"], rates)
-    p.table("Judge validity by pattern", ["judge", "pattern", "n", "agree", "F1", "kappa",
-                                          "kappa CI"], by_pattern, numeric_from=2)
+    bootstrap = doc["scope"]["bootstrap"]
+    p.table(f"Judge validity vs human reference, error = positive ({ref['n']} responses: {ref['adjudicated']} "
+            f"adjudicated, {ref['majority']} majority, {ref['ties_excluded']} ties excluded); "
+            f"estimate [95% bootstrap CI, {bootstrap} resamples]",
+            ["judge", "n", "tp", "fp", "tn", "fn", *names], rows,
+            note=f"Human kappa (mean pairwise kappa of the annotators, the ceiling a judge can "
+                 f"reach): {ceiling}")
+    from copal_tui.metrics.reference import CELLS, CLASSES, CONVENTION, matrix
+
+    p.table(f"Confusion matrices ({CONVENTION})",
+            ["judge", "human reference", "judge: no error", "judge: error"],
+            [[name if r == 0 else "", cls, *(f"{CELLS[r][c]} {m[r][c]}" for c in (0, 1))]
+             for v in doc["judge_validity"]
+             for name, m in [(f"{v['judge']} ({v['mode']})", matrix(v))]
+             for r, cls in enumerate(CLASSES)], numeric_from=2)
+    p.table("Judge validity by pattern; estimate [95% bootstrap CI]",
+            ["judge", "pattern", "n", *names], by_pattern, numeric_from=2)
     reasons = sorted({v.get("kappa_reason", "") for v in doc["judge_validity"]}
                      | {f"{pr['annotator_a']}/{pr['annotator_b']}: {pr['kappa_reason']}"
                         for pr in ha["pairwise"] if pr.get("kappa_reason")} - {""})
@@ -239,9 +255,9 @@ def _compass(p: _Printer, doc: dict[str, Any]) -> None:
             cells.setdefault((r["world"], r["query_type"]), {})[
                 f"{r['model']} ({r['variant']})"] = text
         p.table(f"Policy Alignment Score, judge {judge}: world x query type (rows), target "
-                "(columns); PAS (aligned/n)", ["world", "query type", *map(_head, targets)],
+                "(columns); PAS (aligned/n)", ["world", "query type", *targets],
                 [[w, t, *(c.get(x, "") for x in targets)] for (w, t), c in cells.items()],
-                numeric_from=2)
+                numeric_from=2, pivot=True)
     p.table("Failure modes of misaligned denied-edge responses (counts)",
             ["judge", "target", "world", "denied edge", "misaligned", "direct", "hybrid",
              "indirect", "unclassified"],

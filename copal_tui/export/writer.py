@@ -1,5 +1,8 @@
 """`copal export --out DIR`: write the report in one format into a folder, then the manifest.
 
+Besides the report, a report format writes the responses behind its judge-validity counts
+(copal_tui.export.traceability: `validity_cases.csv`, `validity_cases.jsonl` for json).
+
 Every target is checked (copal_tui.export.safe_paths) before anything is written: never the
 database or its -wal/-shm files, never a non-regular file, an existing file only with `force`.
 Each file is then written to a temporary beside it and all are renamed into place together, the
@@ -15,6 +18,7 @@ from typing import Any
 from copal_tui.export.manifest import build_manifest
 from copal_tui.export.safe_paths import OutputGuard, Staging
 from copal_tui.export.tables import report_tables, scope_lines
+from copal_tui.export.traceability import case_files
 from store.db import Database
 
 FOLDER_FORMATS = ("csv", "json", "md", "latex", "jsonl")
@@ -59,6 +63,8 @@ def export_folder(db: Database, fmt: str, out: Path, doc: dict[str, Any] | None,
         assert doc is not None
         worlds = doc["scope"]["worlds"]
         contents.update(report_files(doc, fmt))
+        # Every response behind the judge-validity counts, listed and checksummed like the rest.
+        contents.update(case_files(db, doc, fmt))
         names = list(contents)
         exclusions = doc["exclusions"]
     if plots and doc is not None:

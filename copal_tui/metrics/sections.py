@@ -26,6 +26,7 @@ from copal_tui.metrics.rates import (
     facet_atlas,
     one_sided,
 )
+from copal_tui.metrics.reference import matrix_doc
 from copal_tui.metrics.report import (
     REPORT_FORMAT,
     ReportOptions,
@@ -172,6 +173,10 @@ def _validity(people: _Labels, f: frame.Frame, doc: dict[str, Any],
            "adjudication (tie)", sources["tie"])
     validity = judge_validity(frame.validity_cells(f, people.ref), opts.bootstrap, opts.seed)
     for entry in validity:
+        # The counts as scikit-learn's matrix, with its orientation stated (rows: reference).
+        entry["confusion_matrix"] = matrix_doc(entry)
+        for block in entry["by_pattern"].values():
+            block["confusion_matrix"] = matrix_doc(block)
         entry["human_kappa_ceiling"] = agreement["mean_pairwise_kappa"]
         if "mean_pairwise_kappa_reason" in agreement:
             entry["human_kappa_ceiling_reason"] = agreement["mean_pairwise_kappa_reason"]

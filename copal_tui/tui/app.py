@@ -42,6 +42,7 @@ SCREENS: dict[str, str] = {
     "adjudicate": "copal_tui.tui.screens.adjudicate:AdjudicateScreen",
     "jobs": "copal_tui.tui.screens.jobs:JobsScreen",
     "dashboard": "copal_tui.tui.screens.dashboard:DashboardScreen",
+    "cases": "copal_tui.tui.screens.cases:CasesScreen",
     "compass_query": "copal_tui.tui.screens.compass_query:CompassQueryScreen",
     "compass_label": "copal_tui.tui.screens.compass_label:CompassLabelScreen",
     "dialogues": "copal_tui.tui.screens.dialogues:DialoguesScreen",
@@ -68,6 +69,8 @@ PALETTE = [
     ("adjudicate", "Adjudicate", "decide responses where annotators or the judge disagree"),
     ("jobs", "Jobs", "start, watch and cancel pipeline stages in the background"),
     ("dashboard", "Dashboard", "error matrix, facet atlas, paired contrast, judge validity"),
+    ("cases", "Responses where judge and humans disagree",
+     "the primary judge's fp and fn against the human reference; enter opens the response"),
 ]
 
 
@@ -91,7 +94,8 @@ class CopalApp(App[None]):
 
     def __init__(self, db_path: Path, *, mode: str = "browse", annotator: str | None = None,
                  settings: Settings | None = None, suite: str = "copal",
-                 judge: str | None = None) -> None:
+                 judge: str | None = None, campaign: str | None = None,
+                 refresh: bool = False) -> None:
         super().__init__()
         if suite not in LABEL_SUITES:
             raise ValueError(f"unknown suite {suite!r}; one of {', '.join(LABEL_SUITES)}")
@@ -99,6 +103,10 @@ class CopalApp(App[None]):
         self.mode = mode
         self.suite = suite
         self.review_judge = judge  # `copal label --suite dialogues --judge J`: one judge only
+        # `copal label --campaign NAME`: that campaign's frozen sample (its suite is `suite`).
+        self.campaign = campaign
+        # `copal label --refresh`: new subjects join this annotator's default queue once.
+        self.refresh_queue = refresh
         self.annotator = annotator or _default_annotator()
         self.settings = settings or Settings.from_env()
         if self.settings.keymap:
@@ -126,6 +134,8 @@ class CopalApp(App[None]):
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
         suite = f" {self.suite}" if self.mode == "label" and self.suite != "copal" else ""
+        if self.mode == "label" and self.campaign:
+            suite += f" campaign {self.campaign}"
         self.sub_title = f"{self.db_path.name} - {self.mode}{suite}" + (
             f" as {self.annotator}" if self.mode != "browse" else "")
         start = LABEL_SUITES[self.suite] if self.mode == "label" else START[self.mode]
@@ -171,7 +181,8 @@ class CopalApp(App[None]):
             self.notify("Labelling is blind: other screens open in `copal tui`, not while "
                         "labelling.", severity="warning")
             return
-        if self.mode != "browse" and name in ("worlds", "dashboard", "jobs", "dialogues"):
+        if self.mode != "browse" and name in ("worlds", "dashboard", "jobs", "dialogues",
+                                              "cases"):
             # Annotators label blind: aggregate error rates would reveal the judge.
             self.notify(f"{name} is available in `copal tui`, not while labelling",
                         severity="warning")

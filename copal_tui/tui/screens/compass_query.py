@@ -55,7 +55,8 @@ class CompassQueryScreen(Screen[None]):
         Binding("right_square_bracket", "step(1)", "Next resp.", id="compass_query.next"),
         Binding("left_square_bracket", "step(-1)", "Prev resp.", show=False,
                 id="compass_query.prev"),
-        Binding("escape,b", "back", "Back", id="browse.back"),
+        # `b Back` as on the world screen, so the footer reads the same (esc works too).
+        Binding("b,escape", "back", "Back", id="browse.back"),
         Binding("1", "tab('query')", "Query", show=False, id="compass_query.tab_query"),
         Binding("2", "tab('responses')", "Responses", show=False,
                 id="compass_query.tab_responses"),

@@ -1,6 +1,8 @@
 """The dashboard: the report of copal_tui.metrics.report on screen, one tab per section (error
 matrix, facet atlas, paired contrast, judge validity with confusion matrices, human agreement),
-a primary-judge selector, and export of the same report into a folder.
+a primary-judge selector, and export of the same report into a folder. Enter on a cell of the
+error matrix, the facet atlas, the judge-validity table or a confusion matrix lists the
+responses behind that count (the cases screen).
 
 The report is computed in a thread worker with its own connection (it reads every judged
 response, so it never runs in the UI thread); export runs the same way, through the code
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -80,17 +82,19 @@ class DashboardScreen(Screen[None]):
         with TabbedContent(initial=self.initial_tab, id="dash-tabs"):
             with TabPane("1 Errors", id="errors"), VerticalScroll(classes="dash-pane"):
                 yield DashboardTable("Error rate on composed items: model x pattern",
-                                     id="dash-errors")
+                                     id="dash-errors", cursor="cell", first_column=1)
             with TabPane("2 Facets", id="facets"), VerticalScroll(classes="dash-pane"):
                 yield DashboardTable("Facet atlas: share of judgments that are under-, over-"
-                                     "enforcement or mixed errors", id="dash-facets")
+                                     "enforcement or mixed errors", id="dash-facets",
+                                     cursor="cell", first_column=2)
             with TabPane("3 Contrast", id="contrast"), VerticalScroll(classes="dash-pane"):
                 yield DashboardTable("Paired contrast: single-policy projections vs the "
                                      "composed item", id="dash-contrast")
             with TabPane("4 Validity", id="validity"), VerticalScroll(classes="dash-pane"):
                 yield DashboardTable("Judge validity against the human reference",
-                                     id="dash-validity")
-                yield Static("", id="dash-confusion", classes="dash-block")
+                                     id="dash-validity", cursor="cell", first_column=1)
+                yield DashboardTable(sections.CONFUSION_TITLE, id="dash-confusion",
+                                     cursor="cell", first_column=2)
             with TabPane("5 Agreement", id="agreement"), VerticalScroll(classes="dash-pane"):
                 yield Static("", id="dash-agreement", classes="dash-block")
                 yield DashboardTable("Pairwise agreement between annotators", id="dash-pairs")
@@ -145,13 +149,7 @@ class DashboardScreen(Screen[None]):
         self.query_one("#dash-facets", DashboardTable).show(sections.facet_atlas(doc))
         self.query_one("#dash-contrast", DashboardTable).show(sections.paired_contrast(doc))
         self.query_one("#dash-validity", DashboardTable).show(sections.judge_validity(doc))
-        confusion = Text()
-        for v in doc["judge_validity"]:
-            confusion.append_text(sections.confusion(v))
-            confusion.append("\n\n")
-        self.query_one("#dash-confusion", Static).update(
-            confusion if doc["judge_validity"] else
-            Text("No judge setting has judged a response with a human reference label."))
+        self.query_one("#dash-confusion", DashboardTable).show(sections.confusion(doc))
         pairs = sections.pairwise(doc)
         self.query_one("#dash-agreement", Static).update(
             sections.agreement_summary(doc, pairs.notes))
@@ -231,6 +229,20 @@ class DashboardScreen(Screen[None]):
         self.notify(done, markup=False)
         if self.doc is not None:
             self._status(sections.scope_line(self.doc).append(f"\n{done}"))
+
+    @on(DataTable.CellSelected)
+    def _cell_selected(self, event: DataTable.CellSelected) -> None:
+        # Enter on a count: the list of the responses behind it.
+        owner = event.data_table.parent
+        if self.doc is None or not isinstance(owner, DashboardTable) or owner.id is None:
+            return
+        found = sections.cases_behind(self.doc, owner.id.removeprefix("dash-"),
+                                      str(event.cell_key.row_key.value), event.coordinate.column)
+        if found is None:
+            self.notify("No responses are counted in this cell.")
+            return
+        self.app.action_open("cases", spec=found.spec,  # type: ignore[attr-defined]
+                             filter_text=found.filter_text, what=found.what)
 
     def action_back(self) -> None:
         # Never pop down to the app's blank default screen (the bottom of the stack).

@@ -49,11 +49,13 @@ class ItemScreen(Screen[None]):
     ]
 
     def __init__(self, item_id: str, judge: tuple[str, str] | None = None,
-                 tab: str = "overview") -> None:
+                 tab: str = "overview", response_id: str | None = None) -> None:
         super().__init__()
         self.item_id = item_id
         self.judge = judge
-        self.initial_tab = tab if tab in TABS else "overview"
+        # Opened on one response (from a list of cases): its tab, with the cursor on it.
+        self.response_id = response_id
+        self.initial_tab = "responses" if response_id else tab if tab in TABS else "overview"
         self.item: dict[str, Any] | None = None
         self.responses: list[dict[str, Any]] = []
         self.judges: list[tuple[str, str]] = []
@@ -165,6 +167,9 @@ class ItemScreen(Screen[None]):
         assert self.item is not None
         table = self.query_one("#responses-table", DataTable)
         keep = table.cursor_row if table.row_count else 0
+        ids = [r["id"] for r in self.responses]
+        if self.response_id in ids:
+            keep, self.response_id = ids.index(self.response_id), None  # once, on opening
         table.clear(columns=True)
         humans = sorted({lab["annotator"] for r in self.responses for lab in r["labels"]})
         table.add_column("#", key="n")

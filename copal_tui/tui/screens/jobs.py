@@ -26,15 +26,17 @@ from store import jobs_sql
 
 class JobsScreen(Screen[None]):
     COMMANDS = {ScreenCommands}
+    # Short descriptions and `b` first so the footer shows every key at 80 columns (in a
+    # field, where b types a letter, the footer shows esc instead).
     BINDINGS = [
-        Binding("ctrl+g", "start_job", "Start job", id="jobs.start"),
+        Binding("ctrl+g", "start_job", "Start", id="jobs.start"),
         # priority: works from any field (an Input would otherwise take ctrl+x as "cut").
-        Binding("ctrl+x", "cancel_job", "Cancel job", id="jobs.cancel", priority=True),
+        Binding("ctrl+x", "cancel_job", "Cancel", id="jobs.cancel", priority=True),
         Binding("ctrl+n", "tab('new')", "New job", id="jobs.new"),
         Binding("ctrl+o", "tab('runs')", "Runs", id="jobs.runs"),
         Binding("slash", "focus_filter", "Filter", show=False, id="jobs.filter"),
         Binding("ctrl+r", "reload_runs", "Reload", show=False, id="jobs.reload"),
-        Binding("escape,b", "back", "Back", id="jobs.back"),
+        Binding("b,escape", "back", "Back", id="jobs.back"),
     ]
     DEFAULT_CSS = """
     JobsScreen TabbedContent {
@@ -137,12 +139,15 @@ class JobsScreen(Screen[None]):
     # ---------------------------------------------------------------- actions
 
     def action_start_job(self) -> None:
+        """Start the job the form describes; if the form is wrong, say which field and why
+        (the error stays until that field is fixed) and focus the field. Nothing starts."""
         form = self.query_one(JobForm)
         try:
             stages, opts = form.request()
             job = self.manager.start(stages, opts)
         except JobError as exc:
-            form.show_error(str(exc))
+            self.query_one(TabbedContent).active = "new"  # the form, if on the runs tab
+            form.show_error(exc)
             self.app.bell()
             return
         form.show_error("")
@@ -180,7 +185,9 @@ class JobsScreen(Screen[None]):
     # ---------------------------------------------------------------- widget events
 
     @on(Button.Pressed, "#job-start")
+    @on(JobForm.Submitted)
     def _start_pressed(self) -> None:
+        # The Start button, or Enter in a field: starts only if the form is valid.
         self.action_start_job()
 
     @on(RunList.Chosen)

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
+from copal_tui import cases
 from copal_tui.tui.safe import safe
 from copal_tui.tui.screens.record import RecordScreen
 from copal_tui.tui.widgets.paged_table import Column, PagedTable, fmt_rate, short_id
@@ -124,8 +125,10 @@ class WorldScreen(Screen[None]):
     COMMANDS = {ScreenCommands}
     BINDINGS = [
         Binding("enter", "open_row", "Open", show=False, id="browse.open"),
-        Binding("r", "related", "Related", id="world.related"),
-        Binding("escape,b", "back", "Back", id="browse.back"),
+        # The footer fits 80 columns beside the palette: Related is in `?` and the palette
+        # only, and Back shows as `b` (esc works too).
+        Binding("r", "related", "Related", show=False, id="world.related"),
+        Binding("b,escape", "back", "Back", id="browse.back"),
         *[Binding(str(n), f"tab('{name}')", name.capitalize(), show=False,
                   id=f"world.tab_{name}") for n, name in enumerate(TABS, 1)],
         Binding(str(len(TABS) + 1), f"tab('{COMPASS_TAB}')", "COMPASS", show=False,
@@ -154,7 +157,8 @@ class WorldScreen(Screen[None]):
             "policies": partial(_world_fetch, sql.policies_page, self.world_id),
             "clauses": partial(_world_fetch, sql.clauses_page, self.world_id),
             "compositions": partial(_world_fetch, sql.compositions_page, self.world_id),
-            "items": partial(_world_fetch, sql.items_page, self.world_id),
+            # Through the service: `disagree:` and `cell:` need the report's reference rule.
+            "items": partial(_world_fetch, cases.items_page, self.world_id),
             "runs": partial(_world_fetch, sql.runs_page, self.world_id),
             COMPASS_TAB: partial(_world_fetch, compass_browse_sql.queries_page, self.world_id),
         }

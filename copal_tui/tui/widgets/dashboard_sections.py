@@ -1,5 +1,7 @@
 """The dashboard's tables as plain data: report dict (copal_tui.metrics.report) -> columns, rows
-and the reasons behind every "n/a".
+and the reasons behind every "n/a"; and, for a cell, the responses it counts (`cases_behind`,
+a `copal_tui.cases.CaseSpec`). Confusion matrices use scikit-learn's layout (rows: the human
+reference, columns: the judge; `copal_tui.metrics.reference`).
 
 Pure functions, no widgets, so the tests can compare what the screen shows with the report
 dict cell by cell. Numbers use the same formatting as `copal report` (three decimals, "n/a" for
@@ -10,13 +12,15 @@ copal_tui.tui.safe.one_line, so a name like "[bold]x" is shown literally.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rich.text import Text
 
+from copal_tui.cases import CaseSpec
 from copal_tui.export.terminal import f3
 from copal_tui.metrics.rates import PATTERN_ORDER
+from copal_tui.metrics.reference import CELLS, CLASSES, CONVENTION, matrix
 from copal_tui.tui.safe import one_line
 
 NA = "n/a"
@@ -141,18 +145,21 @@ def judge_validity(doc: dict[str, Any]) -> Section:
     return s
 
 
-def confusion(v: dict[str, Any]) -> Text:
-    """The 2x2 confusion matrix of one judge setting ("error" is the positive class)."""
-    tp, fp, fn, tn = (int(v[k]) for k in ("tp", "fp", "fn", "tn"))
-    width = max(len(str(x)) for x in (tp, fp, fn, tn, "human")) + 2
-    out = Text()
-    out.append("confusion matrix of ", style="bold")
-    out.append(one_line(setting(v)), style="bold")
-    out.append(f"  (n {v['n']}; positive = error)\n")
-    out.append(f"{'':16}{'human error':>{width + 6}}{'human ok':>{width + 6}}\n")
-    out.append(f"{'judge error':16}{('tp ' + str(tp)):>{width + 6}}{('fp ' + str(fp)):>{width + 6}}\n")
-    out.append(f"{'judge ok':16}{('fn ' + str(fn)):>{width + 6}}{('tn ' + str(tn)):>{width + 6}}")
-    return out
+CONFUSION_TITLE = f"Confusion matrices ({CONVENTION})"
+
+
+def confusion(doc: dict[str, Any]) -> Section:
+    """Every judge setting's 2x2 matrix as scikit-learn lays it out: a row per human
+    reference class, a column per judge class, "error" the positive class. Row keys are
+    "<judge@mode>\t<class>"."""
+    s = Section(["judge", "human reference", "judge: no error", "judge: error"])
+    for v in doc["judge_validity"]:
+        key = setting(v)
+        counts = matrix(v)
+        for r, cls in enumerate(CLASSES):
+            s.add(f"{key}\t{cls}", [name(key) if r == 0 else Text(""), Text(cls),
+                                    *(f"{CELLS[r][c]} {counts[r][c]}" for c in range(2))])
+    return s
 
 
 def pairwise(doc: dict[str, Any]) -> Section:
@@ -206,3 +213,60 @@ def scope_line(doc: dict[str, Any]) -> Text:
 def judge_choices(doc: dict[str, Any]) -> list[tuple[str, str]]:
     """Judge settings with usable judgments, as (judge, mode), in the report's order."""
     return [(s["judge"], s["mode"]) for s in doc["scope"]["judge_settings"] if s["usable"] > 0]
+
+
+# ---------------------------------------------------------------- the cases behind a cell
+
+
+@dataclass(frozen=True)
+class CellCases:
+    """What a dashboard cell counts, as a list of cases: the fixed part (`spec`), the part
+    shown in the list's filter line (`filter_text`, editable there) and a caption."""
+
+    spec: CaseSpec
+    filter_text: str
+    what: str
+
+
+def cases_behind(doc: dict[str, Any], table: str, row_key: str,
+                 column: int) -> CellCases | None:
+    """The responses behind cell (`row_key`, `column`) of dashboard table `table` (errors,
+    facets, validity or confusion); None where a cell counts no responses."""
+    worlds = tuple(doc["scope"]["worlds"])
+    settings = {setting(v): (v["judge"], v["mode"]) for v in doc["judge_validity"]}
+    if table in ("validity", "confusion"):
+        key, _, cls = row_key.partition("\t")
+        if key not in settings:
+            return None
+        judge, mode = settings[key]
+        spec = CaseSpec(judge=judge, mode=mode, worlds=worlds)
+        if table == "validity":
+            cells = ("tp", "fp", "fn", "tn")[column - 2:column - 1] if 2 <= column <= 5 \
+                else ("tp", "fp", "fn", "tn")
+        else:
+            row = CELLS[CLASSES.index(cls)]
+            cells = (row[column - 2],) if column >= 2 else row
+        what = f"counted in {', '.join(cells)} ({CONVENTION})" if len(cells) < 4 else \
+            "every response counted in the judge validity figures"
+        return CellCases(spec, f"cell:{','.join(cells)}", what)
+    primary = doc["scope"].get("primary_judge")
+    if primary is None or row_key == "(none)":
+        return None
+    targets = tuple(doc["overall"]["models"])
+    base = CaseSpec(judge=primary["judge"], mode=primary["mode"], worlds=worlds, composed=True)
+    if table == "errors":
+        patterns = patterns_of(doc)
+        models = targets if row_key == "(all models)" else (row_key,)
+        spec = replace(base, models=models)
+        who = "the pooled models" if row_key == "(all models)" else row_key
+        what = f"composed items answered by {who}"
+        if 1 <= column <= len(patterns):
+            spec = replace(spec, pattern=patterns[column - 1])
+            what += f", pattern {patterns[column - 1]}"
+        return CellCases(spec, "verdict:error" if column == len(patterns) + 2 else "", what)
+    if table == "facets":
+        spec = replace(base, models=targets, facet=row_key)
+        shown = {3: "verdict:error", 4: "direction:under_enforcement",
+                 5: "direction:over_enforcement", 6: "direction:mixed"}.get(column, "")
+        return CellCases(spec, shown, f"composed items of facet {row_key} (pooled models)")
+    return None

@@ -1,10 +1,13 @@
 """One dashboard table: a title, a read-only DataTable and the reasons behind its "n/a" cells.
 
 Fed a `dashboard_sections.Section`; the table is rebuilt whole on each report (a report has a
-row per model, facet, judge setting or annotator pair: small, never a list of responses).
+row per model, facet, judge setting or annotator pair: small, never a list of responses). With
+a cell cursor, enter on a cell posts DataTable.CellSelected (the screen opens its cases).
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -20,14 +23,19 @@ class DashboardTable(Vertical):
     DashboardTable > .dash-notes { color: $text-muted; }
     """
 
-    def __init__(self, title: str, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, title: str, *, id: str | None = None,  # noqa: A002
+                 cursor: Literal["row", "cell"] = "row", first_column: int = 0) -> None:
         super().__init__(id=id)
         self.title_text = title
+        # "cell": each count is a cell of its own (enter opens the responses behind it), and
+        # the cursor starts on `first_column`, the first count rather than a name.
+        self.cursor = cursor
+        self.first_column = first_column
         self.section: Section | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(self.title_text, classes="dash-title")
-        table: DataTable[object] = DataTable(cursor_type="row", zebra_stripes=True)
+        table: DataTable[object] = DataTable(cursor_type=self.cursor, zebra_stripes=True)
         # Inline: the app stylesheet gives every DataTable `height: 1fr` (full-screen lists),
         # which would stretch each of these small tables over the whole pane.
         table.styles.height = "auto"
@@ -52,6 +60,9 @@ class DashboardTable(Vertical):
             table.add_row(*cells, key=key)
         if not section.rows:
             table.add_row(*(["(none)"] + [""] * (len(section.columns) - 1)), key="(none)")
+        elif self.cursor == "cell":
+            table.move_cursor(row=0, column=min(self.first_column, len(section.columns) - 1),
+                              animate=False)
         notes = self.query_one(".dash-notes", Static)
         # The reasons are plain text from the metrics code and the store: never markup.
         notes.update("n/a: " + "\n     ".join(section.notes) if section.notes else "")

@@ -70,14 +70,16 @@ def sources(item: dict[str, Any], resp: dict[str, Any],
 
 
 def reference(marks: list[Source]) -> tuple[int | None, str]:
-    """The human reference error: the adjudication, else the annotators when they agree."""
-    for s in marks:
-        if s.kind == "adjudication" and s.error is not None:
-            return s.error, "adjudication"
-    human = {s.error for s in marks if s.kind == "human" and s.error is not None}
-    if len(human) == 1:
-        return next(iter(human)), "annotators"
-    return None, "none"
+    """The human reference error by the report's rule (`copal_tui.metrics.reference`, so
+    this screen flags the responses the report counts as disagreements): the adjudication,
+    else the annotators' majority; a tie has none."""
+    from copal_tui.metrics.reference import ADJUDICATED, MAJORITY, reference_rule
+
+    humans = [s.error for s in marks if s.kind == "human" and s.error is not None]
+    decided = [s.error for s in marks if s.kind == "adjudication" and s.error is not None][:1]
+    ref, source = reference_rule(1, [0] * len(humans), humans, [0] * len(decided), decided)
+    basis = {ADJUDICATED: "adjudication", MAJORITY: "annotators"}.get(int(source[0]), "none")
+    return (None if ref[0] < 0 else int(ref[0])), basis
 
 
 def differing_items(item: dict[str, Any], marks: list[Source]) -> list[str]:

@@ -1,0 +1,96 @@
+"""`copal cases`: the responses behind a figure of the report, one per line.
+
+`copal cases --judge J --cell fp` lists the responses the report counts as that judge
+setting's false positives (the judge says error, the human reference says no error), in as many
+rows as the report's `fp`; `--disagree` is fp and fn; `--model`, `--pattern`, `--facet`,
+`--world` and `--composed` narrow like the report's cells (`--composed`: the composed items the
+error rates count). Without a cell, every judged response is listed with its reference, if
+any. The rows come from `copal_tui.cases`, which applies the report's reference rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from copal_tui.commands.context import open_db
+from copal_tui.commands.output import echo, print_table, write_document, write_json
+from copal_tui.domain.safe_text import visible
+
+MODES = ("contract", "full_policy")
+CELL_CHOICES = ("tp", "fp", "fn", "tn")
+
+
+@click.command("cases")
+@click.option("--judge", default=None, metavar="JUDGE",
+              help="Judge setting (default: the report's primary judge in --mode).")
+@click.option("--mode", type=click.Choice(MODES), default="contract", show_default=True,
+              help="Mode of the judge.")
+@click.option("--cell", "cells", multiple=True, type=click.Choice(CELL_CHOICES),
+              help="Only responses in this confusion cell, error positive (repeatable).")
+@click.option("--disagree", is_flag=True,
+              help="Only responses where the judge and the human reference disagree (fp, fn).")
+@click.option("--model", "models", multiple=True, metavar="MODEL",
+              help="Only this target model (MODEL#variant for a variant; repeatable).")
+@click.option("--pattern", default=None, metavar="PATTERN",
+              help="Only items of this relation pattern ('unmapped': none).")
+@click.option("--facet", default=None, metavar="FACET",
+              help="Only items of this facet ('unmapped': none).")
+@click.option("--world", "worlds", multiple=True, metavar="ID",
+              help="Only this world (repeatable; default: all).")
+@click.option("--composed", is_flag=True,
+              help="Only composed items (selected, top-level, COPAL method), as the error "
+                   "rates count them.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "jsonl"]),
+              default="table", show_default=True, help="How to print the rows.")
+@click.pass_context
+def cases_command(ctx: click.Context, judge: str | None, mode: str, cells: tuple[str, ...],
+                  disagree: bool, models: tuple[str, ...], pattern: str | None,
+                  facet: str | None, worlds: tuple[str, ...], composed: bool,
+                  fmt: str) -> None:
+    """The responses behind a report figure (a confusion cell, a model, a pattern)."""
+    from copal_tui import cases
+    from copal_tui.metrics.report import ReportError, pick
+    from store import cases_sql, metrics_sql
+
+    db = open_db(ctx)
+    unknown = sorted(set(worlds) - set(metrics_sql.known_worlds(db)))
+    if unknown:
+        raise click.UsageError(visible(f"unknown world(s): {', '.join(unknown)}"))
+    try:
+        setting = pick(cases_sql.setting_counts(db, worlds), judge, mode, "judge")
+    except ReportError as exc:
+        raise click.UsageError(visible(str(exc))) from exc
+    if setting is None:
+        raise click.UsageError("no judge setting has usable judgments")
+    chosen = tuple(cells)
+    if disagree:
+        chosen = cases.narrow(chosen, cases.DISAGREE)
+    spec = cases.CaseSpec(judge=setting[0], mode=setting[1], worlds=tuple(worlds),
+                          models=tuple(models), pattern=pattern, facet=facet,
+                          composed=composed, cells=chosen)
+    found = cases.find(db, spec)
+    _print(found, fmt)
+    tally = cases.counts(found)
+    echo(f"{len(found)} response(s) of {setting[0]}@{setting[1]}"
+         + (f" in {', '.join(chosen)}" if chosen else "")
+         + f"; cells {' '.join(f'{k} {v}' for k, v in tally.items())} (positive: error)",
+         err=True)
+
+
+def _print(found: list[Any], fmt: str) -> None:
+    from copal_tui.export.traceability import cases_csv, cases_jsonl
+
+    if fmt == "csv":
+        write_document(cases_csv(found))
+    elif fmt == "jsonl":
+        write_json(cases_jsonl(found))
+    else:
+        print_table(["response", "item", "model", "judge", "reference", "formed by", "cell"],
+                    [[c.response_id, c.item_id, c.model, str(c.judge_error),
+                      "-" if c.reference is None else str(c.reference), c.reference_source,
+                      c.cell or "-"] for c in found])
+
+
+COMMANDS = [cases_command]

@@ -1,0 +1,64 @@
+"""What lets a reader check the judge-validity figures of an export: the confusion matrices in
+scikit-learn's layout (a report table, in every format) and the file of every response counted
+(`validity_cases.csv`, or `validity_cases.jsonl` beside `report.json`), one row per response
+and judge setting: its item and model, the judge's verdict, the human reference and how it was
+formed (adjudicated or majority), the annotators, the cell and the content hash of what was
+labelled. Its rows per setting are exactly that setting's `n`, their cells its tp/fp/fn/tn
+(`copal_tui.cases` applies the report's reference rule).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from copal_tui.export.tables import Table
+from copal_tui.metrics.reference import CLASSES, CONVENTION, matrix
+from store.db import Database
+
+if TYPE_CHECKING:
+    from copal_tui.cases import Case
+
+CASES_STEM = "validity_cases"
+
+
+def confusion_tables(doc: dict[str, Any]) -> list[Table]:
+    """Each judge setting's matrix (pooled, then per pattern): a row per human reference
+    class, a column per judge class."""
+    t = Table("confusion_matrix", f"Confusion matrices ({CONVENTION})",
+              [("judge", "str"), ("mode", "str"), ("pattern", "str"),
+               ("human_reference", "str"), ("judge_no_error", "int"), ("judge_error", "int")],
+              note="Cells: [[tn, fp], [fn, tp]], as scikit-learn's confusion_matrix(reference, "
+                   "judge, labels=[0, 1]).")
+    for entry in doc["judge_validity"]:
+        for pattern, block in [("all", entry), *entry["by_pattern"].items()]:
+            for cls, row in zip(CLASSES, matrix(block), strict=True):
+                t.rows.append([entry["judge"], entry["mode"], pattern, cls, *row])
+    return [t]
+
+
+def case_files(db: Database, doc: dict[str, Any], fmt: str) -> dict[str, str]:
+    """File name -> text of the cases behind the judge-validity figures of `doc`."""
+    from copal_tui import cases
+
+    found = cases.validity_cases(db, doc)
+    if fmt == "json":
+        return {f"{CASES_STEM}.jsonl": cases_jsonl(found)}
+    return {f"{CASES_STEM}.csv": cases_csv(found)}
+
+
+def cases_jsonl(found: Sequence[Case]) -> str:
+    """One JSON object per case and line (`Case.record`)."""
+    return "".join(json.dumps(c.record(), ensure_ascii=False) + "\n" for c in found)
+
+
+def cases_csv(found: Sequence[Case]) -> str:
+    """The cases as CSV (the report tables' dialect), one column per `cases.FIELDS`."""
+    from copal_tui.cases import FIELDS
+    from copal_tui.export.formats import table_csv
+
+    kinds = {"judge_error": "int", "reference": "int"}
+    return table_csv(Table(CASES_STEM, "Responses counted in judge validity",
+                           [(name, kinds.get(name, "str")) for name in FIELDS],
+                           rows=[c.flat() for c in found]))
