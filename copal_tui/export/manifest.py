@@ -18,6 +18,7 @@ from typing import Any
 
 from copal_tui import __version__
 from store import metrics_sql as q
+from store import provenance_sql
 from store.db import Database, utcnow
 from store.schema_state import schema_version
 
@@ -45,7 +46,7 @@ def runs_summary(db: Database, worlds: list[str] | None) -> dict[str, Any]:
     models: set[str] = set()
     prompts: dict[str, set[str]] = {}
     litellm: set[str] = set()
-    for run_id, stage, status, raw in q.runs_involved(db, worlds):
+    for run_id, stage, status, raw in provenance_sql.runs_involved(db, worlds):
         try:
             man = json.loads(raw or "{}")
         except json.JSONDecodeError:
@@ -109,7 +110,7 @@ def build_manifest(db: Database, *, fmt: str, out: Path, files: Sequence[Path],
         "schema_version": schema_version(db),
         "litellm_version": _installed("litellm"),
         "format": fmt,
-        "quick_check": q.quick_check(db),
+        "quick_check": provenance_sql.quick_check(db),
         "scope": report["scope"] if report else {"worlds": worlds or q.known_worlds(db)},
         **runs_summary(db, worlds),
         "label_set": {**labels,

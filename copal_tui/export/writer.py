@@ -97,10 +97,10 @@ def export_folder(db: Database, fmt: str, out: Path, doc: dict[str, Any] | None,
 
 
 def _unexported(db: Database) -> list[dict[str, Any]]:
-    from store import metrics_sql as q
+    from store import provenance_sql
 
     reasons = {"responses": "the target model's call failed (no text); pipeline state, "
                             "not a result",
                "judgments": "the judge call failed or gave no verdict"}
     return [{"section": "jsonl", "what": what, "reason": reasons[what], "count": n}
-            for what, n in q.unexported_counts(db) if n]
+            for what, n in provenance_sql.unexported_counts(db) if n]

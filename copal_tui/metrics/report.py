@@ -115,8 +115,10 @@ def _provenance(db: Database, worlds: list[str] | None, doc: dict[str, Any],
     from copal_tui.metrics import provenance
 
     primary = (doc["scope"].get("primary_judge") or {}).get("judge")
-    prefilters, imported = q.provenance_extras(db, worlds)
-    used = q.provenance_runs(db, worlds)
+    from store import provenance_sql
+
+    prefilters, imported = provenance_sql.provenance_extras(db, worlds)
+    used = provenance_sql.provenance_runs(db, worlds)
     found = provenance.build(used, prefilters, imported, primary)
     present = {"copal": True, "compass": "pas" in doc, "dialogue": "dialogue_judging" in doc}
     present["dialogues"] = present.pop("dialogue")

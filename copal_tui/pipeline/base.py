@@ -23,13 +23,18 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from copal_tui import __version__
-from copal_tui.domain.compass import BASE_PER_POLICY
 from copal_tui.pipeline import missing_model
+from copal_tui.pipeline.options import (  # noqa: F401 - the stages' options, used by callers
+    CompassOptions,
+    CopalOptions,
+    DialogueOptions,
+    Options,
+)
 from store import runs
 from store.db import Database, connect, write
 from store.schema_state import require_current, schema_version
@@ -46,58 +51,6 @@ WORLDLESS = {"dialogue_judge", "dialogue_variants"}
 WAIT_POLL = 0.5
 # The manifest (errors, counts) is rewritten at most this often while a run works (seconds).
 MANIFEST_EVERY = 1.0
-
-
-@dataclass
-class CopalOptions:
-    """What the composed-suite stages read: judge modes, the selected items per world, query
-    variants per composition x facet, and accepted compositions aimed for per pattern."""
-    modes: list[str] = field(default_factory=lambda: ["contract"])
-    budget: int = 30
-    variants: int = 2
-    per_pattern: int = 6
-
-
-@dataclass
-class CompassOptions:
-    """`copal run compass`: target-chatbot variants answered by compass_respond, the
-    pre-filter model of the `pre-filter` variant, base queries per policy, the verifier model
-    (None: the generator), and what the judge sees besides the policies and the response:
-    nothing (COMPASS's default, "response-only") or the query too ("with-query", stored as
-    JUDGE+query)."""
-    variants: list[str] = field(default_factory=lambda: ["base"])
-    prefilter: str | None = None
-    per_policy: int = BASE_PER_POLICY
-    verifier: str | None = None
-    judge_variant: str = "response-only"
-
-
-@dataclass
-class DialogueOptions:
-    """Dialogue judging (dialogue_judge, dialogue_variants): which stored dialogues (None:
-    all), judge attempts per dialogue, verdict-only judging, and variant turns per dialogue."""
-    domains: list[str] | None = None
-    dialogues: list[str] | None = None
-    attempts: int = 1
-    binary: bool = False
-    per_dialogue: int = 2
-
-
-@dataclass
-class Options:
-    """What every stage shares (scope, models, concurrency), and each suite's own options."""
-    worlds: list[str] | None = None
-    models: list[str] = field(default_factory=list)
-    judges: list[str] = field(default_factory=list)
-    generator: str | None = None  # no default: see copal_tui.pipeline.missing_model
-    concurrency: int = 8
-    models_file: Path | None = None
-    seed: int = 0
-    # First retry delay in seconds (doubling, with jitter); tests and local stubs shorten it.
-    backoff_base: float = 1.0
-    copal: CopalOptions = field(default_factory=CopalOptions)
-    compass: CompassOptions = field(default_factory=CompassOptions)
-    dialogue: DialogueOptions = field(default_factory=DialogueOptions)
 
 
 @dataclass

@@ -1,0 +1,113 @@
+"""Where a report's figures come from and what the exports' manifest checks: the runs that
+wrote the rows in scope (every suite), the COMPASS pre-filter models and the rows imported
+without a run, the database's quick_check, and what the interchange export leaves out.
+Read after the report's bulk reads (`store.metrics_sql`), which these queries do not slow.
+"""
+
+from __future__ import annotations
+
+import json
+
+from store.db import Database
+from store.metrics_sql import _all, _scope
+
+
+def runs_involved(db: Database, worlds: list[str] | None) -> list[tuple[str, str, str, str]]:
+    """(id, stage, status, manifest JSON) of every run that wrote a row in scope."""
+    w_where, w_params = _scope(worlds, "world_id")
+    i_where, i_params = _scope(worlds)
+    return _all(
+        db,
+        f"""
+        WITH used AS (
+            SELECT run_id FROM clauses WHERE run_id IS NOT NULL{w_where}
+            UNION SELECT run_id FROM compositions WHERE run_id IS NOT NULL{w_where}
+            UNION SELECT run_id FROM items i WHERE run_id IS NOT NULL{i_where}
+            UNION SELECT r.run_id FROM responses r JOIN items i ON i.id = r.item_id
+                  WHERE r.run_id IS NOT NULL{i_where}
+            UNION SELECT j.run_id FROM judgments j JOIN responses r ON r.id = j.response_id
+                  JOIN items i ON i.id = r.item_id WHERE j.run_id IS NOT NULL{i_where}
+        )
+        SELECT id, stage, status, manifest FROM runs WHERE id IN (SELECT run_id FROM used)
+        ORDER BY started_at, id
+        """,
+        (*w_params, *w_params, *i_params, *i_params, *i_params),
+    )
+
+
+def quick_check(db: Database) -> str:
+    rows = [r[0] for r in db.execute("PRAGMA quick_check").fetchall()]
+    return "; ".join(str(r) for r in rows)
+
+
+def unexported_counts(db: Database) -> list[tuple[str, int]]:
+    """Rows the interchange export leaves out: failed responses and failed judgments."""
+    return _all(db, "SELECT 'responses', COUNT(*) FROM responses WHERE failure IS NOT NULL OR "
+                    "text IS NULL UNION ALL SELECT 'judgments', COUNT(*) FROM judgments "
+                    "WHERE failure IS NOT NULL OR error IS NULL")
+
+
+def provenance_runs(db: Database, worlds: list[str] | None) -> list[tuple[str, str]]:
+    """(stage, manifest JSON) of every run that wrote a row in scope, in every suite, plus
+    the selection and verification runs (they update rows without stamping a run on them)
+    whose options name a world in scope or every world."""
+    w_where, w_params = _scope(worlds, "world_id")
+    q_where, q_params = _scope(worlds, "q.world_id")
+    used = [(stage, manifest) for _id, stage, _status, manifest in runs_involved(db, worlds)]
+    used += _all(
+        db,
+        f"""
+        WITH used AS (
+            SELECT run_id FROM compass_queries WHERE run_id IS NOT NULL{w_where}
+            UNION SELECT r.run_id FROM compass_responses r JOIN compass_queries q
+                  ON q.id = r.query_id WHERE r.run_id IS NOT NULL{q_where}
+            UNION SELECT j.run_id FROM compass_judgments j JOIN compass_responses r
+                  ON r.id = j.response_id JOIN compass_queries q ON q.id = r.query_id
+                  WHERE j.run_id IS NOT NULL{q_where}
+            UNION SELECT run_id FROM dialogues WHERE run_id IS NOT NULL
+            UNION SELECT run_id FROM dialogue_attempts WHERE run_id IS NOT NULL
+        )
+        SELECT stage, manifest FROM runs WHERE id IN (SELECT run_id FROM used)
+        ORDER BY started_at, id
+        """,
+        (*w_params, *q_params, *q_params),
+    )
+    for stage, manifest in _all(db, "SELECT stage, manifest FROM runs WHERE stage IN "
+                                    "('select', 'compass_verify') AND status <> 'running' "
+                                    "ORDER BY started_at, id"):
+        try:
+            named = (json.loads(manifest or "{}").get("options") or {}).get("worlds")
+        except (json.JSONDecodeError, AttributeError):
+            named = None
+        if not named or not worlds or set(named) & set(worlds):
+            used.append((stage, manifest))
+    return used
+
+
+def provenance_extras(db: Database, worlds: list[str] | None) -> tuple[list[str], dict[str, int]]:
+    """The pre-filter models of COMPASS responses in scope, and rows in scope that no run
+    wrote (imported from files): {"<suite>:<what>": count}."""
+    q_where, q_params = _scope(worlds, "q.world_id")
+    i_where, i_params = _scope(worlds)
+    prefilters = [r[0] for r in _all(
+        db, f"SELECT DISTINCT r.prefilter_model FROM compass_responses r JOIN compass_queries q "
+            f"ON q.id = r.query_id WHERE r.prefilter_model IS NOT NULL{q_where} ORDER BY 1",
+        q_params)]
+    counts = {
+        "copal:items": f"SELECT COUNT(*) FROM items i WHERE i.run_id IS NULL{i_where}",
+        "copal:judgments": "SELECT COUNT(*) FROM judgments j JOIN responses r ON r.id = "
+                           f"j.response_id JOIN items i ON i.id = r.item_id WHERE j.run_id IS "
+                           f"NULL{i_where}",
+        "compass:queries": f"SELECT COUNT(*) FROM compass_queries q WHERE q.run_id IS NULL"
+                           f"{q_where}",
+        "compass:judgments": "SELECT COUNT(*) FROM compass_judgments j JOIN compass_responses r "
+                             "ON r.id = j.response_id JOIN compass_queries q ON q.id = "
+                             f"r.query_id WHERE j.run_id IS NULL{q_where}",
+        "dialogues:judge attempts": "SELECT COUNT(*) FROM dialogue_attempts WHERE run_id IS "
+                                    "NULL",
+    }
+    params = {"copal:items": i_params, "copal:judgments": i_params,
+              "compass:queries": q_params, "compass:judgments": q_params,
+              "dialogues:judge attempts": ()}
+    imported = {k: int(db.execute(sql, params[k]).fetchone()[0]) for k, sql in counts.items()}
+    return prefilters, imported
