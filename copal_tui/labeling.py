@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from copal_tui.annotation.suites import SUITES
 from copal_tui.domain.contract import content_sha256
-from store import annotations as log
-from store import labels as label_sql
+from store.annotation import annotations as log
+from store.annotation import labels as label_sql
 from store.db import Database, write
 
 SUITE = "copal"

@@ -14,7 +14,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from copal_tui.cli import main
-from store import compass_sql, writes
+from store.artifacts import compass_sql, writes
 from store.db import connect, write
 
 W = "autovia"

@@ -1,5 +1,5 @@
 """A small judged-dialogue store for the dialogue TUI and review-queue tests, written with the
-store's own inserts (store.dialogue_sql; no import files, no pipeline).
+store's own inserts (store.artifacts.dialogue_sql; no import files, no pipeline).
 
 Dialogues: `airline/d1` (turns 0-7: C1 greet, C2 Refund P1, C2 Refund P2 violation with
 evidence, C3 angry; a user turn with hostile markup), `airline/d1-v1` (a variant of d1 with no
@@ -24,9 +24,9 @@ from typing import Any
 from click.testing import CliRunner
 
 from copal_tui.cli import main
-from store import dialogue_sql
+from store.annotation.dialogue_reviews import ReviewKey
+from store.artifacts import dialogue_sql
 from store.db import connect, write
-from store.dialogue_reviews import ReviewKey
 
 HOSTILE = ("[bold red]not markup[/bold red] \x1b[31mred?\x1b[0m \x1b]0;pwned\x07title "
            "\u202eevil\u202c end")

@@ -29,9 +29,10 @@ from copal_tui.annotation.queue import AnnotationQueue
 from copal_tui.cli import main
 from copal_tui.domain.contract import content_sha256, evaluate, item_kinds
 from copal_tui.resources import sample_worlds_dir
-from store import compass_metrics_sql, dialogue_reviews, metrics_sql
+from store.annotation import dialogue_reviews
 from store.db import connect
 from store.migrations import MIGRATIONS
+from store.report import compass_metrics_sql, metrics_sql
 from tests.compass_tui_support import build_compass_db
 from tests.dialogue_tui_support import MISTAKES, build_dialogue_db
 from tests.tui_label_support import build_db

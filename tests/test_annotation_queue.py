@@ -10,7 +10,7 @@ import pytest
 from copal_tui.annotation import campaigns
 from copal_tui.annotation.queue import AnnotationQueue
 from copal_tui.annotation.suites import Filters
-from store import dialogue_reviews
+from store.annotation import dialogue_reviews
 from store.db import StoreError, connect
 from tests.compass_tui_support import build_compass_db
 from tests.dialogue_tui_support import MISTAKES, build_dialogue_db

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from copal_tui.domain import compass
-from store import compass_sql
+from store.artifacts import compass_sql
 from store.db import connect, write
 
 KINDS = {"A1": "allow", "A2": "allow", "D1": "deny", "D2": "deny"}

@@ -12,7 +12,7 @@ import pytest
 
 from copal_tui.domain.compass import STRATEGIES
 from copal_tui.domain.schema import Strategy
-from store import compass_sql
+from store.artifacts import compass_sql
 from store.db import connect, write
 from tests.test_compass_import import FIXTURE, db_files, rows, stderr
 

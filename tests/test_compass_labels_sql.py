@@ -1,6 +1,6 @@
-"""The COMPASS queue without the UI (copal_tui.annotation.queue over store/compass_labels.py and
+"""The COMPASS queue without the UI (copal_tui.annotation.queue over store/annotation/compass_labels.py and
 the annotation log): the queue's order and "done", undo reopening a response, current labels
-agreeing with the log's view, an unknown response refused, and store/compass_browse_sql.py's
+agreeing with the log's view, an unknown response refused, and store/browse/compass_browse_sql.py's
 filters."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from copal_tui.annotation.queue import AnnotationQueue
-from store import compass_browse_sql
-from store.browse_sql import FilterError, PageRequest
+from store.browse import compass_browse_sql
+from store.browse.browse_sql import FilterError, PageRequest
 from store.db import StoreError, connect
 from tests.compass_tui_support import W, build_compass_db
 
@@ -99,7 +99,7 @@ def test_store_modules_load_no_ui_or_llm():
     import subprocess
     import sys
 
-    code = ("import sys, store.compass_browse_sql, store.compass_labels\n"
+    code = ("import sys, store.browse.compass_browse_sql, store.annotation.compass_labels\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'litellm',"
             " 'copal_tui')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -1,6 +1,6 @@
 """The COMPASS sections of `copal report` (PAS, failure modes, the contrast with composed
 testing, the judge against human labels) through the public CLI, on a store built with
-`store.compass_sql` inserts on top of the composed metrics fixture, against values worked out by
+`store.artifacts.compass_sql` inserts on top of the composed metrics fixture, against values worked out by
 hand in the comments.
 
 The suite: world w1 (which also has the composed fixture's items, judged by J1 and J2) and a
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from store import compass_sql
+from store.artifacts import compass_sql
 from store.db import connect, write
 from tests.test_metrics_fixture import build_fixture
 

@@ -20,7 +20,7 @@ from copal_tui.cli import main
 from copal_tui.commands.run_cmds import EXIT_UNITS_FAILED
 from copal_tui.domain.compass import QUERY_TYPES
 from copal_tui.offline import engine
-from store import compass_sql
+from store.artifacts import compass_sql
 from store.db import connect, write
 
 WORLD = "gullwing-ferries"

@@ -27,7 +27,7 @@ from click.testing import CliRunner
 from copal_tui import prompts
 from copal_tui.cli import main
 from copal_tui.pipeline import compass_variants as cv
-from store import compass_sql
+from store.artifacts import compass_sql
 from store.db import connect, write
 from tests.test_compass_pipeline import chatbot_requests, cli, rows
 

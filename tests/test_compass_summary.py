@@ -13,7 +13,7 @@ import pytest
 from copal_tui.domain.compass import QUERY_TYPES, is_aligned
 from copal_tui.domain.compass_rules import base_query_type, is_correct
 from copal_tui.metrics.compass_summary import compute_average, format_percent, summary_rows
-from store import compass_sql
+from store.artifacts import compass_sql
 from store.db import connect, write
 from tests.test_compass_judged import JUDGE, ok, rows, with_results
 

@@ -1,4 +1,4 @@
-"""store/dialogue_reviews.py and store/dialogue_browse_sql.py: which predictions are wrong (and
+"""store/annotation/dialogue_reviews.py and store/browse/dialogue_browse_sql.py: which predictions are wrong (and
 that this agrees with the metrics in copal_tui.domain.dialogue), the append-only review events
 (the annotation log, through the one queue of copal_tui.annotation.queue), the queue's order and
 resume, the error-type counts for the report, and the dialogue list's filters."""
@@ -13,12 +13,12 @@ from copal_tui.annotation.queue import AnnotationQueue
 from copal_tui.domain import annotation as log_domain
 from copal_tui.domain import dialogue as domain
 from copal_tui.interchange.complibench_import import import_conversations, import_judge_outputs
-from store import dialogue_browse_sql as browse
-from store import dialogue_reviews as reviews
-from store import dialogue_sql
-from store.browse_sql import FilterError, PageRequest
+from store.annotation import dialogue_reviews as reviews
+from store.annotation.dialogue_reviews import ReviewKey
+from store.artifacts import dialogue_sql
+from store.browse import dialogue_browse_sql as browse
+from store.browse.browse_sql import FilterError, PageRequest
 from store.db import StoreError, connect
-from store.dialogue_reviews import ReviewKey
 from tests.dialogue_tui_support import D1, D3, MISTAKES, V1, build_dialogue_db, events
 
 
@@ -232,7 +232,7 @@ def test_the_store_modules_import_no_ui_llm_or_domain():
     import subprocess
     import sys
 
-    code = ("import sys\nimport store.dialogue_reviews, store.dialogue_browse_sql\n"
+    code = ("import sys\nimport store.annotation.dialogue_reviews, store.browse.dialogue_browse_sql\n"
             "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('textual', 'litellm', 'copal_tui'))))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

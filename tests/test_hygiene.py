@@ -10,8 +10,8 @@ import sys
 import pytest
 
 MODULES = [
-    "store", "store.db", "store.migrations", "store.reads", "store.writes", "store.labels",
-    "store.annotations", "store.campaigns", "store.queue_sql", "copal_tui.domain.annotation",
+    "store", "store.db", "store.migrations", "store.artifacts.reads", "store.artifacts.writes", "store.annotation.labels",
+    "store.annotation.annotations", "store.annotation.campaigns", "store.annotation.queue_sql", "copal_tui.domain.annotation",
     "copal_tui.domain.annotation_payloads", "copal_tui.annotation.queue",
     "copal_tui.domain", "copal_tui.domain.taxonomy", "copal_tui.domain.contract",
     "copal_tui.domain.schema", "copal_tui.domain.outputs",

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from copal_tui import labeling
-from store import annotations as log
+from store.annotation import annotations as log
 from store.db import StoreError, connect
 
 

@@ -25,9 +25,9 @@ from copal_tui.domain.outputs import CompositionOut
 from copal_tui.llm import retry
 from copal_tui.llm.client import LLMClient, LLMError
 from copal_tui.llm.models import ModelConfigError, ModelSpec, resolve
-from store import llm_log
 from store.db import connect
 from store.migrations import migrate
+from store.pipeline import llm_log
 
 SECRET = "sk-test-SECRET123"
 KEY_ENV = "COPAL_TEST_STUB_KEY"

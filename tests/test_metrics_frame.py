@@ -19,8 +19,8 @@ from copal_tui.metrics.intervals import (
     resample_tables,
 )
 from copal_tui.metrics.report import ReportOptions
-from store import metrics_sql as q
 from store.db import connect
+from store.report import metrics_sql as q
 from tests.test_metrics_fixture import build_fixture
 
 

@@ -23,8 +23,8 @@ from click.testing import CliRunner
 from copal_tui.cli import main
 from copal_tui.metrics.report import ReportOptions, build_report
 from copal_tui.offline.projection_check import projection_screening
-from store import pipeline_sql
 from store.db import connect
+from store.pipeline import pipeline_sql
 
 BAGS = {"id": "C1", "policy_ids": ["P1"], "effect": "PERMIT",
         "trigger": "a traveler asks about baggage",

@@ -8,7 +8,7 @@ import pytest
 from copal_tui.tui.app import make_app
 from copal_tui.tui.screens.adjudicate import AdjudicateScreen
 from copal_tui.tui.settings import Settings
-from store import adjudication_sql
+from store.annotation import adjudication_sql
 from store.db import connect
 from tests.tui_label_support import (
     build_db,

@@ -1,4 +1,4 @@
-"""store/browse_sql.py and store/browse_item_sql.py: pages, totals, filters, escaping, undo,
+"""store/browse/browse_sql.py and store/browse/browse_item_sql.py: pages, totals, filters, escaping, undo,
 per-world runs, the item view; and that a world's list pages through its index (no full scan)."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from copal_tui import labeling
-from store import browse_item_sql as item_sql
-from store import browse_sql as sql
-from store import runs
+from store.browse import browse_item_sql as item_sql
+from store.browse import browse_sql as sql
 from store.db import Database, connect
+from store.pipeline import runs
 from tests import test_tui_browse_data as data
 from tests.test_tui_browse_data import EVIL_ID, I01, W
 

@@ -25,8 +25,8 @@ from copal_tui.tui.job_manager import JobManager
 from copal_tui.tui.settings import Settings
 from copal_tui.tui.widgets.job_progress import JobProgressView
 from copal_tui.tui.widgets.run_list import RunList
-from store import runs as run_sql
 from store.db import connect
+from store.pipeline import runs as run_sql
 
 WORLD = "harbor-clinics"
 # Generous: a hung worker fails the test instead of hanging it (no timing is asserted).

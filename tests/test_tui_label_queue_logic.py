@@ -11,8 +11,8 @@ from sqlite_utils import Database
 
 from copal_tui.annotation import adjudication
 from copal_tui.annotation.queue import AnnotationQueue
-from store import annotations as log
-from store import queue_sql
+from store.annotation import annotations as log
+from store.annotation import queue_sql
 from store.db import StoreError, connect
 from store.migrations import MIGRATIONS
 from tests.tui_label_support import build_db, rows

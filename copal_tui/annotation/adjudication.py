@@ -13,9 +13,9 @@ from typing import Any
 
 from copal_tui.annotation.queue import later
 from copal_tui.annotation.suites import SUITES
-from store import annotations as log
-from store import queue_sql
-from store.annotations import ADJUDICATOR, Annotation
+from store.annotation import annotations as log
+from store.annotation import queue_sql
+from store.annotation.annotations import ADJUDICATOR, Annotation
 from store.db import Database, utcnow, write
 
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from copal_tui.annotation.queue import DEFAULT_PREFIX
 from copal_tui.annotation.suites import SUITES, Filters, stratified
-from store import campaigns
-from store.campaigns import AnnotatorProgress, Campaign
+from store.annotation import campaigns
+from store.annotation.campaigns import AnnotatorProgress, Campaign
 from store.db import Database, StoreError, write
 
 

@@ -3,7 +3,7 @@ responses, judge mistakes on dialogue turns); suite differences are in
 copal_tui.annotation.suites.
 
 The rules:
-- Campaign: a queue walks one campaign's frozen list of subjects (store/campaigns.py). With
+- Campaign: a queue walks one campaign's frozen list of subjects (store/annotation/campaigns.py). With
   `--campaign NAME` it is that sample, all of it. Without one it is the suite's default
   campaign (`default:<suite>`, `default:dialogues:<judge>` for one judge's mistakes), an
   append-only order: `prepare` appends subjects that became annotatable since, and the
@@ -34,9 +34,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from copal_tui.annotation.suites import SUITES, Suite
-from store import annotations as log
-from store import campaigns, queue_sql
-from store.annotations import ANNOTATOR, Annotation
+from store.annotation import annotations as log
+from store.annotation import campaigns, queue_sql
+from store.annotation.annotations import ANNOTATOR, Annotation
 from store.db import Database, StoreError, utcnow, write
 
 DEFAULT_PREFIX = "default:"

@@ -21,9 +21,10 @@ from typing import Any
 
 from copal_tui.domain.annotation import dialogue_parts
 from copal_tui.domain.contract import content_sha256, evaluate, item_kinds, unknown_ids
-from store import campaigns, compass_labels, dialogue_reviews, dialogue_sql, reads
-from store import labels as copal_sql
-from store.campaigns import Candidate
+from store.annotation import campaigns, compass_labels, dialogue_reviews
+from store.annotation import labels as copal_sql
+from store.annotation.campaigns import Candidate
+from store.artifacts import dialogue_sql, reads
 from store.db import Database, StoreError
 
 

@@ -52,7 +52,8 @@ def cases_command(ctx: click.Context, judge: str | None, mode: str, cells: tuple
     """The responses behind a report figure (a confusion cell, a model, a pattern)."""
     from copal_tui import cases
     from copal_tui.metrics.report import ReportError, pick
-    from store import cases_sql, metrics_sql
+    from store.browse import cases_sql
+    from store.report import metrics_sql
 
     db = open_db(ctx)
     unknown = sorted(set(worlds) - set(metrics_sql.known_worlds(db)))

@@ -107,7 +107,7 @@ def _summary(path: Path, seconds: float) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from store import reads
+    from store.artifacts import reads
     from store.db import connect
 
     db = connect(path)

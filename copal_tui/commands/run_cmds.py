@@ -265,7 +265,7 @@ def runs(ctx: click.Context, as_json: bool, wide: bool, limit: int) -> None:
     headed by its full id. --wide prints one line per run anyway; --json prints every field.
     A run whose process died (killed, machine rebooted) is shown as `interrupted`, finished at
     its last heartbeat, with the calls, cache hits, failures and cost it had recorded by then."""
-    from store import runs as run_sql
+    from store.pipeline import runs as run_sql
 
     if as_json and wide:
         raise click.UsageError("give --json or --wide, not both")

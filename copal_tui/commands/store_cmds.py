@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from copal_tui.commands.context import db_path, open_db
-from store import reads
+from store.artifacts import reads
 from store.db import connect
 
 

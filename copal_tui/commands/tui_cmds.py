@@ -58,7 +58,7 @@ def _run(ctx: click.Context, mode: str, annotator: str | None, suite: str = "cop
 
 
 def _check_judge(db: Database, judge: str) -> None:
-    from store.dialogue_reviews import judges
+    from store.annotation.dialogue_reviews import judges
 
     known = judges(db)
     if judge not in known:
@@ -68,7 +68,7 @@ def _check_judge(db: Database, judge: str) -> None:
 
 
 def _campaign_suite(db: Database, name: str) -> str:
-    from store import campaigns
+    from store.annotation import campaigns
 
     found = campaigns.get(db, name)
     if found is None or found.kind != campaigns.SAMPLE:

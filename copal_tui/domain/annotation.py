@@ -1,5 +1,5 @@
 """What an annotation is: the suites, roles and actions of the one append-only annotation log
-(store/annotations.py), how each suite names the subject of an annotation, and what each kind
+(store/annotation/annotations.py), how each suite names the subject of an annotation, and what each kind
 of event carries.
 
 Subjects (the log's `subject` column; unique within a suite):

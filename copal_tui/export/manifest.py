@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from copal_tui import __version__
-from store import metrics_sql as q
-from store import provenance_sql
 from store.db import Database, utcnow
+from store.report import metrics_sql as q
+from store.report import provenance_sql
 from store.schema_state import schema_version
 
 MANIFEST_FORMAT = "copal-export-manifest/1"

@@ -97,7 +97,7 @@ def export_folder(db: Database, fmt: str, out: Path, doc: dict[str, Any] | None,
 
 
 def _unexported(db: Database) -> list[dict[str, Any]]:
-    from store import provenance_sql
+    from store.report import provenance_sql
 
     reasons = {"responses": "the target model's call failed (no text); pipeline state, "
                             "not a result",

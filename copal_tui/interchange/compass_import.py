@@ -41,7 +41,7 @@ from copal_tui.domain.schema import Id, WorldFile
 from copal_tui.interchange.errors import ImportFailure
 from copal_tui.interchange.loader import read_text
 from copal_tui.interchange.strict import loads_json
-from store import compass_sql, reads, writes
+from store.artifacts import compass_sql, reads, writes
 from store.db import Database, write
 
 UNSPECIFIED = "unspecified"

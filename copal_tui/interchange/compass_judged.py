@@ -52,9 +52,9 @@ from copal_tui.interchange.errors import ImportFailure
 from copal_tui.interchange.loader import read_text
 from copal_tui.interchange.strict import loads_json
 from copal_tui.pipeline.compass_common import judgment_id, response_id
-from store import compass_interchange_sql as io
-from store import compass_judged_sql as jsql
-from store import compass_sql, reads
+from store.artifacts import compass_interchange_sql as io
+from store.artifacts import compass_judged_sql as jsql
+from store.artifacts import compass_sql, reads
 from store.db import Database, write
 
 # A query whose id names no policy of its organisation (not COMPASS's id scheme): not a valid

@@ -19,8 +19,8 @@ from copal_tui.domain.compass import intended_kind, is_aligned
 from copal_tui.interchange import records as rec
 from copal_tui.interchange.errors import ImportFailure
 from copal_tui.interchange.loader import SourceRecord
-from store import compass_interchange_sql as io
-from store import compass_sql, reads
+from store.artifacts import compass_interchange_sql as io
+from store.artifacts import compass_sql, reads
 from store.db import Database
 
 

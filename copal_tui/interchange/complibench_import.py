@@ -23,7 +23,7 @@ from copal_tui.interchange.complibench import (
     parse_judge_output,
 )
 from copal_tui.interchange.errors import ImportFailure
-from store import dialogue_sql
+from store.artifacts import dialogue_sql
 from store.db import Database, write
 
 

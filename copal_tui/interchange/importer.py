@@ -27,8 +27,8 @@ from copal_tui.interchange.loader import (
     load_world,
 )
 from copal_tui.interchange.strict import paused_gc
-from store import annotations as log
-from store import compass_sql, reads, writes
+from store.annotation import annotations as log
+from store.artifacts import compass_sql, reads, writes
 from store.db import Database, write
 
 

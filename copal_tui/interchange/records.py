@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from store import annotations as log
-from store import compass_interchange_sql as compass_io
-from store import reads
-from store.annotations import Annotation
+from store.annotation import annotations as log
+from store.annotation.annotations import Annotation
+from store.artifacts import compass_interchange_sql as compass_io
+from store.artifacts import reads
 from store.db import Database, loads
 
 

@@ -43,8 +43,8 @@ from copal_tui.llm.retry import (
     retry_after,
     status_of,
 )
-from store import llm_log
 from store.db import connect, dumps, utcnow
+from store.pipeline import llm_log
 
 T = TypeVar("T", bound=BaseModel)
 

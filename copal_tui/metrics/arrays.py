@@ -1,4 +1,4 @@
-"""Numpy over the rows of `store.metrics_sql`: decoding its group_concat columns into arrays
+"""Numpy over the rows of `store.report.metrics_sql`: decoding its group_concat columns into arrays
 and lists, integer codes for text values, a GROUP BY over small integer columns, and finding
 rows by rowid. `copal_tui.metrics.frame` builds the report's arrays with these.
 """
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from store.metrics_sql import NULL_MARK
+from store.report.metrics_sql import NULL_MARK
 
 
 def ints(text: str | None) -> np.ndarray:
@@ -22,7 +22,7 @@ def ints(text: str | None) -> np.ndarray:
 
 
 def texts(text: str | None) -> list[str]:
-    """The values of a char(30)-separated group_concat column (see store.metrics_sql)."""
+    """The values of a char(30)-separated group_concat column (see store.report.metrics_sql)."""
     return text.split("\x1e") if text else []
 
 

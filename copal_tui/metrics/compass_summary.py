@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from copal_tui.domain.compass import VARIANTS
 from copal_tui.domain.compass_rules import CATEGORY_LABELS, FAILURES
-from store import compass_judged_sql as jsql
+from store.artifacts import compass_judged_sql as jsql
 from store.db import Database
 
 if TYPE_CHECKING:

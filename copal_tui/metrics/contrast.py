@@ -24,7 +24,7 @@ from copal_tui.metrics.classify import put, ratio
 from copal_tui.metrics.intervals import wilson
 
 # The method a rejected projection reads as in the report's bulk item read
-# (store.metrics_sql.REJECTED_PROJECTION: the store layer does not import this package).
+# (store.report.metrics_sql.REJECTED_PROJECTION: the store layer does not import this package).
 REJECTED_PROJECTION = "projection_rejected"
 
 # Exclusion keys of a row and the reason the report's exclusions give for each.

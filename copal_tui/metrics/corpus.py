@@ -29,7 +29,7 @@ def _breakdown(rows: Sequence[tuple[Any, int]], order: Sequence[str]) -> dict[st
 
 
 def corpus_profile(counts: dict[str, list[tuple[Any, ...]]]) -> dict[str, Any]:
-    """`counts` is `store.metrics_sql.corpus_counts`; totals come first, then breakdowns."""
+    """`counts` is `store.report.metrics_sql.corpus_counts`; totals come first, then breakdowns."""
     out: dict[str, Any] = {
         "worlds": len(counts["worlds"]),
         "world_ids": [row[0] for row in counts["worlds"]],

@@ -1,6 +1,6 @@
 """The report's `dialogue_judging` section: CompliBench metrics per judge and domain.
 
-Reads the stored truth and predictions (store.dialogue_sql) and scores them with
+Reads the stored truth and predictions (store.artifacts.dialogue_sql) and scores them with
 `copal_tui.domain.dialogue`: per judge and domain (and `all`), every (conversation, attempt)
 counted as its own judged file and the turns micro-averaged over all of them, as CompliBench's
 evaluation script pools attempts. A failed attempt (the call failed, nothing usable) is not
@@ -20,7 +20,7 @@ from copal_tui.domain.dialogue import (
     TurnTruth,
     score_files,
 )
-from store import dialogue_sql
+from store.artifacts import dialogue_sql
 from store.db import Database
 
 ALL = "all"

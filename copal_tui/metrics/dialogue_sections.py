@@ -26,6 +26,6 @@ def add_to_report(db: Database, doc: dict[str, Any]) -> None:
         doc["exclusions"].append({"section": "dialogue_judging",
                                   "what": f"failed attempts of {judge}", "reason": reason,
                                   "count": count})
-    from store.dialogue_reviews import error_type_counts
+    from store.annotation.dialogue_reviews import error_type_counts
 
     doc["dialogue_error_taxonomy"] = error_type_counts(db)

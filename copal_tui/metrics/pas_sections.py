@@ -1,4 +1,4 @@
-"""The COMPASS keys of the report: reads `store.compass_metrics_sql`, feeds the functions of
+"""The COMPASS keys of the report: reads `store.report.compass_metrics_sql`, feeds the functions of
 `copal_tui.metrics.pas`, and records every exclusion with its reason.
 
 `compass_sections` returns the keys `pas`, `pas_failure_modes`, `pas_vs_composed`,
@@ -29,8 +29,8 @@ from copal_tui.metrics.pas import (
     label,
     pas_rows,
 )
-from store import compass_metrics_sql as q
 from store.db import Database
+from store.report import compass_metrics_sql as q
 
 # ------------------------------------------------------------------ reading the store
 

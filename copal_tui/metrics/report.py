@@ -1,5 +1,5 @@
 """The report as one document: checks the options, starts the reads of
-`store.metrics_sql.BulkReads` and hands their rows to `copal_tui.metrics.sections`.
+`store.report.metrics_sql.BulkReads` and hands their rows to `copal_tui.metrics.sections`.
 
 This module owns the choices that span sections: which judge is primary (default: the
 contract-mode judge with the most usable judgments, a real model preferred over the offline
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from store import metrics_sql as q
 from store.db import Database
+from store.report import metrics_sql as q
 
 REPORT_FORMAT = "copal-report/2"
 MODES = ("contract", "full_policy")
@@ -115,7 +115,7 @@ def _provenance(db: Database, worlds: list[str] | None, doc: dict[str, Any],
     from copal_tui.metrics import provenance
 
     primary = (doc["scope"].get("primary_judge") or {}).get("judge")
-    from store import provenance_sql
+    from store.report import provenance_sql
 
     prefilters, imported = provenance_sql.provenance_extras(db, worlds)
     used = provenance_sql.provenance_runs(db, worlds)

@@ -1,5 +1,5 @@
 """The sections of the report document, computed from the rows of
-`store.metrics_sql.BulkReads`: loads them into a `frame.Frame`, feeds the metric functions and
+`store.report.metrics_sql.BulkReads`: loads them into a `frame.Frame`, feeds the metric functions and
 records every exclusion with its reason. `copal_tui.metrics.report` owns the options and the
 choice of judges; this module is imported only once the reads are running (it loads numpy).
 """

@@ -30,9 +30,9 @@ from copal_tui.domain.selection import Candidate, greedy_select, screening_passe
 from copal_tui.domain.taxonomy import PATTERN_FACETS, Method
 from copal_tui.pipeline.base import StageRun, ask, clause_payload, world_payload
 from copal_tui.pipeline.generate import contract_rows
-from store import pipeline_sql as sql
-from store import writes
+from store.artifacts import writes
 from store.db import dumps, write
+from store.pipeline import pipeline_sql as sql
 
 METHODS = (Method.RAW_POLICY, Method.CLAUSE_ONLY, Method.NO_FACET)
 # Candidates generated per final item: the method's 36 direct candidates for 12 final items.

@@ -6,7 +6,7 @@ transaction, so a killed run loses at most the last batch, whose answers the LLM
 The same transaction refreshes the run row (heartbeat, failures, now and then the manifest), and
 the call log's batches move its call counters, so a killed run's row shows what it did.
 
-Before it starts, a stage claims its run row (`store.runs.claim`): while a live run of the same
+Before it starts, a stage claims its run row (`store.pipeline.runs.claim`): while a live run of the same
 stage covers an overlapping scope (worlds x target models or judges), it waits, saying so in its
 progress message, and then starts on whatever that run left undone.
 """
@@ -35,8 +35,8 @@ from copal_tui.pipeline.options import (  # noqa: F401 - the stages' options, us
     DialogueOptions,
     Options,
 )
-from store import runs
 from store.db import Database, connect, write
+from store.pipeline import runs
 from store.schema_state import require_current, schema_version
 
 T = TypeVar("T")

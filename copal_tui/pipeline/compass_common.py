@@ -14,8 +14,8 @@ from copal_tui import prompts
 from copal_tui.domain.compass import verification_keeps
 from copal_tui.domain.outputs import TASK_OUTPUTS, CompassVerifyOut
 from copal_tui.pipeline.base import StageRun, world_payload
-from store import compass_sql
-from store import pipeline_sql as sql
+from store.artifacts import compass_sql
+from store.pipeline import pipeline_sql as sql
 
 SUITE_KINDS = ("allow", "deny")  # procedure policies are not part of a COMPASS suite
 _CODES = {"allowed_base": "ab", "denied_base": "db", "allowed_edge": "ae"}

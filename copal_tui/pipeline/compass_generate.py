@@ -38,8 +38,8 @@ from copal_tui.pipeline.compass_common import (
     to_verify,
     verify,
 )
-from store import compass_sql
-from store import pipeline_sql as sql
+from store.artifacts import compass_sql
+from store.pipeline import pipeline_sql as sql
 
 ALLOWED_EDGE_ANGLES = (
     "touches a sensitive-sounding subject",

@@ -30,8 +30,8 @@ from copal_tui.domain.compass_rules import JUDGE_VARIANTS, WITH_QUERY_SUFFIX, ra
 from copal_tui.domain.outputs import CompassJudgeOut
 from copal_tui.pipeline.base import StageRun
 from copal_tui.pipeline.compass_common import judgment_id, listed, structured, suite_policies
-from store import compass_sql
-from store import pipeline_sql as sql
+from store.artifacts import compass_sql
+from store.pipeline import pipeline_sql as sql
 
 
 def judge_label(judge: str, variant: str) -> str:

@@ -39,8 +39,8 @@ from copal_tui.pipeline.compass_common import (
     structured,
     suite_policies,
 )
-from store import compass_sql
-from store import pipeline_sql as sql
+from store.artifacts import compass_sql
+from store.pipeline import pipeline_sql as sql
 
 
 @dataclass

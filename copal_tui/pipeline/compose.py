@@ -29,8 +29,8 @@ from copal_tui.domain.compose_filter import (
 from copal_tui.domain.outputs import CompositionOut
 from copal_tui.domain.taxonomy import Pattern
 from copal_tui.pipeline.base import StageRun, ask, clause_payload, world_payload
-from store import pipeline_sql as sql
-from store import writes
+from store.artifacts import writes
+from store.pipeline import pipeline_sql as sql
 
 Key = tuple[tuple[str, ...], str]  # (sorted clause ids, pattern) of a confirmed composition
 

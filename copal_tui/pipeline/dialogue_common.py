@@ -12,7 +12,7 @@ from typing import Any
 
 from copal_tui.domain.dialogue import CATEGORIES, norm_key
 from copal_tui.pipeline.base import StageRun
-from store import dialogue_pipeline_sql as psql
+from store.pipeline import dialogue_pipeline_sql as psql
 
 
 def selected(run: StageRun, *, originals_only: bool = False) -> list[str]:

@@ -27,8 +27,8 @@ from copal_tui.domain.outputs import DialogueBinaryJudgeOut
 from copal_tui.pipeline.base import StageRun
 from copal_tui.pipeline.compass_common import structured
 from copal_tui.pipeline.dialogue_common import conversation, guideline_document, selected
-from store import dialogue_pipeline_sql as psql
-from store import dialogue_sql
+from store.artifacts import dialogue_sql
+from store.pipeline import dialogue_pipeline_sql as psql
 
 BINARY_SUFFIX = "+binary"
 

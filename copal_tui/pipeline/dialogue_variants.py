@@ -44,8 +44,8 @@ from copal_tui.pipeline.dialogue_common import (
     phase_name,
     selected,
 )
-from store import dialogue_pipeline_sql as psql
-from store import dialogue_sql
+from store.artifacts import dialogue_sql
+from store.pipeline import dialogue_pipeline_sql as psql
 
 MAX_ROUNDS = 3
 _FEEDBACK = ("content judge: ", "compliance judge: ")

@@ -23,8 +23,8 @@ from copal_tui.domain.taxonomy import (
     Pattern,
 )
 from copal_tui.pipeline.base import StageRun, ask, clause_payload, world_payload
-from store import pipeline_sql as sql
-from store import writes
+from store.artifacts import writes
+from store.pipeline import pipeline_sql as sql
 
 CONTROL_HANDLING = ("non-interacting control: no clause restricts, gates or routes another; "
                     "answer every part")

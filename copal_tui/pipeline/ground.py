@@ -10,8 +10,8 @@ from typing import Any
 
 from copal_tui.domain.outputs import GroundingOut
 from copal_tui.pipeline.base import StageRun, ask, world_payload
-from store import pipeline_sql as sql
-from store import writes
+from store.artifacts import writes
+from store.pipeline import pipeline_sql as sql
 
 
 async def execute(run: StageRun) -> None:

@@ -21,8 +21,8 @@ from copal_tui.domain.outputs import (
 )
 from copal_tui.domain.taxonomy import JudgeMode
 from copal_tui.pipeline.base import StageRun, world_payload
-from store import pipeline_sql as sql
-from store import writes
+from store.artifacts import writes
+from store.pipeline import pipeline_sql as sql
 
 
 def judgment_id(response_id: str, judge: str, mode: str) -> str:

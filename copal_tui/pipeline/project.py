@@ -23,9 +23,9 @@ from copal_tui.domain.taxonomy import Method
 from copal_tui.domain.text import content_words
 from copal_tui.pipeline.base import StageRun, ask, clause_payload, world_payload
 from copal_tui.pipeline.generate import contract_rows
-from store import pipeline_sql as sql
-from store import writes
+from store.artifacts import writes
 from store.db import dumps
+from store.pipeline import pipeline_sql as sql
 
 # Reason codes of a rejected projection (stored in `screening.reasons`) and their wording.
 REASONS = {

@@ -11,8 +11,8 @@ from typing import Any
 
 from copal_tui import prompts
 from copal_tui.pipeline.base import StageRun
-from store import pipeline_sql as sql
-from store import writes
+from store.artifacts import writes
+from store.pipeline import pipeline_sql as sql
 
 VARIANT = "base"
 

@@ -35,10 +35,10 @@ from copal_tui.tui.safe import one_line
 from copal_tui.tui.screens.marking import MARK_BINDINGS, MarkingScreen
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
 from copal_tui.tui.widgets.marks_matrix import MarksMatrix, columns_for
-from store import adjudication_sql
-from store import annotations as log
-from store import labels as copal_sql
-from store.annotations import Annotation
+from store.annotation import adjudication_sql
+from store.annotation import annotations as log
+from store.annotation import labels as copal_sql
+from store.annotation.annotations import Annotation
 from store.db import utcnow
 
 

@@ -54,8 +54,9 @@ from copal_tui.tui.widgets.compass_view import (
 )
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
 from copal_tui.tui.widgets.scroll_pane import ScrollPane
-from store import compass_browse_sql, compass_labels
-from store.annotations import Annotation
+from store.annotation import compass_labels
+from store.annotation.annotations import Annotation
+from store.browse import compass_browse_sql
 from store.db import Database
 
 BLIND_NOTE = ("Blind: the query type and strategy, the pre-filter's decision, the judges' "

@@ -6,7 +6,7 @@ rationale, and the human labels).
 
 Opened with enter from the COMPASS tab of the world screen (browse mode only: the label modes
 cannot reach the world screen, so nothing here needs blinding). Reads are keyed lookups in
-store/compass_browse_sql.py, repeated when the screen comes back into view.
+store/browse/compass_browse_sql.py, repeated when the screen comes back into view.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from copal_tui.tui.widgets.compass_view import query_meta, query_renderable, res
 from copal_tui.tui.widgets.compass_view import verdict_text as single_verdict
 from copal_tui.tui.widgets.paged_table import short_id
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
-from store import compass_browse_sql as sql
+from store.browse import compass_browse_sql as sql
 
 TABS = ["query", "responses"]
 

@@ -6,8 +6,8 @@ reviewers' error types for it.
 
 `j` and `a` switch judge and attempt, `]`/`[` jump between wrong turns, `t` shows each
 guideline's text from the document under the turn, `d` opens the document. Opened with enter
-from the dialogues list (browse mode). Reads are keyed lookups in store/dialogue_sql.py,
-store/dialogue_browse_sql.py and store/dialogue_reviews.py, repeated when the screen comes back
+from the dialogues list (browse mode). Reads are keyed lookups in store/artifacts/dialogue_sql.py,
+store/browse/dialogue_browse_sql.py and store/annotation/dialogue_reviews.py, repeated when the screen comes back
 into view.
 """
 
@@ -29,7 +29,9 @@ from copal_tui.tui.widgets.dialogue_error_types import type_name
 from copal_tui.tui.widgets.dialogue_view import WRONG, prediction_lines, turn_renderable
 from copal_tui.tui.widgets.screen_commands import Command, ScreenCommands
 from copal_tui.tui.widgets.scroll_pane import ScrollPane
-from store import dialogue_browse_sql, dialogue_reviews, dialogue_sql
+from store.annotation import dialogue_reviews
+from store.artifacts import dialogue_sql
+from store.browse import dialogue_browse_sql
 
 
 class DialogueScreen(Screen[None]):

@@ -50,10 +50,11 @@ from copal_tui.tui.widgets.dialogue_view import (
 )
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
 from copal_tui.tui.widgets.scroll_pane import ScrollPane
-from store import dialogue_reviews, dialogue_sql
-from store.annotations import Annotation
+from store.annotation import dialogue_reviews
+from store.annotation.annotations import Annotation
+from store.annotation.dialogue_reviews import ReviewKey, key_of, subject_of
+from store.artifacts import dialogue_sql
 from store.db import Database
-from store.dialogue_reviews import ReviewKey, key_of, subject_of
 
 
 def turn_view(turn: dict[str, Any], current: bool) -> Text:

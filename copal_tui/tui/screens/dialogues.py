@@ -1,7 +1,7 @@
 """The dialogues list (browse mode, ctrl+l or the palette): every judged dialogue with its domain,
 turns, violation turns, the dialogue it is a variant of, judges and attempts, and (filled in
 after the page shows) how many predictions over all judges and attempts are wrong. Paged and
-filtered in SQLite (store/dialogue_browse_sql.py); enter opens the dialogue."""
+filtered in SQLite (store/browse/dialogue_browse_sql.py); enter opens the dialogue."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from textual.widgets import Footer, Header, Static
 
 from copal_tui.tui.widgets.paged_table import Column, PagedTable
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
-from store.dialogue_browse_sql import dialogues_page, wrong_counts
+from store.browse.dialogue_browse_sql import dialogues_page, wrong_counts
 
 COLUMNS = [
     Column("id", "dialogue", None, min_width=16),

@@ -4,7 +4,7 @@ flagged, and the highlighted response in full below), and its single-policy proj
 judge's error per model on the composed item and on each projection; composition-induced
 failures marked). `j` switches between the judges that judged the item.
 
-All reads are keyed lookups in store/browse_item_sql.py, done on open and when the screen comes
+All reads are keyed lookups in store/browse/browse_item_sql.py, done on open and when the screen comes
 back into view (labels may have been added meanwhile).
 """
 
@@ -28,7 +28,7 @@ from copal_tui.tui.widgets.marks_table import Source, flag_summary, sources, ver
 from copal_tui.tui.widgets.paged_table import Rows, short_id
 from copal_tui.tui.widgets.response_view import ResponseView
 from copal_tui.tui.widgets.screen_commands import Command, ScreenCommands
-from store import browse_item_sql as sql
+from store.browse import browse_item_sql as sql
 
 TABS = ["overview", "responses", "projections"]
 

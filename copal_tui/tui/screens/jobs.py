@@ -21,7 +21,7 @@ from copal_tui.tui.widgets.job_progress import JobProgressView
 from copal_tui.tui.widgets.run_list import RunList
 from copal_tui.tui.widgets.run_manifest import RunManifest
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
-from store import jobs_sql
+from store.pipeline import jobs_sql
 
 
 class JobsScreen(Screen[None]):

@@ -33,9 +33,9 @@ from copal_tui.tui.safe import one_line
 from copal_tui.tui.screens.marking import MARK_BINDINGS, MarkingScreen
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
 from copal_tui.tui.widgets.marks_matrix import columns_for
-from store import annotations as log
-from store import labels as copal_sql
-from store.annotations import Annotation
+from store.annotation import annotations as log
+from store.annotation import labels as copal_sql
+from store.annotation.annotations import Annotation
 from store.db import Database
 
 # Seconds before placing new responses in the queue is tried again when the database was busy.

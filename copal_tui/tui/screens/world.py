@@ -26,8 +26,9 @@ from copal_tui.tui.safe import safe
 from copal_tui.tui.screens.record import RecordScreen
 from copal_tui.tui.widgets.paged_table import Column, PagedTable, fmt_rate, short_id
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
-from store import browse_sql as sql
-from store import compass_browse_sql, reads
+from store.artifacts import reads
+from store.browse import browse_sql as sql
+from store.browse import compass_browse_sql
 
 TABS = ["policies", "clauses", "compositions", "items", "runs"]
 COMPASS_TAB = "compass"

@@ -14,7 +14,7 @@ from textual.widgets import Footer, Header, Static
 
 from copal_tui.tui.widgets.paged_table import Column, PagedTable, fmt_rate
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
-from store.browse_sql import world_stats, worlds_page
+from store.browse.browse_sql import world_stats, worlds_page
 
 
 def _progress(row: dict[str, Any]) -> str:

@@ -23,7 +23,7 @@ CAT_SHORT = {1: "C1 universal", 2: "C2 workflow", 3: "C3 condition"}
 CAT_TITLES = {1: "Category 1: universal compliance",
               2: "Category 2: intent-triggered workflows",
               3: "Category 3: condition-triggered guidelines"}
-# How a prediction stands against the truth (store.dialogue_browse_sql KIND values).
+# How a prediction stands against the truth (store.browse.dialogue_browse_sql KIND values).
 KIND_WORDS = {
     "right": "\u2713 right",
     "flagged_elsewhere": "~ flagged, under another guideline (counts against strict "

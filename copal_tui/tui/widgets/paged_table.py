@@ -30,7 +30,7 @@ from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
 from copal_tui.tui.safe import one_line, safe
-from store.browse_sql import FilterError, Page, PageRequest
+from store.browse.browse_sql import FilterError, Page, PageRequest
 from store.db import Database
 
 Fetch = Callable[[Database, PageRequest], Page]

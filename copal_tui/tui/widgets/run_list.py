@@ -1,6 +1,6 @@
 """The list of pipeline runs (the `runs` table), one page at a time, with a search box.
 
-The page comes from store.jobs_sql (LIMIT/OFFSET with a COUNT for the total), so the table never
+The page comes from store.pipeline.jobs_sql (LIMIT/OFFSET with a COUNT for the total), so the table never
 holds more than one page. Moving the cursor posts `RunList.Chosen` with the run id; the screen
 shows that run's manifest. Cells are `safe` Text: DataTable reads plain strings as markup.
 """
@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from copal_tui.tui.safe import one_line, safe
-from store import jobs_sql
+from store.pipeline import jobs_sql
 
 STATUS_MARK = {"done": "\u2713 ", "failed": "\u2717 ", "cancelled": "\u25a0 ",
                "running": "\u25b6 ", "interrupted": "! "}

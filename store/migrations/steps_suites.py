@@ -1,17 +1,16 @@
-"""Migrations m005 onwards (the COMPASS and dialogue-judging tables and later changes), registered on
-`store.migrations.MIGRATIONS` after m001-m003: `store.migrations` imports this module at its end.
-Append-only like the rest: never edit one that has landed, add a new function at the end (and its
-name to `store.schema_state.NAMES`).
+"""Migrations m005-m009: the COMPASS and dialogue-judging tables and later changes to them.
+
+Append-only: never edit a step once it has landed on main; add a new one (see the list in
+`store.migrations`).
 """
 
 from __future__ import annotations
 
 from sqlite_utils import Database
 
-from store.migrations import MIGRATIONS, _exec
+from store.migrations.script import run_script as _exec
 
 
-@MIGRATIONS()
 def m005_compass(db: Database) -> None:
     # COMPASS-style single-policy suites (copal_tui.domain.compass). A world imported from the
     # COMPASS layout keeps the organisation's own system prompt. Queries, responses, judgments
@@ -112,7 +111,6 @@ def m005_compass(db: Database) -> None:
     )
 
 
-@MIGRATIONS()
 def m006_dialogues(db: Database) -> None:
     # CompliBench-style dialogue judging (copal_tui.domain.dialogue). A dialogue keeps its
     # guideline document, its turns with the per-turn truth (governing guideline, violation),
@@ -245,15 +243,13 @@ def m006_dialogues(db: Database) -> None:
     )
 
 
-@MIGRATIONS()
 def m007_run_progress(db: Database) -> None:
     # A run's last sign of life, refreshed with the counters it writes as it works: a run whose
     # process is gone or whose heartbeat went stale is shown as interrupted and no longer holds
-    # its stage against an identical run (store.runs.claim).
+    # its stage against an identical run (store.pipeline.runs.claim).
     db.execute("ALTER TABLE runs ADD COLUMN heartbeat_at TEXT")
 
 
-@MIGRATIONS()
 def m008_compass_reference_rules(db: Database) -> None:
     # The public COMPASS configuration gives the short denied-edge form its own strategies, one
     # of which (statistical_inference) m005's CHECK does not list; and an organisation may ship
@@ -284,7 +280,6 @@ def m008_compass_reference_rules(db: Database) -> None:
         db.execute("PRAGMA writable_schema = OFF")
 
 
-@MIGRATIONS()
 def m009_direction_by_item_kind(db: Database) -> None:
     # The direction of an error is derived from the marks and the contract items' kinds (a
     # missing required content item: over-enforcement; a missing gate, route or action item or

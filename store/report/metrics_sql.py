@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from store.annotations import CURRENT, CURRENT_DECISION
+from store.annotation.annotations import CURRENT, CURRENT_DECISION
 from store.db import Database, connect
 
 NULL_MARK = "\x1f"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from store.annotations import CURRENT
+from store.annotation.annotations import CURRENT
 from store.db import Database
 
 

@@ -3,7 +3,7 @@
 The LLM client buffers rows in memory and hands them here in batches (one transaction per flush):
 a commit per call with synchronous=FULL would cost an fsync each. Rows arrive already scrubbed of
 secrets; nothing here ever sees an API key. Each batch also adds its calls, cache hits and
-cost to the counters of the runs it belongs to (`store.runs.add_calls`).
+cost to the counters of the runs it belongs to (`store.pipeline.runs.add_calls`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from store import runs
 from store.db import Database, write
+from store.pipeline import runs
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Where a report's figures come from and what the exports' manifest checks: the runs that
 wrote the rows in scope (every suite), the COMPASS pre-filter models and the rows imported
 without a run, the database's quick_check, and what the interchange export leaves out.
-Read after the report's bulk reads (`store.metrics_sql`), which these queries do not slow.
+Read after the report's bulk reads (`store.report.metrics_sql`), which these queries do not slow.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from store.db import Database
-from store.metrics_sql import _all, _scope
+from store.report.metrics_sql import _all, _scope
 
 
 def runs_involved(db: Database, worlds: list[str] | None) -> list[tuple[str, str, str, str]]:

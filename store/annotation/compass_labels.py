@@ -1,6 +1,6 @@
 """SQL for COMPASS subjects (responses to single-policy queries): which responses can be
 labelled and what the annotator is shown for one. The labels themselves are events of the
-annotation log (store/annotations.py, suite "compass", subject = COMPASS response id); the
+annotation log (store/annotation/annotations.py, suite "compass", subject = COMPASS response id); the
 queue is the one every suite shares (copal_tui.annotation.queue).
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from store.campaigns import Candidate
-from store.compass_browse_sql import world_policies
+from store.annotation.campaigns import Candidate
+from store.browse.compass_browse_sql import world_policies
 from store.db import Database
 
 # A response the queue offers: its query survived verification and the model answered (or the

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from store.annotations import CURRENT
+from store.annotation.annotations import CURRENT
 from store.db import Database, utcnow
 
 SAMPLE, DEFAULT = "sample", "default"

@@ -1,6 +1,6 @@
 """SQL for browsing judged dialogues (migration m006_dialogues): the paged, filterable list of
 dialogues, one dialogue's turns with the selected judge attempt's prediction on each, and the
-per-turn verdict on that prediction (`KIND`) that the review queue (store/dialogue_reviews.py)
+per-turn verdict on that prediction (`KIND`) that the review queue (store/annotation/dialogue_reviews.py)
 walks as well.
 
 The verdict follows the dialogue-judging metrics (copal_tui/domain/dialogue.py, which the store
@@ -14,7 +14,7 @@ or phase (an integer, -1 when none is given, compared strictly as CompliBench do
 `wrong_guideline`. A judge is binary (verdicts only, its guidelines never compared) when every
 scored attempt of it is.
 
-Lists follow store/browse_sql.py: one page of keys, aggregates for that page only, user input
+Lists follow store/browse/browse_sql.py: one page of keys, aggregates for that page only, user input
 only ever as parameters.
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.browse_sql import (
+from store.browse.browse_sql import (
     Filter,
     Page,
     PageRequest,

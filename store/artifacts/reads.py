@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from store import annotations as log
+from store.annotation import annotations as log
 from store.db import Database, loads, scalar
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from store import annotations as log
+from store.annotation import annotations as log
 from store.db import Database, loads
 
 RESPONSE_LIMIT = 200

@@ -1,7 +1,7 @@
 """SQL for COPAL subjects (responses to composed items): which responses can be labelled, what
 the label and adjudication screens show for one, and the current labels with the content they
 were given on (stale detection). The labels themselves are events of the annotation log
-(store/annotations.py, suite "copal", subject = response id).
+(store/annotation/annotations.py, suite "copal", subject = response id).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from store.annotations import CURRENT
-from store.campaigns import Candidate
+from store.annotation.annotations import CURRENT
+from store.annotation.campaigns import Candidate
 from store.db import Database, loads
 
 # A response can be labelled when it was answered (text, no failure) for an item of the

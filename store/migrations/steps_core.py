@@ -1,26 +1,16 @@
-"""Schema as append-only migrations (sqlite-utils `Migrations`).
+"""Migrations m001-m003: the COPAL tables (worlds to judgments, labels and the first queue).
 
-Never edit a migration once it has landed on main: add a new `mNNN_...` function instead. The
-TUI and other interactive commands refuse a database with pending migrations (`require_current`)
-rather than migrating under several annotators at once; `copal migrate` applies them. That check
-lives in `store.schema_state` (no sqlite-utils import, so start-up stays light); a test keeps its
-list of names equal to the migrations registered here.
+Append-only: never edit a step once it has landed on main; add a new one (see the list in
+`store.migrations`).
 """
 
 from __future__ import annotations
 
-from sqlite_utils import Database, Migrations
+from sqlite_utils import Database
 
-from store import db as store_db
-from store.db import write
-from store.schema_state import require_current, schema_version
-
-__all__ = ["MIGRATIONS", "latest", "migrate", "pending", "require_current", "schema_version"]
-
-MIGRATIONS = Migrations("copal")
+from store.migrations.script import run_script as _exec
 
 
-@MIGRATIONS()
 def m001_initial(db: Database) -> None:
     _exec(
         db,
@@ -234,7 +224,6 @@ def m001_initial(db: Database) -> None:
     )
 
 
-@MIGRATIONS()
 def m002_item_gate_route(db: Database) -> None:
     # The prerequisite a gated item must ask for and the route a transfer item must name, as
     # the generator stated them (the contract items carry them too, as kind gate/route).
@@ -242,7 +231,6 @@ def m002_item_gate_route(db: Database) -> None:
     db.execute("ALTER TABLE items ADD COLUMN route TEXT")
 
 
-@MIGRATIONS()
 def m003_label_queue(db: Database) -> None:
     # The label queue (copal_tui.labelqueue). `queue_order` fixes each response's place once, so
     # the order is stable when responses are added later (new ones append); it repeats the
@@ -286,49 +274,3 @@ def m003_label_queue(db: Database) -> None:
         WHERE a.action = 'decide';
         """,
     )
-
-
-def _exec(db: Database, script: str) -> None:
-    # executescript() would COMMIT the surrounding transaction; run statement by statement so
-    # the migration and its bookkeeping row stay atomic.
-    for stmt in _split(script):
-        db.execute(stmt)
-
-
-def _split(script: str) -> list[str]:
-    import sqlite3
-
-    out, buf = [], ""
-    for line in script.splitlines(keepends=True):
-        if line.strip().startswith("--") and not buf.strip():
-            continue
-        buf += line
-        if sqlite3.complete_statement(buf):
-            out.append(buf.strip())
-            buf = ""
-    if buf.strip():
-        out.append(buf.strip())
-    return out
-
-
-def pending(db: store_db.Database) -> list[str]:
-    return [m.name for m in MIGRATIONS.pending(Database(db.conn))]
-
-
-def latest() -> str:
-    return MIGRATIONS._migrations[-1].name
-
-
-def migrate(db: store_db.Database) -> list[str]:
-    """Apply pending migrations in one write transaction; returns the names applied."""
-    todo = pending(db)
-    if todo:
-        with write(db):
-            MIGRATIONS.apply(Database(db.conn))
-    return todo
-
-
-# Later migrations live in their own modules (this file would pass 400 lines); importing them
-# here registers them on MIGRATIONS after m003, in their order: m005-m009, then m010.
-from store import migrations_suites  # noqa: E402,F401,I001
-from store import migrations_annotations  # noqa: E402,F401

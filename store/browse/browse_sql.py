@@ -1,5 +1,5 @@
 """SQL for the browse screens' paged, filterable lists: worlds, and a world's policies,
-clauses, compositions, items and runs (the item view is in store/browse_item_sql.py).
+clauses, compositions, items and runs (the item view is in store/browse/browse_item_sql.py).
 
 Every list is one page: the page's keys are chosen in a sub-select with LIMIT/OFFSET and the
 per-row aggregates are computed only for those rows, so a list costs the same on a database with
@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.annotations import CURRENT
+from store.annotation.annotations import CURRENT
 from store.db import Database, loads
 
 # Response `r` has at least one current COPAL label (looked up through r's own events on the

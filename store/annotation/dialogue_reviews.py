@@ -1,13 +1,13 @@
 """SQL for judge-mistake subjects (`copal label --suite dialogues`): which predictions are wrong
 and what the reviewer is shown for one, reviewers' current reviews of a turn, and the
 error-type counts the report reads. The reviews themselves are events of the annotation log
-(store/annotations.py, suite "dialogues", subject = the JSON array [dialogue, judge, attempt,
+(store/annotation/annotations.py, suite "dialogues", subject = the JSON array [dialogue, judge, attempt,
 turn]: copal_tui.domain.annotation.dialogue_subject, restated here as `subject_of` since the
 store imports no copal_tui); the queue is the one every suite shares
 (copal_tui.annotation.queue).
 
 The wrong predictions are every turn where a judge attempt's prediction is wrong by the
-metrics' rules (`IS_MISTAKE` in store/dialogue_browse_sql.py: a compliant turn with a wrong
+metrics' rules (`IS_MISTAKE` in store/browse/dialogue_browse_sql.py: a compliant turn with a wrong
 guideline, a false alarm or no prediction, a violation turn not flagged), ordered by dialogue,
 judge, attempt, turn: a reviewer reads each conversation forwards, one attempt after another.
 """
@@ -17,10 +17,10 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from store import annotations as log
-from store.campaigns import Candidate
+from store.annotation import annotations as log
+from store.annotation.campaigns import Candidate
+from store.browse.dialogue_browse_sql import IS_MISTAKE, JUDGED, KIND, MISTAKES, judged, prepare
 from store.db import Database
-from store.dialogue_browse_sql import IS_MISTAKE, JUDGED, KIND, MISTAKES, judged, prepare
 
 # The error taxonomy (copal_tui.domain.dialogue.ERROR_TYPES, in its order; a test keeps the two
 # equal).

@@ -1,6 +1,6 @@
 """SQL for adjudication: the candidates (responses where annotators disagree, or where a judge
 disagrees with the annotators) and why each is one. Decisions and their undo are events of the
-annotation log (store/annotations.py, suite "copal", role "adjudicator"); a subject's current
+annotation log (store/annotation/annotations.py, suite "copal", role "adjudicator"); a subject's current
 decision is `annotations.decision`.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from store.annotations import ADJUDICATOR, CURRENT, current_sql
+from store.annotation.annotations import ADJUDICATOR, CURRENT, current_sql
 from store.db import Database
 
 # Responses needing a human reference: annotators disagree on the error or on any item mark,

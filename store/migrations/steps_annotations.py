@@ -1,8 +1,7 @@
 """Migration m010: one annotation log for every suite, one lease table, frozen campaigns.
 
-Registered on `store.migrations.MIGRATIONS` after m009 (`store.migrations` imports this module
-at its end, after `store.migrations_suites`). Append-only like the others: never edit it once
-it has landed, add a new function (and its name in `store.schema_state.NAMES`).
+Listed in `store.migrations` after m009. Append-only like the others: never edit it once it
+has landed, add a new step (and its name in `store.schema_state.NAMES`).
 
 What it does, in one transaction:
 - creates `annotations` (the log; see copal_tui.domain.annotation for subjects, roles, actions
@@ -31,7 +30,7 @@ import json
 
 from sqlite_utils import Database
 
-from store.migrations import MIGRATIONS, _exec
+from store.migrations.script import run_script as _exec
 
 _SCHEMA = """
 CREATE TABLE annotations (
@@ -174,7 +173,6 @@ def _by_action(label: str, remark: str, bare: str) -> str:
             f"WHEN action IN ('note', 'flag') THEN {remark} ELSE {bare} END")
 
 
-@MIGRATIONS()
 def m010_annotation_log(db: Database) -> None:
     _exec(db, _SCHEMA)
     flag = [("flag", "flag")]
