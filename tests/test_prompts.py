@@ -447,3 +447,10 @@ def test_prompts_module_imports_no_ui_or_llm():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'litellm')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("task", ["judge_contract", "judge_full_policy"])
+def test_judges_give_an_observed_facet_for_failures_only(task):
+    system = _system(task)
+    assert "`facet`" in system and "a correct reply has no facet" in system
+    assert "facet" in TASK_OUTPUTS[task].model_json_schema()["properties"]

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from copal_tui.domain.compass import FailureMode
 from copal_tui.domain.dialogue import norm_category, norm_phase
+from copal_tui.domain.facets import parse_facet
 from copal_tui.domain.taxonomy import ContractKind, Effect, Facet, Pattern
 
 
@@ -112,7 +113,20 @@ class Mark(_Out):
     evidence: str | None = None
 
 
-class ContractJudgeOut(_Out):
+class _ObservedFacet(_Out):
+    """A judge's observed facet: for an error only (the pipeline drops one given for a correct
+    response, `copal_tui.domain.facets.observed_facet`). A spelling variant of a facet name is
+    read as the facet; an unknown name is invalid, which sends the answer to the repair round
+    with the list of names. (The field is declared by each judge's model, after its marks, so
+    a model writing the JSON in schema order decides the marks first.)"""
+
+    @field_validator("facet", mode="before", check_fields=False)
+    @classmethod
+    def _facet_name(cls, v: object) -> Facet | None:
+        return parse_facet(v)
+
+
+class ContractJudgeOut(_ObservedFacet):
     marks: list[Mark]
     facet: Facet | None = None
     rationale: str = ""
@@ -141,7 +155,7 @@ def complete_marks(item_ids: list[str]) -> type[ContractJudgeOut]:
     return CompleteContractJudgeOut
 
 
-class FullPolicyJudgeOut(_Out):
+class FullPolicyJudgeOut(_ObservedFacet):
     violated_policy_ids: list[str] = Field(default_factory=list)
     unmet_policy_ids: list[str] = Field(default_factory=list)
     facet: Facet | None = None

@@ -5,6 +5,10 @@ a verdict the judge states.
 Contract mode: the judge sees the query, the response and the contract; it marks every contract
 item present or absent with a verbatim evidence quote. Full-policy mode: the judge sees only the
 world's whole inventory and lists violated and unmet policies.
+
+Both modes ask for the observed facet of an error (how the response actually fails, which can
+differ from the item's target facet); it is kept only on an error
+(`copal_tui.domain.facets.observed_facet`): a facet named for a correct response is dropped.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Any
 
 from copal_tui import prompts
 from copal_tui.domain.contract import direction_of, evaluate, item_kinds
+from copal_tui.domain.facets import observed_facet
 from copal_tui.domain.outputs import (
     TASK_OUTPUTS,
     ContractJudgeOut,
@@ -45,7 +50,7 @@ def contract_marks(out: ContractJudgeOut, resp: dict[str, Any]) -> dict[str, Any
     verdict = evaluate(req, forb, observed, item_kinds(resp["required"]))
     rationale = out.rationale + (f" [{'; '.join(notes)}]" if notes else "")
     return {"observed": observed, "error": verdict.error, "direction": verdict.direction.value,
-            "evidence": evidence or None, "facet": out.facet.value if out.facet else None,
+            "evidence": evidence or None, "facet": observed_facet(verdict.error, out.facet),
             "rationale": rationale}
 
 
@@ -62,7 +67,7 @@ def policy_marks(out: FullPolicyJudgeOut, policy_kinds: dict[str, str]) -> dict[
     return {"observed": None, "error": error,
             "direction": direction_of(over=over, under=under).value,
             "evidence": {f"E{i}": q for i, q in enumerate(out.evidence, 1)} or None,
-            "facet": out.facet.value if out.facet else None,
+            "facet": observed_facet(error, out.facet),
             "rationale": f"{out.rationale} [{detail}]"}
 
 

@@ -1,0 +1,144 @@
+"""The report's `observed_facets` section as tables: target facet (rows) x observed facet
+(columns) counts of errors, from the judge and from the human reference, and their agreement.
+
+Facet names are long (`protected_field_leakage`) and a table has thirteen count columns, so
+every facet is written as a two-letter code with a legend beside the table (`FACET_CODES`), the
+way `copal_tui.export.fit_table` letters long headers: with codes the terminal table fits 80
+columns. `facet_tables` gives the tables of the CSV, Markdown and LaTeX exports (the full target
+facet name stays in its row, the legend is the note); `print_observed_facets` prints the
+terminal form through `fit_table.print_table`, whose cells are made safe there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from copal_tui.domain.taxonomy import Facet
+from copal_tui.export.fit_table import _packed, print_table
+from copal_tui.export.tables import Table
+from copal_tui.metrics.rates import UNMAPPED
+
+NONE_GIVEN = "none_given"  # the column of errors without an observed facet
+FACET_CODES: dict[str, str] = {
+    Facet.BOUNDARY_OVERREACH: "BO", Facet.OVER_REFUSAL: "OR", Facet.SEMANTIC_LEAKAGE: "SL",
+    Facet.SKIPPED_GATE: "SG", Facet.WRONG_SCOPE_GATE: "WS", Facet.PRE_GATE_LEAKAGE: "PG",
+    Facet.PROTECTED_FIELD_LEAKAGE: "PF", Facet.ALL_WITHHOLDING: "AW",
+    Facet.BLURRED_DISCLOSURE: "BD", Facet.MISSED_TRANSFER: "MT", Facet.WRONG_ROUTE: "WR",
+    Facet.LATENT_CONTINUATION: "LC", NONE_GIVEN: "NG", UNMAPPED: "UN",
+}
+SOURCES = (("judge", "judge_table"), ("human", "human_table"))
+
+
+def _typed(spec: str) -> list[tuple[str, str]]:
+    """'judge:str n:int' -> [('judge', 'str'), ('n', 'int')] (the spelling of tables.py)."""
+    return [(name, kind) for name, _sep, kind in (p.partition(":") for p in spec.split())]
+
+
+def code(name: str) -> str:
+    """A facet's code; a name without one (not a facet) is shown whole."""
+    return FACET_CODES.get(name, name)
+
+
+def legend_entries(names: list[str]) -> list[str]:
+    return [f"{code(n)} = {n.replace('_', ' ')}" for n in names]
+
+
+def legend(names: list[str]) -> str:
+    return "; ".join(legend_entries(names))
+
+
+def _section(doc: dict[str, Any]) -> dict[str, Any] | None:
+    section = doc.get("observed_facets")
+    return section if isinstance(section, dict) else None
+
+
+def _setting(section: dict[str, Any]) -> str:
+    if section.get("judge") is None:
+        return "no judge setting"
+    return f"{section['judge']} ({section['mode']})"
+
+
+def facet_tables(doc: dict[str, Any]) -> list[Table]:
+    """The section's tables for the exports; none when the report has no such section."""
+    section = _section(doc)
+    if section is None:
+        return []
+    columns = list(section["columns"])
+    rows_used = [r["target_facet"] for r in section["human_table"]["rows"]]
+    pivot = Table(
+        "observed_facets",
+        f"Observed facet (columns) of errors by target facet (rows): judge {_setting(section)} "
+        "and the human reference",
+        [*_typed("judge:str mode:str source:str target_facet:str errors:int"),
+         *((code(c), "int") for c in columns)],
+        display=["source", "target_facet", "errors", *(code(c) for c in columns)],
+        note=f"{section['scope']}; {section['reference']}. "
+             f"{legend([*columns, *(r for r in rows_used if r == UNMAPPED)])}")
+    for source, key in SOURCES:
+        for row in section[key]["rows"]:
+            pivot.rows.append([section.get("judge") or "", section.get("mode") or "", source,
+                               row["target_facet"], row["errors"],
+                               *(row["counts"][c] for c in columns)])
+    a = section["agreement"]
+    human = section["human_table"]
+    agreement = Table(
+        "observed_facet_agreement",
+        "Observed facet: judge vs human reference on responses both call errors",
+        _typed("judge:str mode:str n_both_errors:int n_compared:int n_agree:int "
+              "agreement:float kappa:float kappa_reason:str error_ties_excluded:int "
+              "facet_ties_excluded:int"),
+        display=["judge", "mode", "n_both_errors", "n_compared", "n_agree", "agreement",
+                 "kappa"],
+        note="compared: both gave a facet; agreement = agree / compared; Cohen's kappa over "
+             "the compared responses")
+    agreement.rows.append([section.get("judge") or "", section.get("mode") or "",
+                           a["n_both_errors"], a["n_compared"], a["n_agree"], a["agreement"],
+                           a["kappa"], str(a.get("kappa_reason") or ""), human["error_ties_excluded"],
+                           human["facet_ties_excluded"]])
+    return [pivot, agreement]
+
+
+def _fraction(value: float) -> str:
+    return "n/a" if value != value else f"{value:.3f}"  # NaN is the one value unequal to itself
+
+
+def print_observed_facets(console: Any, doc: dict[str, Any]) -> list[str]:
+    """The section on the terminal: the caveat when an offline model stands behind it, one
+    table per source (codes for facets, a legend under them), then the agreement. Returns the
+    layout `fit_table.print_table` used for each table (none without the section)."""
+    from rich.text import Text
+
+    from copal_tui.domain.safe_text import visible
+
+    section = _section(doc)
+    if section is None:
+        return []
+    if section.get("caveat"):
+        console.print(Text(visible(section["caveat"]), style="bold reverse"))
+    columns = list(section["columns"])
+    headers = ["target", "n", *(code(c) for c in columns)]
+    used: list[str] = []
+    layouts = []
+    for source, key in SOURCES:
+        rows = [[code(r["target_facet"]), r["errors"], *(r["counts"][c] for c in columns)]
+                for r in section[key]["rows"]]
+        used += [r["target_facet"] for r in section[key]["rows"] if r["target_facet"] not in used]
+        who = f"judge {_setting(section)}" if source == "judge" else "human reference"
+        layouts.append(print_table(console, headers, rows, numeric=set(range(1, len(headers))), keys=1,
+                    title=f"Observed facet (columns) of errors by target facet (rows), {who}"))
+    names = [*columns, *(u for u in used if u not in columns and u in FACET_CODES)]
+    # Packed as fit_table packs its legends: an entry is never split across lines.
+    for packed in _packed([Text(visible(e)) for e in legend_entries(names)], console.width):
+        console.print(packed)
+    a = section["agreement"]
+    human = section["human_table"]
+    kappa = _fraction(a["kappa"]) if a["kappa"] is not None else "n/a"
+    line = (f"judge vs human facet on {a['n_both_errors']} responses both call errors: "
+            f"{a['n_agree']} of {a['n_compared']} with a facet from each agree "
+            f"({_fraction(a['agreement'])}); kappa {kappa}")
+    if a.get("kappa_reason"):
+        line += f" ({a['kappa_reason']})"
+    line += (f"; excluded: {human['error_ties_excluded']} error ties, "
+             f"{human['facet_ties_excluded']} facet ties")
+    console.print(Text(visible(line)))
+    return layouts

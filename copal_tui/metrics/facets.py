@@ -1,0 +1,185 @@
+"""The report's `observed_facets` section: how erroneous responses actually fail (the observed
+facet) against the pressure their item was built to apply (the target facet).
+
+Over the errors on the composed suite's responses in scope (every target model), two tables of
+counts, rows the item's target facet, columns the observed facet (the twelve facets in taxonomy
+order, then `none_given`):
+
+- `judge`: the usable error judgments of one judge setting (the report's primary one) with the
+  facet the judge gave;
+- `human`: the responses whose human reference (`copal_tui.metrics.reference.reference_rule`,
+  the one the validity figures use: the adjudication, else the annotators' majority, ties
+  excluded) is an error, with the reference's observed facet. The reference facet is the
+  adjudication's facet when the reference is an adjudication; else the facet most given by
+  the annotators whose label says error (a label without one does not vote). When two facets
+  are given equally often there is no reference facet: the response is left out of the human
+  table and of the agreement, and counted (`facet_ties_excluded`), as error ties are.
+
+`agreement` compares the two on the responses both call errors: how many got a facet from both
+sides, how many of those the same one (`agreement` = agree / compared) and Cohen's kappa over
+them (scikit-learn's `cohen_kappa_score`). Kappa is NaN with a reason, never 0, when either side
+used one facet only (then chance agreement equals observed agreement by construction), as
+`copal_tui.metrics.classify.kappa` does for the 2x2 case.
+
+An observed facet is counted only on an error (`copal_tui.domain.facets.observed_facet`); a
+stored name that is no facet counts as none given and is counted (`unrecognised_facets`). The
+section names its judge setting and, when an offline model stands behind it (the generator that
+built the suite, the targets, or this judge), carries the heuristic caveat of
+`copal_tui.metrics.provenance`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from copal_tui.domain.facets import parse_facet
+from copal_tui.metrics.classify import put, ratio
+from copal_tui.metrics.provenance import build as provenance_of
+from copal_tui.metrics.provenance import caveat, is_offline
+from copal_tui.metrics.rates import FACET_ORDER, UNMAPPED, ordered
+from store.db import Database
+from store.report import facets_sql as q
+
+NONE_GIVEN = "none_given"
+COLUMNS = [*FACET_ORDER, NONE_GIVEN]
+SCOPE = ("errors on responses to the composed suite's items (selected COPAL items) in scope, "
+         "every target model")
+REFERENCE = ("human reference: the adjudication, else the annotators' majority (error ties "
+             "excluded); its facet: the adjudication's, else the one most given by the "
+             "annotators who label an error (facet ties excluded)")
+
+
+def _column(value: object, unknown: Counter[str]) -> str:
+    """The column of an observed facet stored on an error; a name that is no facet is counted
+    in `unknown` and shown as none given."""
+    try:
+        facet = parse_facet(value)
+    except ValueError:
+        unknown[str(value)] += 1
+        return NONE_GIVEN
+    return NONE_GIVEN if facet is None else facet.value
+
+
+def _table(cells: Iterable[tuple[str | None, str]], rows: Sequence[str]) -> dict[str, Any]:
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for target, column in cells:
+        counts[target or UNMAPPED][column] += 1
+    out_rows = [{"target_facet": t, "errors": sum(counts[t].values()),
+                 "counts": {c: counts[t][c] for c in COLUMNS}}
+                for t in ordered(set(rows) | set(counts), FACET_ORDER)]
+    return {"n_errors": sum(r["errors"] for r in out_rows), "rows": out_rows}
+
+
+def reference_facets(labels: Sequence[q.Vote], decisions: Sequence[q.Vote]
+                     ) -> tuple[dict[str, tuple[str | None, str]], dict[str, int]]:
+    """{response: (target facet, observed column)} of every response whose human reference is
+    an error, and counts of what was left out (error ties, facet ties)."""
+    import numpy as np
+
+    from copal_tui.metrics.reference import TIE, reference_rule
+
+    ids = sorted({v[0] for v in labels} | {v[0] for v in decisions})
+    at = {rid: k for k, rid in enumerate(ids)}
+
+    def positions(votes: Sequence[q.Vote]) -> tuple[np.ndarray, np.ndarray]:
+        return (np.array([at[v[0]] for v in votes], dtype=np.int64),
+                np.array([v[2] for v in votes], dtype=np.int64))
+
+    ref, source = reference_rule(len(ids), *positions(labels), *positions(decisions))
+    decided = {v[0]: v for v in decisions}
+    error_facets: dict[str, list[str | None]] = defaultdict(list)
+    target: dict[str, str | None] = {}
+    for rid, _who, error, facet, tgt in labels:
+        target[rid] = tgt
+        if error == 1:
+            error_facets[rid].append(facet)
+    unknown: Counter[str] = Counter()
+    out: dict[str, tuple[str | None, str]] = {}
+    facet_ties = 0
+    for rid, k in at.items():
+        if ref[k] != 1:
+            continue
+        if rid in decided:
+            out[rid] = (decided[rid][4], _column(decided[rid][3], unknown))
+            continue
+        votes = Counter(c for f in error_facets[rid] if (c := _column(f, unknown)) != NONE_GIVEN)
+        top = votes.most_common(2)
+        if len(top) > 1 and top[0][1] == top[1][1]:
+            facet_ties += 1
+            continue
+        out[rid] = (target[rid], top[0][0] if top else NONE_GIVEN)
+    return out, {"error_ties_excluded": int((source == TIE).sum()),
+                 "facet_ties_excluded": facet_ties, "unrecognised_facets": sum(unknown.values())}
+
+
+def facet_kappa(judge: Sequence[str], human: Sequence[str]) -> tuple[float, str | None]:
+    """Cohen's kappa of the judge's and the reference's facets on the same responses."""
+    if not judge:
+        return math.nan, "no response both call errors with a facet from each"
+    if len(set(judge)) == 1 or len(set(human)) == 1:
+        side = "the judge" if len(set(judge)) == 1 else "the human reference"
+        if len(set(judge)) == 1 and len(set(human)) == 1:
+            side = "the judge and the human reference each"
+        return math.nan, f"{side} gave one facet only; kappa is undefined"
+    from sklearn.metrics import cohen_kappa_score
+
+    value = float(cohen_kappa_score(list(judge), list(human)))
+    return (math.nan, "Cohen's kappa is undefined on these facets") if math.isnan(value) \
+        else (value, None)
+
+
+def _agreement(judged: dict[str, str], human: dict[str, tuple[str | None, str]]
+               ) -> dict[str, Any]:
+    both = sorted(set(judged) & set(human))
+    pairs = [(judged[r], human[r][1]) for r in both
+             if judged[r] != NONE_GIVEN and human[r][1] != NONE_GIVEN]
+    agree = sum(j == h for j, h in pairs)
+    out: dict[str, Any] = {"n_both_errors": len(both), "n_compared": len(pairs),
+                           "n_agree": agree}
+    put(out, "agreement", ratio(agree, len(pairs),
+                                "no response both call errors with a facet from each"))
+    put(out, "kappa", facet_kappa([j for j, _h in pairs], [h for _j, h in pairs]))
+    return out
+
+
+def _heuristic(db: Database, worlds: list[str] | None, judge: str) -> list[str]:
+    """The offline models this section rests on: the suite's generator, the targets, the
+    judge."""
+    from store.report import provenance_sql
+
+    copal = provenance_of(provenance_sql.provenance_runs(db, worlds)).get("copal") or {}
+    models = [*copal.get("generator", []), *copal.get("target", []), judge]
+    return sorted({m for m in models if is_offline(m)})
+
+
+def observed_facets_section(db: Database, worlds: list[str] | None,
+                            setting: tuple[str, str] | None) -> dict[str, Any]:
+    """The section for one judge setting (judge, mode), None when no judge has usable
+    judgments (the human table is still given)."""
+    rows = [t or UNMAPPED for t in q.target_facets(db, worlds)]
+    labels, decisions = q.human_votes(db, worlds)
+    human, left_out = reference_facets(labels, decisions)
+    out: dict[str, Any] = {"scope": SCOPE, "reference": REFERENCE, "columns": list(COLUMNS)}
+    if setting is None:
+        out.update({"judge": None, "mode": None, "reason": "no judge setting has usable "
+                    "judgments", "judge_table": _table([], rows)})
+        judged: dict[str, str] = {}
+        heuristic = _heuristic(db, worlds, "")
+    else:
+        judge, mode = setting
+        unknown: Counter[str] = Counter()
+        errors = q.judge_errors(db, judge, mode, worlds)
+        judged = {rid: _column(facet, unknown) for rid, _t, facet in errors}
+        out.update({"judge": judge, "mode": mode,
+                    "judge_table": {**_table(((t, judged[r]) for r, t, _f in errors), rows),
+                                    "unrecognised_facets": sum(unknown.values())}})
+        heuristic = _heuristic(db, worlds, judge)
+    out["human_table"] = {**_table(human.values(), rows), **left_out}
+    out["agreement"] = _agreement(judged, human)
+    out["heuristic"] = heuristic
+    if heuristic:  # absent, not null, when no offline model stands behind the section
+        out["caveat"] = caveat(heuristic)
+    return out
