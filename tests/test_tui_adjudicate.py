@@ -121,7 +121,7 @@ async def test_note_goes_with_the_decision_and_flag_and_skip(db):
         await pilot.pause()
         second = app.screen.rid
         assert second != first
-        await pilot.press("n")
+        await pilot.press("e")
         await pilot.pause()
         await pilot.press(*"R1 is implied", "enter")
         await pilot.pause()

@@ -160,8 +160,8 @@ async def test_help_lists_the_keys_and_the_taxonomy(db):
         await settle(pilot)
         ids = {r[3] for r in binding_rows(screen_of(pilot.app))}
         assert {f"dialogue_review.type{n}" for n in range(1, 7)} | {
-            "dialogue_review.submit", "dialogue_review.undo", "dialogue_review.skip",
-            "dialogue_review.next", "dialogue_review.prev", "dialogue_review.note"} <= ids
+            "queue.submit", "queue.undo", "queue.skip", "queue.next", "queue.prev",
+            "queue.note"} <= ids
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(pilot.app.screen, HelpScreen)

@@ -89,3 +89,34 @@ async def test_compass_query_footer_fits_80_columns_on_both_tabs(db):
         await pilot.press("b")
         await settle(pilot)
         assert not isinstance(pilot.app.screen, CompassQueryScreen)
+
+
+# -------------------------------------------------------------- the labelling queues
+
+COMMON_FOOTER = ["\u23ce submit", "u undo", "s skip", "n/p move", "e note", "f flag", "q quit",
+                 "PgUp/Dn scroll", "? Keys"]
+
+
+def _queue_app(kind: str, tmp_path: Any) -> Any:
+    from copal_tui.tui.settings import Settings
+    from tests.dialogue_tui_support import build_dialogue_db
+    from tests.tui_label_support import build_db
+
+    if kind == "adjudicate":
+        return make_app(build_db(tmp_path), mode="adjudicate", annotator="lead")
+    db = {"copal": build_db, "compass": build_compass_db,
+          "dialogues": build_dialogue_db}[kind](tmp_path)
+    return make_app(db, mode="label", suite=kind, annotator="cleo",
+                    settings=Settings(overlap=3))
+
+
+@pytest.mark.parametrize("kind", ["copal", "compass", "dialogues", "adjudicate"])
+async def test_every_queue_footer_shows_every_common_key_at_80_columns(kind, tmp_path):
+    app = _queue_app(kind, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        footer = screen_lines(app)[-1]
+        for entry in COMMON_FOOTER:
+            assert entry in footer, (kind, entry, footer)
+        # Nothing cut at the right edge: the last entry ends inside the 80 columns.
+        assert len(footer.rstrip()) <= SIZE[0]

@@ -18,10 +18,10 @@ def test_unknown_binding_id_exits_2(cli, initialised, monkeypatch):
 
 def test_a_collision_exits_2_naming_both(cli, initialised, monkeypatch):
     # `c` is the queue's "correct"; giving it to submit as well would make one key do two things.
-    monkeypatch.setenv("COPAL_KEYMAP", '{"label.submit": "c"}')
+    monkeypatch.setenv("COPAL_KEYMAP", '{"queue.submit": "c"}')
     result = cli("label", "--annotator", "ana")
     assert result.exit_code == 2
-    assert "label.submit" in result.stderr and "label.correct" in result.stderr
+    assert "queue.submit" in result.stderr and "label.correct" in result.stderr
 
 
 def test_a_good_keymap_is_accepted(initialised, monkeypatch):
@@ -33,6 +33,6 @@ def test_a_good_keymap_is_accepted(initialised, monkeypatch):
 def test_collision_with_an_app_key(initialised, monkeypatch):
     # ctrl+d opens the dashboard from anywhere (outside label mode); a screen binding remapped
     # onto it would shadow it on that screen.
-    monkeypatch.setenv("COPAL_KEYMAP", '{"label.submit": "ctrl+d"}')
+    monkeypatch.setenv("COPAL_KEYMAP", '{"queue.submit": "ctrl+d"}')
     with pytest.raises(SettingsError, match="app.dashboard"):
         make_app(initialised, mode="label", annotator="ana")

@@ -108,7 +108,7 @@ async def test_skip_note_and_flag_are_recorded(db):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         first = app.screen.rid
-        await pilot.press("n")
+        await pilot.press("e")
         await pilot.pause()
         await pilot.press(*"odd [b]wording[/b]", "enter")
         await pilot.pause()

@@ -24,6 +24,7 @@ from copal_tui.tui.screens.compass_label import CompassLabelScreen
 from copal_tui.tui.screens.dialogue_document import DialogueDocumentScreen
 from copal_tui.tui.screens.dialogue_review import DialogueReviewScreen
 from copal_tui.tui.screens.help import HelpScreen
+from copal_tui.tui.screens.label_facet import FacetScreen
 from copal_tui.tui.screens.label_flag import FlagScreen
 from copal_tui.tui.screens.label_note import NoteScreen
 from copal_tui.tui.screens.label_queue import LabelQueueScreen
@@ -35,7 +36,8 @@ SIZE = (160, 60)
 QUEUES: dict[str, type[Screen[Any]]] = {"copal": LabelQueueScreen,
                                         "compass": CompassLabelScreen,
                                         "dialogues": DialogueReviewScreen}
-HARMLESS = (HelpScreen, NoteScreen, FlagScreen, CommandPalette, DialogueDocumentScreen)
+HARMLESS = (HelpScreen, NoteScreen, FlagScreen, FacetScreen, CommandPalette,
+            DialogueDocumentScreen)
 
 
 def build(suite: str, tmp_path: Any) -> Any:
@@ -198,7 +200,7 @@ async def test_a_note_is_shown_again_on_return(tmp_path):
     async with label_app(db).run_test(size=SIZE) as pilot:
         await settle(pilot)
         first = pilot.app.screen.rid
-        await pilot.press("n")
+        await pilot.press("e")
         await pilot.pause()
         await pilot.press(*"ask about [b]dosage[/b]", "enter")
         await pilot.pause()

@@ -24,7 +24,7 @@ import store.db
 from copal_tui.cli import main
 from copal_tui.tui import busy
 from copal_tui.tui.app import CopalApp, make_app
-from copal_tui.tui.screens import label_queue
+from copal_tui.tui.screens import label_lifecycle
 from copal_tui.tui.screens.help import HelpScreen
 from copal_tui.tui.screens.label_queue import LabelQueueScreen
 from copal_tui.tui.settings import Settings
@@ -38,7 +38,7 @@ WAITING = "waiting for the database"
 def quick(monkeypatch):
     monkeypatch.setattr(busy, "ATTEMPT_MS", 20)
     monkeypatch.setattr(busy, "RETRY_SECONDS", (0.05,))
-    monkeypatch.setattr(label_queue, "ORDER_RETRY_S", 0.05)
+    monkeypatch.setattr(label_lifecycle, "ORDER_RETRY_S", 0.05)
     # Any write still made with the default busy timeout fails in 2 s rather than 30 s.
     monkeypatch.setattr(store.db, "BUSY_TIMEOUT_MS", 2000)
     monkeypatch.setattr(busy, "BUSY_TIMEOUT_MS", 2000)

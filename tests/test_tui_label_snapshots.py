@@ -65,7 +65,7 @@ def test_label_queue_empty_80x24(snap_compare, db):
 
 
 def test_label_note_prompt_80x24(snap_compare, db):
-    _snap(snap_compare, _label(db), (80, 24), "n", "h", "i")
+    _snap(snap_compare, _label(db), (80, 24), "e", "h", "i")
 
 
 def test_label_flag_prompt_80x24(snap_compare, db):

@@ -8,13 +8,14 @@ adjudicators at once are not handed the same subject. Each call is one committed
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from copal_tui.annotation.queue import later
 from copal_tui.annotation.suites import SUITES
+from store.annotation import adjudication_sql, queue_sql
 from store.annotation import annotations as log
-from store.annotation import queue_sql
+from store.annotation.adjudication_sql import Counts
 from store.annotation.annotations import ADJUDICATOR, Annotation
 from store.db import Database, utcnow, write
 
@@ -70,3 +71,50 @@ def release_adjudication(db: Database, response_id: str, adjudicator: str,
                          suite: str = "copal") -> None:
     with write(db):
         queue_sql.end_lease(db, suite, ADJUDICATOR, response_id, adjudicator, utcnow())
+
+
+# -------------------------------------------------------------- what the screen reads
+
+def next_pending(db: Database, after: str, search: str, adjudicator: str,
+                 skip: Collection[str] = ()) -> str | None:
+    """The next undecided candidate after `after`, wrapping round to the start, never one in
+    `skip` (a decision that still waits for the database)."""
+    for start in (after, ""):
+        while True:
+            row = adjudication_sql.adjudication_step(db, after=start, pending=True,
+                                                     search=search, who=adjudicator,
+                                                     now=utcnow())
+            if row is None or row.response_id not in skip:
+                break
+            start = row.response_id
+        if row is not None:
+            return row.response_id
+    return None
+
+
+def step(db: Database, after: str, forward: bool, search: str) -> str | None:
+    """The neighbouring candidate, decided or not."""
+    row = adjudication_sql.adjudication_step(db, after=after, forward=forward, pending=False,
+                                             search=search)
+    return None if row is None else row.response_id
+
+
+def counts(db: Database, search: str = "") -> Counts:
+    return adjudication_sql.adjudication_counts(db, search)
+
+
+def current_decision(db: Database, response_id: str) -> Annotation | None:
+    return log.decision(db, "copal", response_id)
+
+
+def reason(db: Database, response_id: str) -> str | None:
+    """Why the response is a candidate (None when it is not one)."""
+    return adjudication_sql.adjudication_reason(db, response_id)
+
+
+def flag(db: Database, response_id: str, adjudicator: str, reason: str) -> int:
+    """Flag a COPAL response (an event of the log, one transaction)."""
+    with write(db):
+        SUITES["copal"].require(db, response_id)
+        return log.append(db, suite="copal", subject=response_id, annotator=adjudicator,
+                          action="flag", payload={"note": None, "flag": reason})

@@ -21,6 +21,7 @@ from typing import Any
 
 from copal_tui.domain.annotation import dialogue_parts
 from copal_tui.domain.contract import content_sha256, evaluate, item_kinds, unknown_ids
+from copal_tui.domain.taxonomy import Facet
 from store.annotation import campaigns, compass_labels, dialogue_reviews
 from store.annotation import labels as copal_sql
 from store.annotation.campaigns import Candidate
@@ -121,8 +122,19 @@ class Copal(Suite):
         sha = content_sha256(content["query"], content["required"], content["forbidden"],
                              content["response"] or "")
         return ({"observed": observed, "error": verdict.error,
-                 "direction": verdict.direction.value, "facet": answer.get("facet"),
+                 "direction": verdict.direction.value,
+                 "facet": observed_facet(answer.get("facet"), verdict.error),
                  "note": answer.get("note")}, sha)
+
+
+def observed_facet(facet: Any, error: int) -> str | None:
+    """The facet a COPAL label keeps: one of the target facets, and only on an erroneous
+    response (a correct one shows no failure to name)."""
+    if not facet or not error:
+        return None
+    if facet not in {f.value for f in Facet}:
+        raise StoreError(f"unknown facet {facet!r} (one of {', '.join(f.value for f in Facet)})")
+    return str(facet)
 
 
 def compass_shown_sha256(ctx: Mapping[str, Any]) -> str:

@@ -45,7 +45,7 @@ def _classes() -> list[type[Any]]:
     return found
 
 
-def _bindings(cls: type[Any]) -> list[Binding]:
+def _own(cls: type[Any]) -> list[Binding]:
     out = []
     for b in cls.__dict__.get("BINDINGS", []):
         if isinstance(b, Binding):
@@ -53,6 +53,21 @@ def _bindings(cls: type[Any]) -> list[Binding]:
         elif isinstance(b, tuple) and len(b) >= 2:
             out.append(Binding(b[0], b[1]))
     return out
+
+
+def _bindings(cls: type[Any]) -> list[Binding]:
+    """The bindings a class has once its bases' are merged in, as Textual merges them (the
+    labelling screens get their common keys from their base): base classes first, a class
+    with `inherit_bindings=False` starting over."""
+    from textual.dom import DOMNode
+
+    out: list[Binding] = []
+    for base in reversed(cls.__mro__):
+        if isinstance(base, type) and issubclass(base, DOMNode):
+            if not base._inherit_bindings:
+                out.clear()
+            out.extend(_own(base))
+    return out if issubclass(cls, DOMNode) else _own(cls)
 
 
 def check_keymap(keymap: Mapping[str, str], classes: Iterable[type[Any]] | None = None) -> None:
@@ -83,7 +98,7 @@ def check_keymap(keymap: Mapping[str, str], classes: Iterable[type[Any]] | None 
                 if other is not None and other.id != b.id and (b.id in keymap
                                                                or other.id in keymap):
                     raise SettingsError(_collision(k, other, b, cls))
-                seen.setdefault(k, b)
+                seen[k] = b  # a subclass's binding replaces its base's on the same key
                 if cls is app_cls:
                     continue
                 shadowed = app_keys.get(k)

@@ -1,15 +1,16 @@
 """Adjudication (`copal adjudicate`): responses where annotators disagree, or where the human
 reference and a judge disagree, with every annotator's and judge's marks side by side.
 
-The adjudicator decides with the label keys (1-9 toggle, enter decides, c decides "correct",
-u undoes their last decision, s skips, n attaches a note to the decision, f flags, left/right
-move through all candidates, q quits); `/` filters the candidates (world, model, pattern, id
-or reason). A decision is an adjudicator's label appended to the annotation log (undo appends
-an undo event; copal_tui.annotation.adjudication). While a response is on screen the
-adjudicator holds a lease on it, so two adjudicators at once are not handed the same response.
-Every write (decision, undo, flag, lease) goes through the app's line of writes
-(copal_tui.tui.busy): committed at once when the database is free, waiting its turn ("waiting
-for the database") while another process holds it.
+The adjudicator decides with the label queue's keys (the labelling base's common keys: enter
+decides, u undoes their last decision, s skips, n/p or left/right move through all candidates,
+e attaches a note to the decision, f flags, q quits; and the marking keys: 1-9 toggle, c
+decides "correct"); `/` filters the candidates (world, model, pattern, id or reason). A
+decision is an adjudicator's label appended to the annotation log (undo appends an undo event;
+copal_tui.annotation.adjudication). While a response is on screen the adjudicator holds a lease
+on it, so two adjudicators at once are not handed the same response. Every write (decision,
+undo, flag, lease) goes through the app's line of writes (copal_tui.tui.busy): committed at
+once when the database is free, waiting its turn ("waiting for the database") while another
+process holds it.
 """
 
 from __future__ import annotations
@@ -23,31 +24,23 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input
 
-from copal_tui.annotation.adjudication import (
-    adjudicate,
-    lease_adjudication,
-    release_adjudication,
-    undo_adjudication,
-)
-from copal_tui.labeling import record
-from copal_tui.tui.busy import QueueWrites
+from copal_tui.annotation import adjudication as adj
+from copal_tui.annotation.views import Annotation, copal_context, copal_remarks, copal_reveal
 from copal_tui.tui.safe import one_line
-from copal_tui.tui.screens.marking import MARK_BINDINGS, MarkingScreen
+from copal_tui.tui.screens.label_base import LabelScreen
+from copal_tui.tui.screens.marking import MARK_BINDINGS, Marking
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
 from copal_tui.tui.widgets.marks_matrix import MarksMatrix, columns_for
-from store.annotation import adjudication_sql
-from store.annotation import annotations as log
-from store.annotation import labels as copal_sql
-from store.annotation.annotations import Annotation
-from store.db import utcnow
 
 
-class AdjudicateScreen(QueueWrites, MarkingScreen):
+class AdjudicateScreen(Marking, LabelScreen):
     BINDINGS = [*MARK_BINDINGS,
-                Binding("slash", "filter", "filter", id="adjudicate.filter"),
+                Binding("slash", "filter", "filter", show=False, id="adjudicate.filter"),
                 Binding("ctrl+r", "refresh", "reload", show=False, id="adjudicate.refresh")]
     PALETTE_PREFIX = "Adjudicate"
     MATRIX_FIRST = True
+    SUITE_KEYS = ("label.", "Adjudication: mark the contract")
+    NOTE_TITLE = "Note for your decision"
     DEFAULT_CSS = """
     AdjudicateScreen #adjudicate-filter { height: 1; border: none; padding: 0 1; display: none; }
     AdjudicateScreen #adjudicate-filter.-shown { display: block; }
@@ -59,8 +52,7 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
         self.ctx: dict[str, Any] | None = None
         self.search = ""
         self.note: str | None = None
-        self.last_saved: Text | None = None
-        self.counts = adjudication_sql.Counts()
+        self.counts = adj.Counts()
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
@@ -83,20 +75,7 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
     # -------------------------------------------------------------- candidates
 
     def _next_pending(self, after: str) -> str | None:
-        """The next undecided candidate after `after`, wrapping round to the start (never
-        one whose decision still waits for the database)."""
-        db, skip = self.copal.db, self.pending()
-        for start in (after, ""):
-            while True:
-                row = adjudication_sql.adjudication_step(
-                    db, after=start, pending=True, search=self.search, who=self.who,
-                    now=utcnow())
-                if row is None or row.response_id not in skip:
-                    break
-                start = row.response_id
-            if row is not None:
-                return row.response_id
-        return None
+        return adj.next_pending(self.copal.db, after, self.search, self.who, self.pending())
 
     def has_current(self) -> bool:
         return self.rid is not None and self.ctx is not None
@@ -107,34 +86,35 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
         if self.rid is not None and self.rid != rid:
             self._release(self.rid)
         self.rid, self.note = rid, None
-        self.ctx = None if rid is None else copal_sql.response_context(db, rid)
+        self.ctx = None if rid is None else copal_context(db, rid)
         if self.ctx is None or rid is None:
             self.rid = None
             self.context_pane.show(None, "Nothing to adjudicate" + (
                 f" matching {one_line(self.search, 30)!r}" if self.search else "") +
                 ": no undecided response where annotators, or annotators and a judge, "
-                "disagree. \u2190/\u2192 browse decided ones; / filters; q quits.")
+                "disagree. p/n browse decided ones; / filters; q quits.")
             self.marks.clear("")
             self.matrix.hide("")
             self.remarks.hide("")
+            self.reset_reading()
             self._status()
             return
-        self.write("lease", lambda db: lease_adjudication(db, rid, who, minutes),
+        self.write("lease", lambda db: adj.lease_adjudication(db, rid, who, minutes),
                    self._held, keep=False, key=f"lease:{rid}")
-        current = log.decision(db, "copal", rid)
+        current = adj.current_decision(db, rid)
         if marks is None:
             marks = list(current.get("observed") or []) if current else []
         items = contract_items(self.ctx["required"], self.ctx["forbidden"])
         self.context_pane.show(self.ctx)
         self.marks.set_contract(items, marks, title="Your decision" + (
             " (decided: enter re-decides)" if current else ""))
-        cols = columns_for([lab.row() for lab in log.labels_of(db, "copal", rid)],
-                           copal_sql.judgments_of(db, rid),
+        seen = copal_reveal(db, rid)
+        cols = columns_for(seen.labels, seen.judgments,
                            None if current is None else {**current.row(),
                                                          "adjudicator": current.annotator})
-        reason = adjudication_sql.adjudication_reason(db, rid) or "not a candidate"
-        self.matrix.show(items, cols, title=f"Why here: {reason}")
-        self.remarks.show(items, cols, notes=self._notes(rid))
+        self.matrix.show(items, cols, title=f"Why here: {adj.reason(db, rid) or 'not a candidate'}")
+        self.remarks.show(items, cols, notes=seen.remarks)
+        self.reset_reading()
         self._status()
 
     def _held(self, held: bool) -> None:
@@ -144,35 +124,27 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
     def _release(self, rid: str) -> None:
         who = self.who
         # A lease, not a decision: if the database stays busy it simply expires.
-        self.write("release", lambda db: release_adjudication(db, rid, who), keep=False)
+        self.write("release", lambda db: adj.release_adjudication(db, rid, who), keep=False)
 
     @work(thread=True, exclusive=True, group="adjudicate-counts")
     def _recount(self) -> None:
         """Count candidates and decisions (reads every label) off the UI thread."""
         with self.copal.worker_db() as db:
-            counts = adjudication_sql.adjudication_counts(db, self.search)
+            counts = adj.counts(db, self.search)
         with suppress(RuntimeError):  # the app closed while the worker ran
             self.app.call_from_thread(self._got_counts, counts)
 
-    def _notes(self, rid: str) -> list[dict[str, Any]]:
-        return [r.row() for r in log.remarks(self.copal.db, "copal", rid)]
-
-    def _got_counts(self, counts: adjudication_sql.Counts) -> None:
+    def _got_counts(self, counts: adj.Counts) -> None:
         self.counts = counts
         self._status()
 
     def _status(self) -> None:
         counts = self.counts
-        out = Text(f" {one_line(self.who, 24)} ", style="bold reverse")
-        out.append(f" {counts.decided}/{counts.total} decided ", style="bold")
-        if self.search:
-            out.append(f"\u00b7 filter {one_line(self.search, 30)!r} ", style="dim")
+        extra = [Text(f"\u00b7 filter {one_line(self.search, 30)!r} " if self.search
+                      else "\u00b7 / filters ", style="dim")]
         if self.note:
-            out.append("\u00b7 note pending ", style="yellow")
-        out.append_text(self.waiting_text())
-        if self.last_saved is not None:
-            out.append_text(self.last_saved)
-        self.set_status(out)
+            extra.append(Text("\u00b7 note pending ", style="yellow"))
+        self.set_status(self.status_line(f"{counts.decided}/{counts.total} decided", *extra))
 
     # -------------------------------------------------------------- actions
 
@@ -197,19 +169,18 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
 
         def landed(done: Annotation) -> None:
             error = done.get("error")
-            self.last_saved = Text(
-                f"\u00b7 decided e={error} " +
-                (DIRECTION_WORDS[done.get("direction")] if error else "correct"), style="green")
+            self._saved(f"decided e={error} " +
+                        (DIRECTION_WORDS[done.get("direction")] if error else "correct"))
             self._recount()
 
-        if not self.write("decision", lambda db: adjudicate(db, rid, who, marks, note=note),
+        if not self.write("decision", lambda db: adj.adjudicate(db, rid, who, marks, note=note),
                           landed, subject=rid):
             self.last_saved = None  # the status says what waits
         self._show(self._next_pending(rid))
 
     def action_undo(self) -> None:
         who = self.who
-        self.write("undo of your last decision", lambda db: undo_adjudication(db, who),
+        self.write("undo of your last decision", lambda db: adj.undo_adjudication(db, who),
                    self._undone)
 
     def _undone(self, undone: Annotation | None) -> None:
@@ -217,7 +188,7 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
             self.notify("Nothing to undo: you have no current decision.", severity="warning")
             return
         rid, marks = undone.subject, list(undone.get("observed") or [])
-        self.last_saved = Text("\u00b7 undid your decision", style="yellow")
+        self._saved("undid your decision", style="yellow")
         self._show(rid, marks)
         self._recount()
 
@@ -226,19 +197,17 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
             self.app.bell()
             return
         assert self.rid is not None
-        self.last_saved = Text("\u00b7 skipped", style="yellow")
+        self._saved("skipped", style="yellow")
         nxt = self._next_pending(self.rid)
         self._show(None if nxt == self.rid else nxt)
 
     def action_move(self, delta: int) -> None:
-        db = self.copal.db
         after = self.rid if self.rid is not None else ("" if delta > 0 else "\uffff")
-        row = adjudication_sql.adjudication_step(db, after=after, forward=delta > 0, pending=False,
-                                          search=self.search)
-        if row is None:
+        target = adj.step(self.copal.db, after, delta > 0, self.search)
+        if target is None:
             self.notify("No more candidates that way.", timeout=2)
             return
-        self._show(row.response_id)
+        self._show(target)
 
     def action_filter(self) -> None:
         box = self.query_one("#adjudicate-filter", Input)
@@ -250,7 +219,6 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
         event.stop()
         event.input.remove_class("-shown")
         self.search = event.value.strip()
-        self.context_pane.focus()
         self._show(self._next_pending(""))
         self._recount()
 
@@ -260,20 +228,21 @@ class AdjudicateScreen(QueueWrites, MarkingScreen):
     def save_note(self, text: str | None) -> None:
         if text:
             self.note = text
-            self.last_saved = Text("\u00b7 note kept for your decision", style="green")
+            self._saved("note kept for your decision")
             self._status()
 
     def save_flag(self, reason: str | None) -> None:
         if reason and self.rid is not None:
             rid, who = self.rid, self.who
-            self.write("flag", lambda db: record(db, rid, who, "flag", flag=reason),
+            self.write("flag", lambda db: adj.flag(db, rid, who, reason),
                        lambda _id: self._flagged(rid, reason))
             self._status()
 
     def _flagged(self, rid: str, reason: str) -> None:
-        self.last_saved = Text(f"\u00b7 flagged: {reason}", style="yellow")
+        self._saved(f"flagged: {reason}", style="yellow")
         if rid == self.rid:
-            self.remarks.show(self.marks.items, self.remarks.columns, notes=self._notes(rid))
+            self.remarks.show(self.marks.items, self.remarks.columns,
+                              notes=copal_remarks(self.copal.db, rid))
 
     def leave(self) -> None:
         if self.rid is not None:

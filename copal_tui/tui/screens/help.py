@@ -1,6 +1,7 @@
 """The keys screen: every binding active on the screen below it (the focused widget's, the
 screen's, the app's), hidden ones included, with the keys as remapped by the keymap and the
-binding id to remap them with; the screen's own note (its `HELP_TEXT`, e.g. what the COMPASS
+binding id to remap them with (on a labelling screen the keys every queue shares come first,
+once, then the queue's own); the screen's own note (its `HELP_TEXT`, e.g. what the COMPASS
 label queue keeps hidden); plus how list filters are written."""
 
 from __future__ import annotations
@@ -23,10 +24,18 @@ FILTER_HELP = (
 )
 
 
-def _where(node: Any, screen: Screen[Any]) -> str:
+def _where(node: Any, screen: Screen[Any], ident: str | None = None) -> str:
     if node is screen.app:
         return "everywhere"
     if node is screen:
+        from copal_tui.tui.screens.label_base import COMMON_IDS
+
+        # A labelling screen: the keys every queue shares, then this queue's own.
+        if ident in COMMON_IDS:
+            return "every queue"
+        suite = getattr(screen, "SUITE_KEYS", ("", ""))
+        if suite[0] and (ident or "").startswith(suite[0]):
+            return "this queue"
         return "this screen"
     return getattr(node, "HELP_GROUP", None) or type(node).__name__.lower()
 
@@ -45,11 +54,14 @@ def binding_rows(screen: Screen[Any]) -> list[tuple[str, str, str, str]]:
         display = app.get_key_display(Binding(key, binding.action, key_display=None))
         if display not in entry[1]:
             entry[1].append(display)
-    out = [(_where(node, screen), " ".join(keys), binding.description or binding.action,
-            binding.id or "") for node, keys, binding in rows.values()]
-    # The screen's own keys first, then the focused widget's (remappable ones before plain
-    # cursor movement), then the app's.
-    return sorted(out, key=lambda r: (r[0] == "everywhere", r[0] != "this screen", not r[3]))
+    out = [(_where(node, screen, binding.id), " ".join(keys),
+            binding.description or binding.action, binding.id or "")
+           for node, keys, binding in rows.values()]
+    # The screen's own keys first (on a labelling screen: the common queue keys once, then
+    # the queue's own), then the focused widget's (remappable ones before plain cursor
+    # movement), then the app's.
+    order = {"every queue": 0, "this queue": 1, "this screen": 2}
+    return sorted(out, key=lambda r: (r[0] == "everywhere", order.get(r[0], 3), not r[3]))
 
 
 class HelpScreen(ModalScreen[None]):

@@ -77,12 +77,15 @@ class ContractMarks(Static):
         self._present: set[str] = set()
         self.cursor = 0
         self.title = "Contract"
+        self.facet: str | None = None  # the observed facet chosen (label queue only)
+        self.with_facet = False  # draw the facet line (the label queue, not adjudication)
 
     # -------------------------------------------------------------- state
 
     def set_contract(self, items: Iterable[ContractItem], observed: Iterable[str] = (),
-                     title: str = "Contract") -> None:
+                     title: str = "Contract", facet: str | None = None) -> None:
         self.items = list(items)
+        self.facet = facet
         ids = {i.id for i in self.items}
         self._present = {o for o in observed if o in ids}
         self.cursor = 0
@@ -116,6 +119,15 @@ class ContractMarks(Static):
         self.post_message(self.Changed(self.observed))
         return True
 
+    def set_facet(self, facet: str | None) -> None:
+        self.facet = facet
+        self._redraw()
+
+    @property
+    def kept_facet(self) -> str | None:
+        """The facet a label keeps: only on a response the marks make erroneous."""
+        return self.facet if self.verdict.error else None
+
     def toggle_cursor(self) -> bool:
         return self.toggle(self.cursor + 1)
 
@@ -136,7 +148,7 @@ class ContractMarks(Static):
 
     def render_marks(self) -> RenderableType:
         head = Text(self.title, style="bold")
-        head.append("  1-9 toggle present", style="dim")
+        head.append("  1-9 toggle \u00b7 c correct", style="dim")
         grid = Table.grid(padding=(0, 1), expand=True)
         grid.add_column(no_wrap=True, justify="right")
         grid.add_column(no_wrap=True)
@@ -155,4 +167,17 @@ class ContractMarks(Static):
             grid.add_row(num, box, label)
         if not self.items:
             grid.add_row("", "", Text("(no contract items)", style="dim"))
-        return Group(head, grid, Text(""), verdict_text(self.verdict))
+        parts: list[RenderableType] = [head, grid, verdict_text(self.verdict)]
+        if self.with_facet and self.items:
+            parts.append(self._facet_line())
+        return Group(*parts)
+
+    def _facet_line(self) -> Text:
+        line = Text("observed facet: ", style="bold")
+        if not self.verdict.error:
+            line.append("none (correct)" if self.facet is None else
+                        f"{self.facet} (not kept: no error)", style="dim")
+            return line
+        line.append(self.facet or "not named", style="bold" if self.facet else "dim")
+        line.append("  o chooses", style="dim")
+        return line

@@ -1,0 +1,82 @@
+"""What the label screens read: one function per thing a screen shows, so no screen touches the
+store's SQL modules. Each read is a plain read on the caller's connection (the UI thread's);
+the writes are the queue's and adjudication's (copal_tui.annotation.queue, .adjudication).
+
+Blindness is the screens' business (they decide whether to show a reveal); these functions only
+gather what a reveal shows, in typed bundles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from store.annotation import annotations as log
+from store.annotation import compass_labels, dialogue_reviews
+from store.annotation import labels as copal_sql
+from store.annotation.annotations import Annotation
+from store.annotation.dialogue_reviews import ReviewKey, key_of, subject_of
+from store.artifacts import dialogue_sql
+from store.browse import compass_browse_sql
+from store.db import Database
+
+__all__ = ["Annotation", "CompassReveal", "CopalReveal", "ReviewKey", "compass_context",
+           "compass_reveal", "copal_context", "copal_reveal", "dialogue", "key_of",
+           "latest_note", "mistake", "subject_of"]
+
+
+@dataclass(frozen=True)
+class CopalReveal:
+    """Everything a COPAL response's reveal shows: the annotators' current labels, the judges'
+    marks, and the notes and flags left on it."""
+
+    labels: list[dict[str, Any]]
+    judgments: list[dict[str, Any]]
+    remarks: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class CompassReveal:
+    """The judges' verdicts and the other annotators' current labels on a COMPASS response."""
+
+    judgments: list[dict[str, Any]]
+    others: list[dict[str, Any]]
+
+
+def copal_context(db: Database, response_id: str) -> dict[str, Any] | None:
+    """The response with its query, contract, clauses and item (None when it is gone)."""
+    return copal_sql.response_context(db, response_id)
+
+
+def latest_note(db: Database, suite: str, subject: str, annotator: str) -> str | None:
+    return log.latest_note(db, suite, subject, annotator)
+
+
+def copal_reveal(db: Database, response_id: str) -> CopalReveal:
+    return CopalReveal([lab.row() for lab in log.labels_of(db, "copal", response_id)],
+                       copal_sql.judgments_of(db, response_id),
+                       [r.row() for r in log.remarks(db, "copal", response_id)])
+
+
+def copal_remarks(db: Database, response_id: str) -> list[dict[str, Any]]:
+    return [r.row() for r in log.remarks(db, "copal", response_id)]
+
+
+def compass_context(db: Database, response_id: str) -> dict[str, Any] | None:
+    return compass_labels.label_context(db, response_id)
+
+
+def compass_reveal(db: Database, response_id: str, annotator: str) -> CompassReveal:
+    others = [lab.row() for lab in compass_browse_sql.current_labels(db, response_id)
+              if lab.annotator != annotator]
+    return CompassReveal(compass_browse_sql.judgments_of(db, response_id), others)
+
+
+def mistake(db: Database, key: ReviewKey) -> dict[str, Any] | None:
+    """One judge mistake: the turn's truth and the judge's prediction."""
+    return dialogue_reviews.mistake(db, key)
+
+
+def dialogue(db: Database, dialogue_id: str) -> dict[str, Any] | None:
+    """A dialogue with its turns and guidelines."""
+    return dialogue_sql.dialogue(db, dialogue_id)

@@ -1,0 +1,311 @@
+"""The lifecycle of a queue label screen (COPAL, COMPASS, dialogue review), once for all three:
+prepare the queue, show a subject, submit and advance, undo, skip, move, note, flag, keep a
+lease on the subject on screen, and quit waiting for pending writes.
+
+The queue itself (campaign, order, overlap, leases, done, undo) is copal_tui.annotation.queue.
+Preparing it (placing new subjects, possibly many, and freezing this annotator's queue at their
+first start) runs in a worker thread with its own connection, retried while another process
+holds the database. Every write (label, undo, skip, note, flag, lease) is one transaction
+through the app's line of writes (copal_tui.tui.busy): committed before the key handler returns
+when the database is free, waiting its turn ("waiting for the database") while it is busy; the
+next subject is then picked with reads, never one whose label still waits.
+
+One lease at a time: moving to another subject gives the previous one back.
+
+A screen supplies: `load(subject)` (read what it shows), `render_subject(mine, undone)` and
+`render_empty(message)` (draw it), `answer()` (the label fields from its form, or None after
+saying what is missing) and `saved_words(label)` (the status line's confirmation).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import suppress
+from typing import Any
+
+from rich.text import Text
+from textual import work
+
+from copal_tui.annotation.queue import AnnotationQueue, Progress
+from copal_tui.annotation.views import Annotation
+from copal_tui.tui.busy import ATTEMPT_MS, busy_timeout, is_busy
+from copal_tui.tui.screens.label_base import LabelScreen
+from store.db import Database
+
+# Seconds before placing new subjects in the queue is tried again when the database was busy.
+ORDER_RETRY_S = 5.0
+
+
+class QueueLabelScreen(LabelScreen):
+    SUITE = ""
+    DONE_WORD = "labelled"  # "3/72 labelled"
+    SUBJECT_WORD = "response"
+    EMPTY = ("Nothing left for you in the queue: every {word} has your label or your skip, or "
+             "is being labelled. p goes back; q quits.")
+
+    def __init__(self, judge: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.judge = judge
+        self.subject: str | None = None
+        self.queue: AnnotationQueue | None = None
+        self.progress = Progress(0, 0, 0, 0)
+        self.counted = False
+        self.ready = False
+        self.ordering = False  # new subjects wait for the database to get their places
+        self.notes: dict[str, str] = {}  # notes written here (shown before they are saved)
+
+    # -------------------------------------------------------------- start
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.queue = self._queue(self.copal.db)
+        self.render_empty("Preparing the queue\u2026")
+        # Renew our lease well before it runs out while the annotator reads a long subject.
+        self.set_interval(max(5.0, self.copal.settings.lease_minutes * 60 / 3), self._renew)
+        self._prepare()
+
+    def _queue(self, db: Database) -> AnnotationQueue:
+        s = self.copal.settings
+        return AnnotationQueue(db, self.SUITE, self.copal.annotator, campaign=self.copal.campaign,
+                               judge=self.judge, overlap=s.overlap,
+                               lease_minutes=s.lease_minutes)
+
+    @work(thread=True, exclusive=True, group="label-prepare")
+    def _prepare(self) -> None:
+        with self.copal.worker_db() as db:
+            queue = self._queue(db)
+            try:
+                # Briefly: while another process writes (an import), start with the order
+                # there is, and place the new subjects once the database is free.
+                with busy_timeout(db, ATTEMPT_MS):
+                    queue.prepare(refresh=self.copal.refresh_queue)
+                ordered = True
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
+                ordered = False
+            progress = queue.progress()
+        self._from_worker(self._prepared, progress, ordered)
+
+    def _from_worker(self, callback: Any, *args: Any) -> None:
+        with suppress(RuntimeError):  # the app closed while the worker ran
+            self.app.call_from_thread(callback, *args)
+
+    def _prepared(self, progress: Progress, ordered: bool) -> None:
+        assert self.queue is not None
+        self.ordering = not ordered
+        if ordered:
+            self.copal.refresh_queue = False  # refreshed once, at the start
+        else:
+            self.set_timer(ORDER_RETRY_S, self._prepare)
+        self.queue.reload()  # the worker may have frozen this annotator's queue
+        self.progress, self.counted = progress, True
+        if not self.ready or self.subject is None:
+            self.ready = True
+            self._show(self._first())
+        else:
+            self._status()
+
+    @work(thread=True, exclusive=True, group="label-count")
+    def _count(self) -> None:
+        """Recount the queue's totals (a scan of the queue) off the UI thread."""
+        with self.copal.worker_db() as db:
+            progress = self._queue(db).progress()
+        self._from_worker(self._counted, progress)
+
+    def _counted(self, progress: Progress) -> None:
+        self.progress = progress
+        self._status()
+
+    # -------------------------------------------------------------- leases, picking
+
+    def _renew(self) -> None:
+        if self.subject is not None:
+            self._lease(self.subject)
+
+    def _lease(self, subject: str) -> None:
+        queue = self.queue
+        assert queue is not None
+        self.write(f"lease on #{self.pos(subject)}", lambda _db: queue.renew(subject),
+                   keep=False, key=f"lease:{subject}")
+
+    def _release(self, subject: str) -> None:
+        queue = self.queue
+        assert queue is not None
+        # A lease, not a label: if the database is busy it simply expires.
+        self.write("release", lambda _db: queue.release(subject), keep=False)
+
+    def leave(self) -> None:
+        if self.subject is not None and self.queue is not None:
+            self._release(self.subject)
+
+    def pos(self, subject: str | None) -> int | None:
+        assert self.queue is not None
+        return self.queue.position(subject)
+
+    def _first(self) -> str | None:
+        """Where we left off (our live unfinished lease), else the first subject open to us."""
+        queue, skip = self.queue, self.pending()
+        assert queue is not None
+        got: list[str | None] = []
+        if self.write_now(lambda _db: queue.resume(skip), got.append):
+            return got[0] if got else None
+        return queue.candidate(0, skip)
+
+    def following(self) -> str | None:
+        """After a label or a skip: the next subject we are not done with after this one,
+        else from the start (subjects passed over with n are still open)."""
+        assert self.queue is not None
+        for after in dict.fromkeys((self.pos(self.subject) or 0, 0)):
+            nxt = self.take_from(self.queue, after)
+            if nxt is not None:
+                return nxt
+        return None
+
+    def neighbour(self, forward: bool) -> str | None:
+        """Where n/p go: the next (previous) subject of the queue, done or not."""
+        assert self.queue is not None
+        return self.queue.neighbour(self.subject, forward)
+
+    # -------------------------------------------------------------- display
+
+    def has_current(self) -> bool:
+        return self.ready and self.subject is not None
+
+    def load(self, subject: str) -> bool:
+        """Read what the screen shows for `subject`; False when it is gone."""
+        raise NotImplementedError
+
+    def render_subject(self, mine: Annotation | None, undone: Annotation | None) -> None:
+        raise NotImplementedError
+
+    def render_empty(self, message: str) -> None:
+        raise NotImplementedError
+
+    def _show(self, subject: str | None, undone: Annotation | None = None) -> None:
+        queue = self.queue
+        assert queue is not None
+        if self.subject is not None and self.subject != subject:
+            self._release(self.subject)  # one lease at a time while moving through the queue
+        if subject is not None and subject != self.subject:
+            self._lease(subject)
+        self.subject = subject
+        if subject is None or not self.load(subject):
+            self.subject = None
+            self.render_empty(self.empty_message())
+        else:
+            self.render_subject(queue.current(subject), undone)
+        self.reset_reading(end=self.READ_FROM_END)
+        self._status()
+
+    READ_FROM_END = False  # the dialogue review starts at the turn under review, the end
+
+    def empty_message(self) -> str:
+        if self.ordering:
+            return ("Another process is writing to the database: new subjects join the queue "
+                    "as soon as it is free. p goes back; q quits.")
+        return self.EMPTY.format(word=self.SUBJECT_WORD)
+
+    def status_extra(self) -> list[Text]:
+        return []
+
+    def _status(self) -> None:
+        assert self.queue is not None
+        total = self.progress.total if self.counted else None
+        extra = self.status_extra()
+        if self.ordering:
+            extra.append(Text("\u00b7 waiting for the database to add new subjects ",
+                              style="yellow"))
+        self.set_status(self.status_line(self.queue.tally(total=total, done=self.DONE_WORD),
+                                         *extra))
+
+    # -------------------------------------------------------------- actions
+
+    def answer(self) -> dict[str, Any] | None:
+        """The label fields from the form; None (after saying what is missing) when the form
+        is not complete."""
+        raise NotImplementedError
+
+    def saved_words(self, label: Annotation) -> str:
+        return "saved"
+
+    def action_submit(self) -> None:
+        subject, queue = self.subject, self.queue
+        if not self.has_current() or subject is None or queue is None:
+            self.app.bell()
+            return
+        fields = self.answer()
+        if fields is None:
+            self.app.bell()
+            return
+
+        def landed(done: Annotation) -> None:
+            self._saved(self.saved_words(done))
+            self._count()
+
+        # The label renews the lease in the same transaction (the label now owns the slot).
+        if not self.write(f"label on #{self.pos(subject)}",
+                          lambda _db: queue.submit(subject, **fields), landed, subject=subject):
+            self.last_saved = None  # the status says what waits
+        self._show(self.following())
+
+    def action_undo(self) -> None:
+        queue = self.queue
+        if not self.ready or queue is None:
+            self.app.bell()
+            return
+        self.write("undo of your last label", lambda _db: queue.undo(), self._undone)
+
+    def _undone(self, undone: Annotation | None) -> None:
+        if undone is None:
+            self.notify(f"Nothing to undo: you have no current {self.DONE_WORD[:-1]}.",
+                        severity="warning")
+            return
+        # The undo renewed our lease on it in the same transaction.
+        self._saved(f"undid your last {self.DONE_WORD[:-1]} (#{self.pos(undone.subject)})",
+                    style="yellow")
+        self._show(undone.subject, undone)
+        self._count()
+
+    def action_skip(self) -> None:
+        subject, queue = self.subject, self.queue
+        if not self.has_current() or subject is None or queue is None:
+            self.app.bell()
+            return
+        # The skip gives the slot back in the same transaction.
+        if not self.write(f"skip of #{self.pos(subject)}", lambda _db: queue.skip(subject),
+                          lambda _id: self._saved("skipped", style="yellow"), subject=subject):
+            self.last_saved = None
+        self._show(self.following())
+
+    def action_move(self, delta: int) -> None:
+        if not self.ready or self.queue is None:
+            self.app.bell()
+            return
+        target = self.neighbour(delta > 0)
+        if target is None:
+            self.notify(f"No earlier {self.SUBJECT_WORD}." if delta < 0 else
+                        f"This is the last {self.SUBJECT_WORD}.", timeout=2)
+            return
+        self._show(target)
+
+    def save_note(self, text: str | None) -> None:
+        if text and self.subject is not None:
+            subject, queue = self.subject, self.queue
+            assert queue is not None
+            self.notes[subject] = text
+            self.write(f"note on #{self.pos(subject)}", lambda _db: queue.note(subject, text),
+                       lambda _id: self._saved("note saved"))
+            self.note_shown(text)
+            self._status()
+
+    def note_shown(self, text: str) -> None:
+        """Show the note just written (the COPAL context shows the annotator's note)."""
+
+    def save_flag(self, reason: str | None) -> None:
+        if reason and self.subject is not None:
+            subject, queue = self.subject, self.queue
+            assert queue is not None
+            self.write(f"flag on #{self.pos(subject)}", lambda _db: queue.flag(subject, reason),
+                       lambda _id: self._saved(f"flagged: {reason}", style="yellow"))
+            self._status()
