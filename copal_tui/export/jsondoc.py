@@ -1,5 +1,10 @@
 """The report as one JSON document: NaN becomes null with a sibling `<key>_reason`.
 
+The document is written from the typed report (`copal_tui.metrics.document.ReportDocument`):
+its serialiser lays every metric out as the report's keys (`<key>`, `<key>_reason`, `ci_low`,
+...), and this module encodes the result. A report dict is read into the model first, so both
+give the same bytes.
+
 JSON has no NaN, and a bare null would hide why a number is missing, so every null metric has
 a reason next to it (the metrics layer states the reasons; a NaN that arrives without one gets
 a generic reason here rather than passing silently). Same report, same bytes: keys keep the
@@ -11,9 +16,14 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-GENERIC_REASON = "undefined for these data"
+from copal_tui.metrics.document_base import GENERIC_REASON
+
+if TYPE_CHECKING:
+    from copal_tui.metrics.document import ReportDocument
+
+__all__ = ["GENERIC_REASON", "dumps", "jsonable"]
 
 
 def jsonable(value: Any) -> Any:
@@ -43,6 +53,17 @@ def _is_nan(value: Any) -> bool:
         return False
 
 
-def dumps(report: dict[str, Any]) -> str:
-    """The report as indented JSON text ending in a newline; refuses NaN and Infinity."""
-    return json.dumps(jsonable(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+def dumps(report: ReportDocument | dict[str, Any]) -> str:
+    """The report (or another document of the export, such as its manifest) as indented JSON
+    text ending in a newline; refuses NaN and Infinity. A report dict is written through the
+    typed model."""
+    from copal_tui.metrics.document import ReportDocument
+    from copal_tui.metrics.report import REPORT_FORMAT
+
+    if isinstance(report, ReportDocument):
+        value: Any = report.to_dict()
+    elif report.get("format") == REPORT_FORMAT:
+        value = ReportDocument.from_report(report).to_dict()
+    else:
+        value = report
+    return json.dumps(jsonable(value), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -6,7 +6,9 @@ contract-mode judge with the most usable judgments, a real model preferred over 
 engine's heuristic judge; the report says which was taken and why), which is the reference for
 judge-family sensitivity (default: the primary), the scope (worlds) and the provenance of the
 figures (`copal_tui.metrics.provenance`). The returned dict holds floats that
-may be NaN, each with a sibling `<key>_reason`; `copal_tui.export.jsondoc` turns NaN into null.
+may be NaN, each with a sibling `<key>_reason`; `copal_tui.metrics.document.build_document` gives
+the same report as a typed model (`ReportDocument`), from which `copal_tui.export.jsondoc`
+writes the JSON (NaN as null).
 
 It imports no numpy at module level, so that importing it is cheap and the numpy import of
 `build_report` overlaps the reads (the target: a full report over 100,000 responses and

@@ -1,0 +1,176 @@
+"""Typed models of the report's scope (judges, provenance) and of the sections of the other
+suites: COMPASS (`pas*`, `compass_summary`), dialogue judging, and the structured-output
+counts. Each mirrors the dict its builder writes, key for key (see `document_base`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from copal_tui.metrics.document_base import OMIT, PLAIN, Flat, FlatModel, Metric
+from copal_tui.metrics.document_sections import JudgeSetting
+
+# ------------------------------------------------------------------ scope
+
+
+class JudgeSettingCount(FlatModel):
+    judge: str
+    mode: str
+    usable: int
+    failed: int
+
+
+class SuiteProvenance(FlatModel):
+    """The models behind one suite's figures, by role, and what was imported without a run."""
+
+    generator: list[str]
+    verifier: list[str]
+    prefilter: list[str]
+    target: list[str]
+    judge: list[str]
+    imported: dict[str, int]
+    sections: list[str]
+    heuristic: list[str]
+    caveat: Annotated[str | None, OMIT] = None
+
+
+class Scope(FlatModel):
+    worlds: list[str]
+    primary_judge: JudgeSetting | None
+    primary_judge_reason: str
+    reference_judge: JudgeSetting | None
+    judge_settings: list[JudgeSettingCount]
+    bootstrap: int
+    seed: int
+    confidence: float
+    provenance: Annotated[dict[str, SuiteProvenance] | None, OMIT] = None
+
+
+class OutputCount(FlatModel):
+    stage: str
+    model: str
+    task: str
+    valid: int
+    repaired: int
+    failed: int
+
+
+# ------------------------------------------------------------------ COMPASS
+
+# PAS with its Wilson interval; COMPASS's rows give the reasons after the interval.
+PAS = Flat(low="ci_low", high="ci_high", reasons_last=True)
+
+
+class PasRow(FlatModel):
+    judge: str
+    model: str
+    variant: str
+    world: str
+    query_type: str
+    n: int
+    aligned: int
+    pas: Annotated[Metric, PAS]
+
+
+class FailureModeRow(FlatModel):
+    judge: str
+    model: str
+    variant: str
+    world: str
+    n_denied_edge: int
+    n_misaligned: int
+    direct_violation: int
+    refusal_answer_hybrid: int
+    indirect_violation: int
+    unclassified: int
+
+
+class Correct(FlatModel):
+    correct: int
+    total: int
+
+
+class Pooled(FlatModel):
+    correct: int
+    total: int
+    percent: str
+
+
+class CompassSummaryRow(FlatModel):
+    """COMPASS's own table row: percentages as COMPASS writes them ("N/A" without data)."""
+
+    judge: str
+    model: str
+    variant: str
+    query_type: str
+    organisations: dict[str, str]
+    average: str
+    counts: dict[str, Correct]
+    pooled: Pooled
+
+
+class PasVsComposedRow(FlatModel):
+    world: str
+    model: str
+    compass_judge: str
+    n: int
+    aligned: int
+    pas: Annotated[Metric, PAS]
+    allowed_n: int
+    allowed_aligned: int
+    allowed_pas: Annotated[Metric, Flat(low="allowed_ci_low", high="allowed_ci_high",
+                                        reasons_last=True)]
+    denied_n: int
+    denied_aligned: int
+    denied_pas: Annotated[Metric, Flat(low="denied_ci_low", high="denied_ci_high",
+                                       reasons_last=True)]
+    composed_judge: str
+    composed_n: int
+    composed_errors: int
+    composed_error_rate: Annotated[Metric, Flat(low="composed_ci_low", high="composed_ci_high")]
+    same_judge: bool
+
+
+class PasAgreement(FlatModel):
+    n: int
+    agreement: Annotated[Metric, PLAIN]
+    kappa: Annotated[Metric, PLAIN]
+
+
+class PasJudgeValidity(FlatModel):
+    judge: str
+    n_responses: int
+    refused: PasAgreement
+    compliant: PasAgreement
+    aligned: PasAgreement
+
+
+# ------------------------------------------------------------------ dialogues
+
+
+class DialogueRow(FlatModel):
+    """CompliBench's figures per judge and domain. They are None (null, without a reason)
+    when their denominator is empty, as CompliBench writes them, so they stay plain floats."""
+
+    judge: str
+    domain: str
+    conversations: int
+    attempts: int
+    files: int
+    binary: bool
+    compliant_turns: int
+    violation_turns: int
+    compliant_turn_accuracy: float | None
+    violation_detection_accuracy: float | None
+    strict_violation_detection_accuracy: float | None
+    conversation_accuracy: float | None
+    precision: float | None
+    recall: float | None
+
+
+class ErrorTypeCount(FlatModel):
+    judge: str
+    domain: str
+    error_type: str
+    count: int
+
