@@ -6,7 +6,8 @@ palette, the items list's `disagree:` and `cell:` filters) and the export's
 `validity_cases` file. The reference comes from `copal_tui.metrics.reference.reference_rule`,
 the function the report's `frame.reference` calls, over the same current labels and decisions
 (`store.browse.cases_sql`), so a list has exactly the responses of the count it explains: the
-responses of cell fp of a judge setting are the report's `fp` of that setting, one by one.
+responses of cell fp of a judge setting are the report's `fp` of that setting, one by one. Each
+public read is one read transaction (the judged rows and the votes of one snapshot).
 
 Error is the positive class: tp = judge error, reference error; fp = judge error, reference no
 error; fn = judge no error, reference error; tn = neither. A response without a reference (not
@@ -23,6 +24,7 @@ from typing import Any
 from copal_tui.metrics.reference import CELL_NAMES as CELLS
 from copal_tui.metrics.reference import SOURCES, reference_rule
 from copal_tui.metrics.reference import cell as cell_of
+from copal_tui.services import reading
 from store.browse import cases_sql as sql
 from store.browse.browse_sql import Filter, FilterError, Page, PageRequest
 from store.db import Database
@@ -108,7 +110,28 @@ def default_setting(db: Database, mode: str = "contract",
     """The judge setting the report would take as primary (`metrics.report.pick`)."""
     from copal_tui.metrics.report import pick
 
-    return pick(sql.setting_counts(db, worlds), None, mode, "judge")
+    with reading(db):
+        counts = sql.setting_counts(db, worlds)
+    return pick(counts, None, mode, "judge")
+
+
+def pick_setting(db: Database, judge: str | None, mode: str,
+                 worlds: Sequence[str] = ()) -> tuple[str, str] | None:
+    """The judge setting `judge` names in `mode`, or the report's primary when None
+    (`metrics.report.pick`; ReportError for a judge without usable judgments)."""
+    from copal_tui.metrics.report import pick
+
+    with reading(db):
+        counts = sql.setting_counts(db, worlds)
+    return pick(counts, judge, mode, "judge")
+
+
+def known_worlds(db: Database) -> list[str]:
+    """Every world id (what `--world` may name)."""
+    from store.report import metrics_sql
+
+    with reading(db):
+        return list(metrics_sql.known_worlds(db))
 
 
 def resolve(db: Database, spec: CaseSpec) -> CaseSpec:
@@ -173,12 +196,13 @@ def with_reference(db: Database, spec: CaseSpec, rows: Sequence[Mapping[str, Any
 
 def find(db: Database, spec: CaseSpec) -> list[Case]:
     """Every case of `spec` (resolved first), in (item, model, variant) order."""
-    spec = resolve(db, spec)
-    cells = tuple(spec.cells)
-    rows = sql.judged(db, _query(spec, labelled=bool(cells)))
-    # Every current label at once: bounded by what humans labelled, and one read instead of a
-    # parameter listing every judged response.
-    found = with_reference(db, spec, rows, everything=True)
+    with reading(db):
+        spec = resolve(db, spec)
+        cells = tuple(spec.cells)
+        rows = sql.judged(db, _query(spec, labelled=bool(cells)))
+        # Every current label at once: bounded by what humans labelled, and one read instead
+        # of a parameter listing every judged response.
+        found = with_reference(db, spec, rows, everything=True)
     return [c for c in found if c.cell in cells] if cells else found
 
 
@@ -187,9 +211,10 @@ def validity_cases(db: Database, doc: Mapping[str, Any]) -> list[Case]:
     settings in the report's order): one case per response in a cell, nothing else."""
     worlds = tuple(doc["scope"]["worlds"])
     out: list[Case] = []
-    for entry in doc["judge_validity"]:
-        out += find(db, CaseSpec(judge=entry["judge"], mode=entry["mode"], worlds=worlds,
-                                 cells=CELLS))
+    with reading(db):
+        for entry in doc["judge_validity"]:
+            out += find(db, CaseSpec(judge=entry["judge"], mode=entry["mode"], worlds=worlds,
+                                     cells=CELLS))
     return out
 
 
@@ -288,19 +313,20 @@ def page(spec: CaseSpec, db: Database, req: PageRequest) -> CasePage:
     """One page of the cases of `spec` narrowed by the request's words and filters; each row
     carries its case's fields (`store`-style dicts, keyed by response id)."""
     spec = apply_filters(replace(spec, search=req.search), req.filters)
-    try:
-        spec = resolve(db, spec)
-    except ValueError as exc:
-        raise FilterError(str(exc)) from None
     limit, offset = max(1, int(req.limit)), max(0, int(req.offset))
-    if spec.cells:
-        # Only labelled responses can be in a cell: read them all (bounded by what humans
-        # labelled), keep the cell's, and page in memory.
-        found = find(db, spec)
-        total, shown = len(found), found[offset:offset + limit]
-    else:
-        rows, total = sql.judged_page(db, _query(spec), offset, limit)
-        shown = with_reference(db, spec, rows)
+    with reading(db):
+        try:
+            spec = resolve(db, spec)
+        except ValueError as exc:
+            raise FilterError(str(exc)) from None
+        if spec.cells:
+            # Only labelled responses can be in a cell: read them all (bounded by what humans
+            # labelled), keep the cell's, and page in memory.
+            found = find(db, spec)
+            total, shown = len(found), found[offset:offset + limit]
+        else:
+            rows, total = sql.judged_page(db, _query(spec), offset, limit)
+            shown = with_reference(db, spec, rows)
     assert spec.judge is not None
     return CasePage([_row(c) for c in shown], total, offset, limit,
                     setting=(spec.judge, spec.mode), cases=tuple(shown))
@@ -320,7 +346,8 @@ def items_page(db: Database, world_id: str, req: PageRequest) -> Page:
     """`store.browse.browse_sql.items_page` with the filters of `item_filters`."""
     from store.browse.browse_sql import items_page as page_of_items
 
-    return page_of_items(db, world_id, req, item_filters(db, world_id, req.filters))
+    with reading(db):
+        return page_of_items(db, world_id, req, item_filters(db, world_id, req.filters))
 
 
 def item_filters(db: Database, world_id: str, filters: Mapping[str, str]

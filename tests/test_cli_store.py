@@ -113,3 +113,18 @@ def test_older_database_is_refused_then_upgraded_keeping_data(cli, db_path, samp
     assert "m002_item_gate_route" in cli("migrate").stdout
     assert cli("import", str(samples / "skyline_air.yaml")).exit_code == 0
     assert json.loads(cli("stats", "--json").stdout)["worlds"] == 2
+
+
+def test_dialogue_import_of_several_paths_is_one_transaction(cli, initialised, samples,
+                                                             tmp_path):
+    # The sample conversations import, then a malformed file among the PATHs: nothing stays.
+    bad = tmp_path / "bad" / "conversation_00001.json"
+    bad.parent.mkdir()
+    bad.write_text("{oops", encoding="utf-8")
+    result = cli("import", "--from", "complibench", str(samples / "complibench"), str(bad))
+    assert result.exit_code != 0
+    assert connect(initialised).execute("SELECT COUNT(*) FROM dialogues").fetchone()[0] == 0
+    result = cli("import", "--from", "complibench", str(samples / "complibench"))
+    assert result.exit_code == 0, result.output
+    stored = connect(initialised).execute("SELECT COUNT(*) FROM dialogues").fetchone()[0]
+    assert stored > 0 and f"imported {stored} conversation(s)" in result.output

@@ -15,6 +15,9 @@ MODULES = [
     "copal_tui.domain.annotation_payloads", "copal_tui.annotation.queue",
     "copal_tui.domain", "copal_tui.domain.taxonomy", "copal_tui.domain.contract",
     "copal_tui.domain.schema", "copal_tui.domain.outputs",
+    # The services sit under the interfaces: they load no UI library either.
+    "copal_tui.services", "copal_tui.services.browse", "copal_tui.services.jobs",
+    "copal_tui.services.runs", "copal_tui.services.store_admin", "copal_tui.services.launch",
 ]
 
 

@@ -39,6 +39,11 @@ def response_text(screen: ItemScreen) -> str:
     return text_of(screen.query_one(ResponseView).content)
 
 
+def shown_id(screen: ItemScreen) -> str | None:
+    resp = screen.current_response()
+    return None if resp is None else resp["id"]
+
+
 def response_rows(screen: ItemScreen) -> list[list[str]]:
     table: DataTable[Any] = screen.query_one("#responses-table", DataTable)
     return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
@@ -197,3 +202,37 @@ async def test_an_annotator_reaching_an_item_sees_no_verdicts_before_labelling(
         # Labelled by cara: everything shows for that response.
         assert rows["sample/assistant-c"][2] == "1 over"
         assert "ana:1" in rows["sample/assistant-c"][3]
+
+
+async def test_page_keys_scroll_the_response_being_read_at_80x24(browse_db: Path) -> None:
+    # A response longer than the pane: PgDn pages through it, the selected response stays.
+    db = connect(browse_db)
+    first = db.execute("SELECT id FROM responses WHERE item_id = ? ORDER BY model, variant",
+                       (I01,)).fetchone()[0]
+    second = db.execute("SELECT id FROM responses WHERE item_id = ? ORDER BY model, variant "
+                        "LIMIT 1 OFFSET 1", (I01,)).fetchone()[0]
+    db.execute("UPDATE responses SET text = ? WHERE id = ?",
+               ("\n\n".join(f"Paragraph {n} of a long answer." for n in range(60)), first))
+    db.conn.close()
+    async with make_app(browse_db).run_test(size=(80, 24)) as pilot:
+        screen = await open_item(pilot, tab="responses")
+        table: DataTable[Any] = screen.query_one("#responses-table", DataTable)
+        scroll = screen.query_one("#response-scroll")
+        await pilot.pause()
+        assert screen.focused is table and scroll.scroll_y == 0
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert scroll.scroll_y > 0
+        assert table.cursor_row == 0 and shown_id(screen) == first
+        assert "Paragraph 0 of" in response_text(screen)
+        down = scroll.scroll_y
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert scroll.scroll_y > down and shown_id(screen) == first
+        await pilot.press("pageup", "pageup")
+        await pilot.pause()
+        assert scroll.scroll_y == 0
+        # The footer's `]` is what moves to the next response.
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        assert shown_id(screen) == second

@@ -51,16 +51,14 @@ def cases_command(ctx: click.Context, judge: str | None, mode: str, cells: tuple
                   fmt: str) -> None:
     """The responses behind a report figure (a confusion cell, a model, a pattern)."""
     from copal_tui import cases
-    from copal_tui.metrics.report import ReportError, pick
-    from store.browse import cases_sql
-    from store.report import metrics_sql
+    from copal_tui.metrics.report import ReportError
 
     db = open_db(ctx)
-    unknown = sorted(set(worlds) - set(metrics_sql.known_worlds(db)))
+    unknown = sorted(set(worlds) - set(cases.known_worlds(db)))
     if unknown:
         raise click.UsageError(visible(f"unknown world(s): {', '.join(unknown)}"))
     try:
-        setting = pick(cases_sql.setting_counts(db, worlds), judge, mode, "judge")
+        setting = cases.pick_setting(db, judge, mode, worlds)
     except ReportError as exc:
         raise click.UsageError(visible(str(exc))) from exc
     if setting is None:

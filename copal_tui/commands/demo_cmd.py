@@ -43,13 +43,12 @@ def demo(demo_db: Path | None, no_tui: bool, budget: int) -> None:
     """Build a demo database offline (no keys, no network) and show it."""
     from copal_tui.commands.run_cmds import RichProgress
     from copal_tui.interchange.compass_import import import_compass
-    from copal_tui.interchange.complibench_import import import_conversations, import_judge_outputs
     from copal_tui.interchange.importer import import_paths
     from copal_tui.pipeline.base import CompassOptions, CopalOptions, DialogueOptions, Options
     from copal_tui.pipeline.runner import run_stages
     from copal_tui.resources import sample_worlds_dir
+    from copal_tui.services.store_admin import import_dialogues, migrate
     from store.db import connect
-    from store.migrations import migrate
 
     path = demo_db or _default_demo_db()
     if path.exists():
@@ -63,8 +62,8 @@ def demo(demo_db: Path | None, no_tui: bool, budget: int) -> None:
     counts = import_paths(db, [sample_worlds_dir()])
     counts.update(import_compass(db, [sample_worlds_dir() / "compass"]))
     dialogues = sample_worlds_dir() / "complibench"
-    counts["dialogue"] = len(import_conversations(db, dialogues).added)
-    import_judge_outputs(db, dialogues, SAMPLE_DIALOGUE_JUDGE)
+    counts["dialogue"] = import_dialogues(db, [dialogues]).added
+    import_dialogues(db, [dialogues], SAMPLE_DIALOGUE_JUDGE)
     db.conn.close()
     click.echo(f"demo database {path}: imported " +
                ", ".join(f"{n} {t}" for t, n in counts.items()))
@@ -107,12 +106,12 @@ def _summary(path: Path, seconds: float) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from store.artifacts import reads
+    from copal_tui.services import store_admin
     from store.db import connect
 
     db = connect(path)
     console = Console()
-    stats = reads.stats(db)
+    stats = store_admin.stats(db)
     console.print(f"[bold]demo built in {seconds:.1f} s[/bold]: " +
                   ", ".join(f"{k} {v}" for k, v in stats.items()))
     for mode in ("contract", "full_policy"):
@@ -122,17 +121,16 @@ def _summary(path: Path, seconds: float) -> None:
         table.add_column("n", justify="right")
         table.add_column("errors", justify="right")
         table.add_column("error rate", justify="right")
-        for row in reads.error_summary(db, DEMO_JUDGE, mode):
-            rate = row["errors"] / row["n"] if row["n"] else float("nan")
-            table.add_row(row["model"], str(row["n"]), str(row["errors"]), f"{rate:.1%}")
+        for row in store_admin.error_summary(db, DEMO_JUDGE, mode):
+            table.add_row(row.model, str(row.n), str(row.errors), f"{row.rate:.1%}")
         console.print(table)
     pas = Table(title=f"COMPASS Policy Alignment Score on {COMPASS_WORLD} ({DEMO_JUDGE}; "
                       "higher is better)")
     for col in ("model", "variant", "queries", "n", "aligned", "PAS"):
         pas.add_column(col, justify="left" if col in ("model", "variant", "queries") else "right")
-    for row in reads.pas_summary(db, DEMO_JUDGE):
-        pas.add_row(row["model"], row["variant"], row["kind"], str(row["n"]),
-                    str(row["aligned"]), f"{row['aligned'] / row['n']:.1%}")
+    for pas_row in store_admin.pas_summary(db, DEMO_JUDGE):
+        pas.add_row(pas_row.model, pas_row.variant, pas_row.kind, str(pas_row.n),
+                    str(pas_row.aligned), f"{pas_row.aligned / pas_row.n:.1%}")
     console.print(pas)
     from copal_tui.metrics.dialogue import dialogue_judging
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from rich.progress import TaskID
 
     from copal_tui.pipeline.base import DialogueOptions, Options, Progress
+    from copal_tui.services.runs import RunCounters
 
 
 # `copal run compass` is shorthand for the four COMPASS stages.
@@ -160,6 +161,11 @@ class RichProgress:
               help="dialogue_judge: ask for the violation verdict only (stored as JUDGE+binary).")
 @click.option("--per-dialogue", default=2, show_default=True, type=click.IntRange(1, 100),
               help="dialogue_variants: turns per dialogue to build a violation variant for.")
+@click.option("--batch", is_flag=True,
+              help="respond, judge, compass_respond, compass_judge, dialogue_judge: send the "
+                   "calls as provider batches (about half the price, up to 24 h; safe to kill "
+                   "and re-run: a pending batch is resumed). Models without a batch API go "
+                   "live.")
 @click.pass_context
 def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], all_worlds: bool,
         models: tuple[str, ...], judges: tuple[str, ...], modes: tuple[str, ...],
@@ -167,7 +173,7 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
         models_file: Path | None, compass_variants: tuple[str, ...], prefilter: str | None,
         per_policy: int, verifier: str | None, domains: tuple[str, ...],
         dialogue_ids: tuple[str, ...], attempts: int, binary: bool, per_dialogue: int,
-        judge_variant: str) -> None:
+        judge_variant: str, batch: bool) -> None:
     """Run pipeline stages (idempotent: a re-run only does what is missing).
 
     `copal run compass --world ID --model M --judge J` runs the COMPASS suite of a world:
@@ -183,6 +189,7 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
                         verifier, DialogueArgs(domains, dialogue_ids, attempts, binary,
                                                per_dialogue))
     opts.compass.judge_variant = judge_variant
+    opts.batch = batch
     open_db(ctx).conn.close()  # refuse pending migrations before starting anything
     if COMPASS_ALIAS in stages and not (worlds or all_worlds):
         # A suite per world is hundreds of calls per target: never for every world by default.
@@ -243,12 +250,10 @@ def _took(started: str | None, finished: str | None) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-def _run_row(r: dict) -> list[object]:
+def _run_row(r: RunCounters) -> list[object]:
     # The run id starts with its stage (`judge-20261201T100113-468d78`): no stage column.
-    return [r["id"], r["status"], _stamp(r["started_at"]), _took(r["started_at"],
-                                                                   r["finished_at"]),
-            r["calls"], r["cache_hits"], r["failures"], r["repaired"], r["invalid"],
-            f"${r['cost']:.4f}"]
+    return [r.id, r.status, _stamp(r.started_at), _took(r.started_at, r.finished_at),
+            r.calls, r.cache_hits, r.failures, r.repaired, r.invalid, f"${r.cost:.4f}"]
 
 
 @click.command()
@@ -265,24 +270,15 @@ def runs(ctx: click.Context, as_json: bool, wide: bool, limit: int) -> None:
     headed by its full id. --wide prints one line per run anyway; --json prints every field.
     A run whose process died (killed, machine rebooted) is shown as `interrupted`, finished at
     its last heartbeat, with the calls, cache hits, failures and cost it had recorded by then."""
-    from store.pipeline import runs as run_sql
+    from copal_tui.services.runs import list_runs
 
     if as_json and wide:
         raise click.UsageError("give --json or --wide, not both")
-    db = open_db(ctx)
-    if not getattr(db, "readonly", False):
-        run_sql.reap(db)  # a killed run shows as interrupted, not as running forever
-    rows = run_sql.all_runs(db, limit=limit)
-    for r in rows:
-        # Structured answers that needed the repair round, and those that stayed unusable.
-        tallies = [t for tasks in (r["manifest"].get("outputs") or {}).values()
-                   for t in tasks.values()]
-        r["repaired"] = sum(t.get("repaired", 0) for t in tallies)
-        r["invalid"] = sum(t.get("failed", 0) for t in tallies)
-        r["outputs"] = r["manifest"].get("outputs") or {}
+    # A killed run shows as interrupted, not as running forever.
+    rows = list_runs(open_db(ctx), limit=limit)
     if as_json:
-        click.echo(json.dumps([{k: r[k] for k in (*RUN_JSON_FIELDS, "outputs")} for r in rows],
-                              indent=2))
+        click.echo(json.dumps([{k: getattr(r, k) for k in (*RUN_JSON_FIELDS, "outputs")}
+                               for r in rows], indent=2))
         return
     print_table(RUN_HEADERS, [_run_row(r) for r in rows], right=RUN_HEADERS[3:],
                 whole=RUN_HEADERS[:3], wide=wide, stacked_hint=RUNS_HINT)

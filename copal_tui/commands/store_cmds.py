@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import click
 
 from copal_tui.commands.context import db_path, open_db
-from store.artifacts import reads
+from copal_tui.services import store_admin
 from store.db import connect
 
 
@@ -21,7 +20,7 @@ def init(ctx: click.Context) -> None:
     path = db_path(ctx)
     existed = path.exists() and path.stat().st_size > 0  # an empty file is initialised as new
     db = connect(path, create=True, access="write")
-    applied = _migrations().migrate(db)
+    applied = store_admin.migrate(db)
     state = "existing" if existed else "new"
     click.echo(f"{state} database {path}: {len(applied)} migration(s) applied")
 
@@ -31,8 +30,8 @@ def init(ctx: click.Context) -> None:
 def migrate(ctx: click.Context) -> None:
     """Apply pending schema migrations."""
     db = open_db(ctx, current=False, write=True)
-    todo = _migrations().pending(db)
-    applied = _migrations().migrate(db)
+    todo = store_admin.pending(db)
+    applied = store_admin.migrate(db)
     click.echo(f"{len(applied)} migration(s) applied" + (f": {', '.join(todo)}" if todo else ""))
 
 
@@ -98,19 +97,12 @@ def _import_dialogues(db: Any, paths: tuple[Path, ...], source: str, judge: str 
         raise click.UsageError("--from complibench-judge needs --judge NAME")
     if source == "complibench" and (judge or replace):
         raise click.UsageError("--judge and --replace go with --from complibench-judge")
-    from store.db import write
-
-    added = skipped = 0
-    others: list[str] = []
-    with write(db):  # every PATH or none: a bad file anywhere leaves the database as it was
-        for path in paths:
-            done = ci.import_conversations(db, path) if source == "complibench" else \
-                ci.import_judge_outputs(db, path, judge or "", replace=replace)
-            added, skipped = added + len(done.added), skipped + len(done.skipped)
-            others += done.not_conversations
+    # Every PATH or none: one transaction (a bad file anywhere leaves the database as it was).
+    done = store_admin.import_dialogues(
+        db, paths, judge if source == "complibench-judge" else None, replace=replace)
     what = "conversation(s)" if source == "complibench" else f"attempt(s) of {judge}"
-    click.echo(f"imported {added} {what}; {skipped} already stored identically")
-    note = ci.skipped_note(others)
+    click.echo(f"imported {done.added} {what}; {done.skipped} already stored identically")
+    note = ci.skipped_note(done.not_conversations)
     if note:
         click.echo(note)
 
@@ -133,7 +125,7 @@ def schema(kind: str) -> None:
 def stats(ctx: click.Context, as_json: bool) -> None:
     """Counts of everything in the store."""
     db = open_db(ctx)
-    counts = reads.stats(db)
+    counts = store_admin.stats(db)
     if as_json:
         click.echo(json.dumps(counts, indent=2))
         return
@@ -162,23 +154,10 @@ def backup(ctx: click.Context, out: Path, force: bool) -> None:
     db = open_db(ctx, current=False)
     guard = OutputGuard.for_database(db_path(ctx), force=force).with_connection(db)
     with refusals_exit_2(), Staging(guard) as staging:
-        tmp = staging.reserve(out)
-        dest = sqlite3.connect(str(tmp))
-        try:
-            db.conn.backup(dest)
-            check = dest.execute("PRAGMA quick_check").fetchone()[0]
-        finally:
-            dest.close()
+        check = store_admin.backup(db, staging.reserve(out))
         staging.commit()
     click.echo(f"backed up {db_path(ctx)} to {out} (quick_check: {check})")
 
 
 COMMANDS = [init, migrate, import_, schema, stats, backup]
 
-
-def _migrations() -> Any:
-    # sqlite-utils (which runs the migrations) costs ~0.25 s to import: only the commands that
-    # migrate pay it, not every start of the CLI or the TUI.
-    from store import migrations
-
-    return migrations

@@ -58,9 +58,9 @@ def _run(ctx: click.Context, mode: str, annotator: str | None, suite: str = "cop
 
 
 def _check_judge(db: Database, judge: str) -> None:
-    from store.annotation.dialogue_reviews import judges
+    from copal_tui.services.launch import dialogue_judges
 
-    known = judges(db)
+    known = dialogue_judges(db)
     if judge not in known:
         raise click.BadParameter(
             f"no dialogue attempts by {judge!r} (judges: {', '.join(known) or 'none yet'})",
@@ -68,13 +68,13 @@ def _check_judge(db: Database, judge: str) -> None:
 
 
 def _campaign_suite(db: Database, name: str) -> str:
-    from store.annotation import campaigns
+    from copal_tui.services.launch import campaign_suite
 
-    found = campaigns.get(db, name)
-    if found is None or found.kind != campaigns.SAMPLE:
+    suite = campaign_suite(db, name)
+    if suite is None:
         raise click.BadParameter(f"no campaign named {name!r} (`copal campaign list` shows "
                                  "them)", param_hint="--campaign")
-    return found.suite
+    return suite
 
 
 # The label queues (copal_tui.tui.app.LABEL_SUITES; repeated here so `--help` imports no

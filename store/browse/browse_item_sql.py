@@ -4,6 +4,7 @@ and the current adjudication.
 
 All reads are keyed lookups (item id, composition id, response ids) on existing indexes, so the
 view costs the same on any size of database; responses are capped (`limit`) with a total.
+The service (`copal_tui.services.browse.item_view`) reads them in one transaction.
 """
 
 from __future__ import annotations

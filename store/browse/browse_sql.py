@@ -6,7 +6,9 @@ per-row aggregates are computed only for those rows, so a list costs the same on
 100,000 responses as on a small one (plus one COUNT for the total). Lists follow insertion order
 (rowid; `position` for policies), which the single-column indexes on world_id already give
 without a sort. User input never becomes SQL text: free words are LIKE parameters and
-`key:value` filters are looked up in per-list tables of fixed SQL fragments.
+`key:value` filters are looked up in per-list tables of fixed SQL fragments. Nothing here
+begins a transaction: the caller's service does (`copal_tui.services.browse`), so a page and its
+count are one snapshot.
 """
 
 from __future__ import annotations

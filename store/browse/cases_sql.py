@@ -2,8 +2,8 @@
 report cell narrows them, and the human labels and decisions on those responses.
 
 `copal_tui.cases` turns these rows into cases (the reference label by the report's rule, the
-confusion cell); this module only reads. Its conditions are the report's
-(`store.report.metrics_sql`): a judgment counts when it is usable (`failure IS NULL AND error IS NOT
+confusion cell) inside its read transaction; this module only reads. Its conditions are the
+report's (`store.report.metrics_sql`): a judgment counts when it is usable (`failure IS NULL AND error IS NOT
 NULL`), the target model is `responses.model` suffixed `#variant` off the base variant, a label
 or decision counts when it is current (`store.annotation.annotations.CURRENT`, `CURRENT_DECISION`) and
 states an error. Rows come in (item, model, variant) order, which the responses' unique index

@@ -5,7 +5,7 @@ The list follows store/browse/browse_sql.py: one page of keys chosen with LIMIT/
 computed for that page only, user input only ever as parameters (free words are LIKE patterns,
 `key:value` filters are looked up in `QUERY_FILTERS`). Every read is keyed on an index of
 migration m005_compass (world, query id, response id) or of the annotation log (its subject
-index, m010).
+index, m010). Transactions are the service's (`copal_tui.services.browse`), never begun here.
 """
 
 from __future__ import annotations

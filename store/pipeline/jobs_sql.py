@@ -4,7 +4,8 @@ the choices offered when starting a job (worlds, model and judge names already i
 The run list follows insertion order (rowid, newest first), which needs no sort, and selects
 every column but the manifest: a manifest can be large (errors, options, prompt versions) and is
 read only for the run the user opens. User input never becomes SQL text: free words are LIKE
-parameters and `stage:`/`status:` filters are `=` parameters.
+parameters and `stage:`/`status:` filters are `=` parameters. Transactions are the service's
+(`copal_tui.services.jobs`), never begun here.
 """
 
 from __future__ import annotations

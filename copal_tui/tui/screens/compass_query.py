@@ -5,8 +5,9 @@ text, pre-filter decision, each judge's refused / compliant / aligned / failure 
 rationale, and the human labels).
 
 Opened with enter from the COMPASS tab of the world screen (browse mode only: the label modes
-cannot reach the world screen, so nothing here needs blinding). Reads are keyed lookups in
-store/browse/compass_browse_sql.py, repeated when the screen comes back into view.
+cannot reach the world screen, so nothing here needs blinding). Reads are keyed lookups
+(`copal_tui.services.browse.query_view`, one snapshot), repeated when the screen comes back into
+view.
 """
 
 from __future__ import annotations
@@ -21,13 +22,12 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
-from copal_tui.domain.compass import is_aligned
+from copal_tui.services import browse
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.compass_view import query_meta, query_renderable, response_renderable
 from copal_tui.tui.widgets.compass_view import verdict_text as single_verdict
 from copal_tui.tui.widgets.paged_table import short_id
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
-from store.browse import compass_browse_sql as sql
 
 TABS = ["query", "responses"]
 
@@ -71,18 +71,12 @@ class CompassQueryScreen(Screen[None]):
         self.responses: list[dict[str, Any]] = []
 
     def load(self) -> None:
-        db = self.app.db  # type: ignore[attr-defined]
-        self.q = sql.query_view(db, self.query_id)
-        if self.q is None:
+        # Each label comes with `aligned`, from the query type by the judge's rule.
+        view = browse.query_view(self.app.db, self.query_id)  # type: ignore[attr-defined]
+        if view is None:
+            self.q = None
             return
-        self.policies = sql.world_policies(db, self.q["world_id"])
-        self.responses = sql.query_responses(db, self.query_id)
-        for r in self.responses:
-            # A label stores what the annotator saw (refused, compliant); alignment follows
-            # from the query type by the same rule as the judge's.
-            for lab in r["labels"]:
-                lab["aligned"] = int(is_aligned(self.q["query_type"], bool(lab["refused"]),
-                                                bool(lab["compliant"])))
+        self.q, self.policies, self.responses = view.query, view.policies, view.responses
 
     def compose(self) -> ComposeResult:
         self.load()

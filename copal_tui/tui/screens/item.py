@@ -4,8 +4,8 @@ flagged, and the highlighted response in full below), and its single-policy proj
 judge's error per model on the composed item and on each projection; composition-induced
 failures marked). `j` switches between the judges that judged the item.
 
-All reads are keyed lookups in store/browse/browse_item_sql.py, done on open and when the screen comes
-back into view (labels may have been added meanwhile).
+All reads are keyed lookups (`copal_tui.services.browse.item_view`, one snapshot), done on
+open and when the screen comes back into view (labels may have been added meanwhile).
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
+from copal_tui.services import browse
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.item_overview import ItemOverview
 from copal_tui.tui.widgets.marks_table import Source, flag_summary, sources, verdict_text
 from copal_tui.tui.widgets.paged_table import Rows, short_id
 from copal_tui.tui.widgets.response_view import ResponseView
 from copal_tui.tui.widgets.screen_commands import Command, ScreenCommands
-from store.browse import browse_item_sql as sql
 
 TABS = ["overview", "responses", "projections"]
 
@@ -40,6 +40,13 @@ class ItemScreen(Screen[None]):
         Binding("right_square_bracket", "step(1)", "Next resp.", id="item.next_response"),
         Binding("left_square_bracket", "step(-1)", "Prev resp.", show=False,
                 id="item.prev_response"),
+        # The page keys scroll what is being read (the response, the item, the projections)
+        # wherever the focus is: in the responses table they would otherwise page its cursor
+        # and jump to another response. `[` / `]` and the table's arrows change response.
+        Binding("pagedown", "read_page(1)", "Scroll down", show=False, priority=True,
+                id="item.page_down"),
+        Binding("pageup", "read_page(-1)", "Scroll up", show=False, priority=True,
+                id="item.page_up"),
         Binding("p", "parent", "Parent item", id="item.parent"),
         Binding("escape,b", "back", "Back", id="browse.back"),
         Binding("1", "tab('overview')", "Item", show=False, id="item.tab_item"),
@@ -63,14 +70,13 @@ class ItemScreen(Screen[None]):
     # ------------------------------------------------------------------ data
 
     def load(self) -> None:
-        db = self.app.db  # type: ignore[attr-defined]
-        self.item = sql.item_view(db, self.item_id)
-        if self.item is None:
+        view = browse.item_view(self.app.db, self.item_id)  # type: ignore[attr-defined]
+        if view is None:
+            self.item = None
             return
-        self.judges = sql.item_judges(db, self.item_id)
+        self.item, self.judges, self.responses = view.item, view.judges, view.responses
         if self.judge not in self.judges:
             self.judge = self.judges[0] if self.judges else None
-        self.responses = sql.item_responses(db, self.item_id)
         if self.blind:
             self._blindfold()
 
@@ -255,7 +261,7 @@ class ItemScreen(Screen[None]):
         if self.blind:
             return Text("Hidden while labelling blind.", style="italic")
         projections = self.item["projections"]
-        errors = sql.projection_errors(
+        errors = browse.projection_errors(
             self.app.db, [self.item_id, *[p["id"] for p in projections]],  # type: ignore[attr-defined]
             *self.judge)
         models = sorted({m for (_, m) in errors})
@@ -322,6 +328,17 @@ class ItemScreen(Screen[None]):
         self.action_tab("responses")
         table = self.query_one("#responses-table", DataTable)
         table.move_cursor(row=max(0, min(len(self.responses) - 1, table.cursor_row + delta)))
+
+    def action_read_page(self, delta: int) -> None:
+        if self.item is None:
+            return
+        active = self.query_one(TabbedContent).active
+        pane = self.query_one({"overview": "#overview-scroll", "responses": "#response-scroll",
+                               "projections": "#projections-scroll"}[active], VerticalScroll)
+        if delta > 0:
+            pane.scroll_page_down(animate=False)
+        else:
+            pane.scroll_page_up(animate=False)
 
     def action_parent(self) -> None:
         parent = (self.item or {}).get("parent")

@@ -15,13 +15,13 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, SelectionList, TabbedContent, TabPane
 
+from copal_tui.services import jobs
 from copal_tui.tui.job_manager import Job, JobError, JobManager, JobUpdated
 from copal_tui.tui.widgets.job_form import JobForm
 from copal_tui.tui.widgets.job_progress import JobProgressView
 from copal_tui.tui.widgets.run_list import RunList
 from copal_tui.tui.widgets.run_manifest import RunManifest
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
-from store.pipeline import jobs_sql
 
 
 class JobsScreen(Screen[None]):
@@ -68,14 +68,13 @@ class JobsScreen(Screen[None]):
         return JobManager.of(self.app)
 
     def compose(self) -> ComposeResult:
-        db = self.app.db  # type: ignore[attr-defined]
+        choices = jobs.job_choices(self.app.db)  # type: ignore[attr-defined]
         yield Header()
         yield JobProgressView(id="job-progress")
         with TabbedContent(initial=self.initial_tab, id="jobs-tabs"):
             with TabPane("New job", id="new"):
-                yield JobForm(worlds=jobs_sql.world_choices(db),
-                              models=jobs_sql.known_models(db),
-                              judges=jobs_sql.known_judges(db),
+                yield JobForm(worlds=choices.worlds, models=choices.models,
+                              judges=choices.judges,
                               preset_stages=self.preset_stages,
                               preset_worlds=self.preset_worlds, id="job-form")
             with TabPane("Runs", id="runs"):
@@ -192,6 +191,6 @@ class JobsScreen(Screen[None]):
 
     @on(RunList.Chosen)
     def _run_chosen(self, event: RunList.Chosen) -> None:
-        run = None if event.run_id is None else jobs_sql.run_detail(
+        run = None if event.run_id is None else jobs.run_detail(
             self.app.db, event.run_id)  # type: ignore[attr-defined]
         self.query_one(RunManifest).show(run)

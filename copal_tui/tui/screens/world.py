@@ -21,14 +21,12 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
-from copal_tui import cases
+from copal_tui.services import browse
+from copal_tui.services.browse import Page, PageRequest, WorldSummary
 from copal_tui.tui.safe import safe
 from copal_tui.tui.screens.record import RecordScreen
 from copal_tui.tui.widgets.paged_table import Column, PagedTable, fmt_rate, short_id
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
-from store.artifacts import reads
-from store.browse import browse_sql as sql
-from store.browse import compass_browse_sql
 
 TABS = ["policies", "clauses", "compositions", "items", "runs"]
 COMPASS_TAB = "compass"
@@ -139,6 +137,7 @@ class WorldScreen(Screen[None]):
     def __init__(self, world_id: str, tab: str = "policies") -> None:
         super().__init__()
         self.world_id = world_id
+        self.summary: WorldSummary | None = None
         self.initial_tab = tab
         self.tabs = list(TABS)
 
@@ -147,7 +146,8 @@ class WorldScreen(Screen[None]):
         return not (action == "tab" and bool(parameters) and parameters[0] not in self.tabs)
 
     def compose(self) -> ComposeResult:
-        if compass_browse_sql.has_suite(self.app.db, self.world_id):  # type: ignore[attr-defined]
+        self.summary = browse.world_summary(self.app.db, self.world_id)  # type: ignore[attr-defined]
+        if self.summary is not None and self.summary.compass_queries is not None:
             self.tabs.append(COMPASS_TAB)
         if self.initial_tab not in self.tabs:
             self.initial_tab = "policies"
@@ -155,13 +155,13 @@ class WorldScreen(Screen[None]):
         yield Static(self._summary(), id="world-summary", classes="summary")
         columns = _columns(self.world_id)
         fetch: dict[str, Any] = {
-            "policies": partial(_world_fetch, sql.policies_page, self.world_id),
-            "clauses": partial(_world_fetch, sql.clauses_page, self.world_id),
-            "compositions": partial(_world_fetch, sql.compositions_page, self.world_id),
-            # Through the service: `disagree:` and `cell:` need the report's reference rule.
-            "items": partial(_world_fetch, cases.items_page, self.world_id),
-            "runs": partial(_world_fetch, sql.runs_page, self.world_id),
-            COMPASS_TAB: partial(_world_fetch, compass_browse_sql.queries_page, self.world_id),
+            "policies": partial(_world_fetch, browse.policies_page, self.world_id),
+            "clauses": partial(_world_fetch, browse.clauses_page, self.world_id),
+            "compositions": partial(_world_fetch, browse.compositions_page, self.world_id),
+            # `disagree:` and `cell:` need the report's reference rule: the service applies it.
+            "items": partial(_world_fetch, browse.items_page, self.world_id),
+            "runs": partial(_world_fetch, browse.runs_page, self.world_id),
+            COMPASS_TAB: partial(_world_fetch, browse.compass_queries_page, self.world_id),
         }
         with TabbedContent(initial=self.initial_tab):
             for n, name in enumerate(self.tabs, 1):
@@ -172,16 +172,16 @@ class WorldScreen(Screen[None]):
         yield Footer()
 
     def _summary(self, stats: dict[str, Any] | None = None) -> Text:
-        row = sql.world_summary(self.app.db, self.world_id)  # type: ignore[attr-defined]
+        row = self.summary
         if row is None:
             return Text(f"no world {self.world_id!r}", style="bold")
         # Two lines, each cut rather than wrapped, so the tabs never move at 80 columns.
         out = Text(no_wrap=True, overflow="ellipsis")
-        out.append_text(safe(row["id"], style="bold"))
+        out.append_text(safe(row.id, style="bold"))
         out.append("  ")
-        out.append_text(safe(row["name"]))
-        out.append(f"  \u00b7  risk {row['risk_tier']}  \u00b7  ")
-        out.append_text(safe(row["industry"]))
+        out.append_text(safe(row.name))
+        out.append(f"  \u00b7  risk {row.risk_tier}  \u00b7  ")
+        out.append_text(safe(row.industry))
         out.append("\n")
         # Most telling first: the line is cut at the right edge on narrow terminals. The
         # response statistics arrive from a worker (they cost a pass over the responses).
@@ -192,17 +192,16 @@ class WorldScreen(Screen[None]):
                 f"err J {fmt_rate(stats['judge_err'])} H {fmt_rate(stats['human_err'])} \u00b7 "
                 f"{stats['responses']} resp, {stats['labelled']} labelled \u00b7 ", style="dim")
         out.append(
-            f"{row['items']} items ({row['selected']} sel) \u00b7 {row['compositions']} comp "
-            f"\u00b7 {row['clauses']} clauses \u00b7 {row['policies']} policies", style="dim")
-        if COMPASS_TAB in self.tabs:
-            counts = compass_browse_sql.suite_counts(self.app.db, self.world_id)  # type: ignore[attr-defined]
-            out.append(f" \u00b7 {sum(counts.values())} COMPASS queries", style="dim")
+            f"{row.items} items ({row.selected} sel) \u00b7 {row.compositions} comp "
+            f"\u00b7 {row.clauses} clauses \u00b7 {row.policies} policies", style="dim")
+        if row.compass_queries is not None:
+            out.append(f" \u00b7 {row.compass_queries} COMPASS queries", style="dim")
         return out
 
     @work(thread=True, exclusive=True, group="world-stats")
     def _load_stats(self, app: Any, db_path: Any) -> None:
         with app.worker_db() as db:
-            stats = sql.world_stats(db, [self.world_id]).get(self.world_id)
+            stats = browse.world_stats(db, [self.world_id]).get(self.world_id)
         if stats is not None and not get_current_worker().is_cancelled:
             app.call_from_thread(self._show_stats, stats)
 
@@ -280,24 +279,21 @@ class WorldScreen(Screen[None]):
     # ------------------------------------------------------------------ full records
 
     def _policy(self, policy_id: str) -> tuple[str, list[tuple[str, RenderableType]]] | None:
-        db = self.app.db  # type: ignore[attr-defined]
-        pol = reads.policy(db, self.world_id, policy_id)
-        if pol is None:
+        found = browse.policy_record(self.app.db, self.world_id, policy_id)  # type: ignore[attr-defined]
+        if found is None:
             return None
-        grounded = sql.clauses_page(db, self.world_id, sql.PageRequest(
-            filters={"policy": policy_id}, limit=50))
-        clauses = [_clause_line(c, self.world_id) for c in grounded.rows] or [Text("none yet")]
+        pol = found.policy
+        clauses = [_clause_line(c, self.world_id) for c in found.clauses] or [Text("none yet")]
         return (f"policy {policy_id} ({pol['kind']})",
                 [("Text", safe(pol["text"])), ("Clauses grounded from it", Group(*clauses))])
 
     def _clause(self, clause_id: str) -> tuple[str, list[tuple[str, RenderableType]]] | None:
-        db = self.app.db  # type: ignore[attr-defined]
-        c = reads.clause(db, clause_id)
-        if c is None:
+        found = browse.clause_record(self.app.db, self.world_id, clause_id)  # type: ignore[attr-defined]
+        if found is None:
             return None
+        c = found.clause
         policies = []
-        for pid in c["policy_ids"]:
-            pol = reads.policy(db, self.world_id, pid)
+        for pid, pol in found.policies:
             line = Text(f"{pid}: ", style="bold")
             line.append_text(safe(pol["text"] if pol else "(missing)"))
             policies.append(line)
@@ -312,12 +308,11 @@ class WorldScreen(Screen[None]):
         return f"clause {clause_id}", sections
 
     def _composition(self, comp_id: str) -> tuple[str, list[tuple[str, RenderableType]]] | None:
-        db = self.app.db  # type: ignore[attr-defined]
-        comp = reads.composition(db, comp_id)
-        if comp is None:
+        found = browse.composition_record(self.app.db, comp_id)  # type: ignore[attr-defined]
+        if found is None:
             return None
-        members = [_clause_line(reads.clause(db, cid) or {"id": cid}, self.world_id)
-                   for cid in comp["clause_ids"]]
+        comp = found.composition
+        members = [_clause_line(c, self.world_id) for c in found.members]
         return (f"composition {comp_id}", [
             ("Pattern", Text(f"{comp['pattern']} ({comp['status']})")),
             ("Reason", safe(comp.get("reason") or "-")),
@@ -325,19 +320,20 @@ class WorldScreen(Screen[None]):
         ])
 
     def _run(self, run_id: str) -> tuple[str, list[tuple[str, RenderableType]]] | None:
-        run = sql.run_manifest(self.app.db, run_id)  # type: ignore[attr-defined]
+        run = browse.run_record(self.app.db, run_id)  # type: ignore[attr-defined]
         if run is None:
             return None
-        head = Text(f"{run['stage']} \u00b7 {run['status']} \u00b7 started {run['started_at']}"
-                    f" \u00b7 finished {run['finished_at'] or '-'}\ncalls {run['calls']} \u00b7 "
-                    f"cache hits {run['cache_hits']} \u00b7 failures {run['failures']} \u00b7 "
-                    f"cost ${run['cost']:.4f}")
-        manifest = json.dumps(run["manifest"], indent=2, ensure_ascii=False, sort_keys=True)
+        head = Text(f"{run.stage} \u00b7 {run.status} \u00b7 started {run.started_at}"
+                    f" \u00b7 finished {run.finished_at or '-'}\ncalls {run.calls} \u00b7 "
+                    f"cache hits {run.cache_hits} \u00b7 failures {run.failures} \u00b7 "
+                    f"cost ${run.cost:.4f}")
+        manifest = run.manifest if isinstance(run.manifest, str) else json.dumps(
+            run.manifest, indent=2, ensure_ascii=False, sort_keys=True)
         return f"run {run_id}", [("Run", head), ("Manifest", safe(manifest))]
 
 
-def _world_fetch(fetch: Callable[[Any, str, sql.PageRequest], sql.Page], world_id: str,
-                 db: Any, req: sql.PageRequest) -> sql.Page:
+def _world_fetch(fetch: Callable[[Any, str, PageRequest], Page], world_id: str,
+                 db: Any, req: PageRequest) -> Page:
     return fetch(db, world_id, req)
 
 

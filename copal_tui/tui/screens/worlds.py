@@ -12,9 +12,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from copal_tui.services import browse
 from copal_tui.tui.widgets.paged_table import Column, PagedTable, fmt_rate
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
-from store.browse.browse_sql import world_stats, worlds_page
 
 
 def _progress(row: dict[str, Any]) -> str:
@@ -54,7 +54,8 @@ class WorldsScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(Text("Worlds", style="bold"), classes="screen-title")
-        yield PagedTable(worlds_page, COLUMNS, id="worlds-table", decorate=world_stats,
+        yield PagedTable(browse.worlds_page, COLUMNS, id="worlds-table",
+                         decorate=browse.world_stats,
                          placeholder="/ filter worlds: words, or risk:high industry:bank")
         yield Static(Text(HINT), classes="hint")
         yield Footer()

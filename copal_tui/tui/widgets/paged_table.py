@@ -1,10 +1,10 @@
 """PagedTable: a DataTable that shows one page of a store query at a time, with a filter line.
 
-The widget owns no SQL: it is given a fetch function `(db, PageRequest) -> Page` from `store/`
-and runs it in a thread worker with that worker's own connection, so the UI thread never waits
-on SQLite and a list over 100,000 rows costs one page. An optional `decorate` function adds
-slow columns (aggregates over many rows) to the shown page in a second step: the rows appear
-at once, those cells show an ellipsis until their values arrive. The filter line takes free words
+The widget owns no SQL: it is given a fetch function `(db, PageRequest) -> Page` from a service
+(`copal_tui/services/`) and runs it in a thread worker with that worker's own connection, so the
+UI thread never waits on SQLite and a list over 100,000 rows costs one page. An optional
+`decorate` function adds slow columns (aggregates over many rows) to the shown page in a second
+step: the rows appear at once, those cells show an ellipsis until their values arrive. The filter line takes free words
 (matched with LIKE over the list's text columns) and `key:value` filters (`facet:over_refusal
 selected:yes`); the store decides which keys a list knows and says so when one is wrong.
 
@@ -29,8 +29,8 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
+from copal_tui.services.browse import FilterError, Page, PageRequest
 from copal_tui.tui.safe import one_line, safe
-from store.browse.browse_sql import FilterError, Page, PageRequest
 from store.db import Database
 
 Fetch = Callable[[Database, PageRequest], Page]

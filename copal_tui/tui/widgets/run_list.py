@@ -1,7 +1,7 @@
 """The list of pipeline runs (the `runs` table), one page at a time, with a search box.
 
-The page comes from store.pipeline.jobs_sql (LIMIT/OFFSET with a COUNT for the total), so the table never
-holds more than one page. Moving the cursor posts `RunList.Chosen` with the run id; the screen
+The page comes from copal_tui.services.jobs (LIMIT/OFFSET with a COUNT for the total), so
+the table never holds more than one page. Moving the cursor posts `RunList.Chosen` with the run id; the screen
 shows that run's manifest. Cells are `safe` Text: DataTable reads plain strings as markup.
 """
 
@@ -16,8 +16,8 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
+from copal_tui.services import jobs
 from copal_tui.tui.safe import one_line, safe
-from store.pipeline import jobs_sql
 
 STATUS_MARK = {"done": "\u2713 ", "failed": "\u2717 ", "cancelled": "\u25a0 ",
                "running": "\u25b6 ", "interrupted": "! "}
@@ -86,29 +86,27 @@ class RunList(Vertical):
         self._load(keep or (None if following else self.current()))
 
     def _load(self, keep: str | None) -> None:
-        page = jobs_sql.runs_page(self.app.db, self.search_text,  # type: ignore[attr-defined]
-                                  offset=self.page_offset, limit=self.page_size)
-        if page.total and self.page_offset >= page.total:
-            # The filter shrank the list below the current page: go back to its last page.
-            self.page_offset = max(0, (page.total - 1) // self.page_size * self.page_size)
-            page = jobs_sql.runs_page(self.app.db, self.search_text,  # type: ignore[attr-defined]
-                                      offset=self.page_offset, limit=self.page_size)
+        # Past the end (the filter shrank the list under the current page) the service
+        # gives the last page.
+        page = jobs.runs_page(self.app.db, self.search_text,  # type: ignore[attr-defined]
+                              offset=self.page_offset, limit=self.page_size)
+        self.page_offset = page.offset
         self.page_total = page.total
         table = self.table
         table.clear()
         self.run_ids = []
         for row in page.rows:
-            status = str(row["status"])
+            status = row.status
             table.add_row(
-                safe(one_line(row["id"], 40)),
+                safe(one_line(row.id, 40)),
                 Text(STATUS_MARK.get(status, "") + status, style=STATUS_STYLE.get(status, "")),
-                Text(f"{row['calls']:>5}"),
-                Text(f"{row['cache_hits']:>5}"),
-                Text(f"{row['failures']:>4}", style="red" if row["failures"] else ""),
-                Text(f"${row['cost']:.4f}"),
-                key=row["id"],
+                Text(f"{row.calls:>5}"),
+                Text(f"{row.cache_hits:>5}"),
+                Text(f"{row.failures:>4}", style="red" if row.failures else ""),
+                Text(f"${row.cost:.4f}"),
+                key=row.id,
             )
-            self.run_ids.append(row["id"])
+            self.run_ids.append(row.id)
         if keep in self.run_ids:
             table.move_cursor(row=self.run_ids.index(keep))
         self._show_status()

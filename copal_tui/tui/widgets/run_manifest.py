@@ -7,7 +7,7 @@ literally, escapes stripped); nothing here is markup.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -15,6 +15,9 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from copal_tui.tui.safe import one_line, safe
+
+if TYPE_CHECKING:
+    from copal_tui.services.jobs import RunDetail
 
 OPTION_KEYS = ("worlds", "models", "judges", "modes", "generator", "budget", "variants",
                "concurrency")
@@ -28,7 +31,7 @@ def _value(v: Any) -> str:
     return str(v)
 
 
-def manifest_text(run: dict[str, Any] | None) -> Text:
+def manifest_text(run: RunDetail | None) -> Text:
     if run is None:
         return Text("Choose a run to see its manifest.", style="dim")
     out = Text()
@@ -38,13 +41,13 @@ def manifest_text(run: dict[str, Any] | None) -> Text:
         out.append_text(safe(value, style=style))
         out.append("\n")
 
-    line("run", str(run["id"]))
-    line("stage", f"{run['stage']}   status {run['status']}")
-    line("started", str(run["started_at"]))
-    line("finished", str(run["finished_at"] or "-"))
-    line("counters", f"calls {run['calls']}  cache hits {run['cache_hits']}  "
-                     f"failures {run['failures']}  cost ${run['cost']:.4f}")
-    manifest = run.get("manifest")
+    line("run", run.id)
+    line("stage", f"{run.stage}   status {run.status}")
+    line("started", run.started_at)
+    line("finished", run.finished_at or "-")
+    line("counters", f"calls {run.calls}  cache hits {run.cache_hits}  "
+                     f"failures {run.failures}  cost ${run.cost:.4f}")
+    manifest = run.manifest
     if not isinstance(manifest, dict):
         out.append("manifest (unreadable):\n", style="bold red")
         out.append_text(safe(str(manifest)))
@@ -95,6 +98,6 @@ class RunManifest(VerticalScroll):
     def on_mount(self) -> None:
         self.border_title = "Manifest"
 
-    def show(self, run: dict[str, Any] | None) -> None:
+    def show(self, run: RunDetail | None) -> None:
         self.query_one("#run-manifest-text", Static).update(manifest_text(run))
         self.scroll_home(animate=False)
