@@ -212,7 +212,7 @@ def test_a_world_filter_keeps_the_lists_equal_to_the_report(cli, tmp_path):
 
 
 def test_every_dashboard_cell_lists_as_many_responses_as_it_counts(fixture_db):
-    from copal_tui import cases
+    from copal_tui.services import cases
     from copal_tui.tui.widgets import dashboard_sections as sections
     from copal_tui.tui.widgets.paged_table import parse_filter
 

@@ -21,7 +21,8 @@ from rich.console import Console
 
 from copal_tui.domain.facets import observed_facet, parse_facet
 from copal_tui.domain.taxonomy import Facet
-from copal_tui.export.facet_tables import facet_tables, print_observed_facets
+from copal_tui.export.facet_tables import facet_tables
+from copal_tui.export.facet_terminal import print_observed_facets
 from copal_tui.metrics.facets import COLUMNS, facet_kappa, observed_facets_section
 from copal_tui.offline.judge import judge_contract
 from store.db import connect

@@ -65,6 +65,10 @@ def _as_golden(text: str) -> str:
     doc = json.loads(text)
     for key in LATER_SECTIONS:
         doc.pop(key, None)
+        # ...and from the provenance's list of the sections each suite's figures cover.
+        for entry in doc.get("scope", {}).get("provenance", {}).values():
+            if key in entry.get("sections", []):
+                entry["sections"].remove(key)
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -5,7 +5,7 @@ setting's false positives (the judge says error, the human reference says no err
 rows as the report's `fp`; `--disagree` is fp and fn; `--model`, `--pattern`, `--facet`,
 `--world` and `--composed` narrow like the report's cells (`--composed`: the composed items the
 error rates count). Without a cell, every judged response is listed with its reference, if
-any. The rows come from `copal_tui.cases`, which applies the report's reference rule.
+any. The rows come from `copal_tui.services.cases`, which applies the report's reference rule.
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ def cases_command(ctx: click.Context, judge: str | None, mode: str, cells: tuple
                   facet: str | None, worlds: tuple[str, ...], composed: bool,
                   fmt: str) -> None:
     """The responses behind a report figure (a confusion cell, a model, a pattern)."""
-    from copal_tui import cases
     from copal_tui.metrics.report import ReportError
+    from copal_tui.services import cases
 
     db = open_db(ctx)
     unknown = sorted(set(worlds) - set(cases.known_worlds(db)))

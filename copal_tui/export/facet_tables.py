@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from copal_tui.domain.taxonomy import Facet
-from copal_tui.export.fit_table import _packed, print_table
 from copal_tui.export.tables import Table
 from copal_tui.metrics.rates import UNMAPPED
 
@@ -100,45 +99,3 @@ def facet_tables(doc: dict[str, Any]) -> list[Table]:
 
 def _fraction(value: float) -> str:
     return "n/a" if value != value else f"{value:.3f}"  # NaN is the one value unequal to itself
-
-
-def print_observed_facets(console: Any, doc: dict[str, Any]) -> list[str]:
-    """The section on the terminal: the caveat when an offline model stands behind it, one
-    table per source (codes for facets, a legend under them), then the agreement. Returns the
-    layout `fit_table.print_table` used for each table (none without the section)."""
-    from rich.text import Text
-
-    from copal_tui.domain.safe_text import visible
-
-    section = _section(doc)
-    if section is None:
-        return []
-    if section.get("caveat"):
-        console.print(Text(visible(section["caveat"]), style="bold reverse"))
-    columns = list(section["columns"])
-    headers = ["target", "n", *(code(c) for c in columns)]
-    used: list[str] = []
-    layouts = []
-    for source, key in SOURCES:
-        rows = [[code(r["target_facet"]), r["errors"], *(r["counts"][c] for c in columns)]
-                for r in section[key]["rows"]]
-        used += [r["target_facet"] for r in section[key]["rows"] if r["target_facet"] not in used]
-        who = f"judge {_setting(section)}" if source == "judge" else "human reference"
-        layouts.append(print_table(console, headers, rows, numeric=set(range(1, len(headers))), keys=1,
-                    title=f"Observed facet (columns) of errors by target facet (rows), {who}"))
-    names = [*columns, *(u for u in used if u not in columns and u in FACET_CODES)]
-    # Packed as fit_table packs its legends: an entry is never split across lines.
-    for packed in _packed([Text(visible(e)) for e in legend_entries(names)], console.width):
-        console.print(packed)
-    a = section["agreement"]
-    human = section["human_table"]
-    kappa = _fraction(a["kappa"]) if a["kappa"] is not None else "n/a"
-    line = (f"judge vs human facet on {a['n_both_errors']} responses both call errors: "
-            f"{a['n_agree']} of {a['n_compared']} with a facet from each agree "
-            f"({_fraction(a['agreement'])}); kappa {kappa}")
-    if a.get("kappa_reason"):
-        line += f" ({a['kappa_reason']})"
-    line += (f"; excluded: {human['error_ties_excluded']} error ties, "
-             f"{human['facet_ties_excluded']} facet ties")
-    console.print(Text(visible(line)))
-    return layouts

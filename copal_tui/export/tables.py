@@ -369,11 +369,14 @@ def _with_caveats(doc: dict[str, Any], tables: list[Table]) -> list[Table]:
 
 
 def report_tables(doc: dict[str, Any]) -> list[Table]:
-    from copal_tui.export.traceability import confusion_tables  # it imports Table from here
+    # Both import Table from here, hence the late imports.
+    from copal_tui.export.facet_tables import facet_tables
+    from copal_tui.export.traceability import confusion_tables
 
     return _with_caveats(doc, [
         *provenance_tables(doc), *error_tables(doc), *atlas_tables(doc), *contrast_tables(doc),
-        *validity_tables(doc), *confusion_tables(doc), *sensitivity_tables(doc),
+        *validity_tables(doc), *confusion_tables(doc), *facet_tables(doc),
+        *sensitivity_tables(doc),
         *compass_tables(doc), *summary_tables(doc), *dialogue_tables(doc),
         *corpus_tables(doc), *output_tables(doc)])
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from copal_tui.domain.safe_text import visible
+from copal_tui.export.facet_terminal import print_observed_facets
 from copal_tui.export.fit_table import print_table, terminal_console
 from copal_tui.metrics import compass_summary
 from copal_tui.metrics.provenance import line
@@ -145,6 +146,7 @@ def print_report(doc: dict[str, Any], console: Any = None) -> None:
             [[r["method"], r["selected_items"], r["n"], f3(r["error_rate"]),
               ci(r["ci_low"], r["ci_high"])] for r in doc["ablation"]])
     _validity(p, doc)
+    print_observed_facets(p.console, doc)
     _sensitivity(p, doc)
     _corpus(p, doc)
     _compass(p, doc)

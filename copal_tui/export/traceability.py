@@ -4,7 +4,7 @@ scikit-learn's layout (a report table, in every format) and the file of every re
 and judge setting: its item and model, the judge's verdict, the human reference and how it was
 formed (adjudicated or majority), the annotators, the cell and the content hash of what was
 labelled. Its rows per setting are exactly that setting's `n`, their cells its tp/fp/fn/tn
-(`copal_tui.cases` applies the report's reference rule).
+(`copal_tui.services.cases` applies the report's reference rule).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from copal_tui.metrics.reference import CLASSES, CONVENTION, matrix
 from store.db import Database
 
 if TYPE_CHECKING:
-    from copal_tui.cases import Case
+    from copal_tui.services.cases import Case
 
 CASES_STEM = "validity_cases"
 
@@ -40,7 +40,7 @@ def confusion_tables(doc: dict[str, Any]) -> list[Table]:
 
 def case_files(db: Database, doc: dict[str, Any], fmt: str) -> dict[str, str]:
     """File name -> text of the cases behind the judge-validity figures of `doc`."""
-    from copal_tui import cases
+    from copal_tui.services import cases
 
     found = cases.validity_cases(db, doc)
     if fmt == "json":
@@ -55,8 +55,8 @@ def cases_jsonl(found: Sequence[Case]) -> str:
 
 def cases_csv(found: Sequence[Case]) -> str:
     """The cases as CSV (the report tables' dialect), one column per `cases.FIELDS`."""
-    from copal_tui.cases import FIELDS
     from copal_tui.export.formats import table_csv
+    from copal_tui.services.cases import FIELDS
 
     kinds = {"judge_error": "int", "reference": "int"}
     return table_csv(Table(CASES_STEM, "Responses counted in judge validity",

@@ -48,7 +48,7 @@ _SUITE_OF = {
 SECTIONS = {
     "copal": ["error_rates", "overall", "facet_atlas", "one_sided", "paired_contrast",
               "ablation", "controls", "judge_validity", "judge_sensitivity",
-              "corrected_error_rates"],
+              "corrected_error_rates", "observed_facets"],
     "compass": ["pas", "pas_failure_modes", "pas_vs_composed", "pas_judge_validity",
                 "compass_summary"],
     "dialogues": ["dialogue_judging", "dialogue_error_taxonomy"],

@@ -3,7 +3,7 @@
 A response's reference is its current adjudication when there is one, else the majority of its
 annotators' current labels; an even split without an adjudication is a tie and has no reference
 (the report counts it as excluded). `frame.reference` applies the rule to every response of a
-report, `copal_tui.cases` to the responses behind one figure, the item screen to one response:
+report, `copal_tui.services.cases` to the responses behind one figure, the item screen to one response:
 all three call `reference_rule`, so a list of cases can never disagree with the count it
 explains.
 

@@ -90,6 +90,11 @@ def build_report(db: Database, opts: ReportOptions) -> dict[str, Any]:
     from copal_tui.metrics import dialogue_sections  # dialogue judging; none without
 
     dialogue_sections.add_to_report(db, doc)
+    from copal_tui.metrics.facets import observed_facets_section  # target x observed facets
+
+    chosen = doc["scope"].get("primary_judge")
+    doc["observed_facets"] = observed_facets_section(
+        db, worlds, None if chosen is None else (chosen["judge"], chosen["mode"]))
     _provenance(db, worlds, doc, opts)
     return doc
 

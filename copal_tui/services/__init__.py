@@ -12,9 +12,10 @@ never begin one either, so a service can put several of their reads in one snaps
 query), `jobs` the jobs screen (runs, a run's manifest, the choices of a new job), `runs` the
 `copal runs` listing, `store_admin` the store commands (stats, migrations, backup, dialogue
 imports, the demo's summary) and `launch` the checks the interactive commands make before
-taking over the terminal. Two services live beside this package because more than the
-interfaces use them: `copal_tui.cases` (the responses behind a report figure; the export's
-validity file too) and `copal_tui.annotation` (the annotation queue, campaigns, adjudication).
+taking over the terminal, `cases` the responses behind a report figure (the export's validity
+file uses it too). The annotation service lives beside this package, in `copal_tui.annotation`
+(the annotation queue, campaigns, adjudication), because the pipeline and the importers use it
+as well as the interfaces.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ the COMPASS query view, each in one read transaction.
 
 List pages keep the store's shape (`Page` of row dicts keyed by column: the paged table renders
 any list by column key); what a screen reads field by field comes back as dataclasses. The
-items list goes through `copal_tui.cases` (the cases service) for its `disagree:`/`cell:` filters.
+items list goes through `copal_tui.services.cases` (the cases service) for its `disagree:`/`cell:` filters.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def compositions_page(db: Database, world_id: str, req: PageRequest) -> Page:
 
 def items_page(db: Database, world_id: str, req: PageRequest) -> Page:
     """Items with the report's `disagree:`, `cell:` and `judge:` filters besides the list's."""
-    from copal_tui import cases
+    from copal_tui.services import cases
 
     return cases.items_page(db, world_id, req)
 

@@ -257,7 +257,7 @@ ITEM_FILTERS: dict[str, Filter] = {
 def items_page(db: Database, world_id: str, req: PageRequest,
                extra: Mapping[str, Filter] | None = None) -> Page:
     """Items with their response count, judge error rate and labelling progress. `extra`:
-    filters computed by the caller for this request (copal_tui.cases: `disagree:`, `cell:`)."""
+    filters computed by the caller for this request (copal_tui.services.cases: `disagree:`, `cell:`)."""
     return _page(
         db, req, table="items",
         keys="rowid AS _ord, id, composition_id, pattern, facet, method, selected, "

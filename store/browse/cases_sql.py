@@ -1,7 +1,7 @@
 """SQL behind the cases of a figure: the responses one judge setting judged, narrowed the way a
 report cell narrows them, and the human labels and decisions on those responses.
 
-`copal_tui.cases` turns these rows into cases (the reference label by the report's rule, the
+`copal_tui.services.cases` turns these rows into cases (the reference label by the report's rule, the
 confusion cell) inside its read transaction; this module only reads. Its conditions are the
 report's (`store.report.metrics_sql`): a judgment counts when it is usable (`failure IS NULL AND error IS NOT
 NULL`), the target model is `responses.model` suffixed `#variant` off the base variant, a label

@@ -1,6 +1,6 @@
 """The responses behind a figure: one row per response (response, item, model, the judge's
 verdict, the human reference and how it was formed, the confusion cell), paged from the store
-through `copal_tui.cases`, which applies the report's reference rule. Enter opens the item
+through `copal_tui.services.cases`, which applies the report's reference rule. Enter opens the item
 screen on that response.
 
 Opened from a dashboard cell (the cell's figure: a confusion cell, a model x pattern error
@@ -22,7 +22,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from copal_tui import cases
+from copal_tui.services import cases
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.paged_table import Column, PagedTable
 from copal_tui.tui.widgets.screen_commands import ScreenCommands

@@ -1,6 +1,6 @@
 """The dashboard's tables as plain data: report dict (copal_tui.metrics.report) -> columns, rows
 and the reasons behind every "n/a"; and, for a cell, the responses it counts (`cases_behind`,
-a `copal_tui.cases.CaseSpec`). Confusion matrices use scikit-learn's layout (rows: the human
+a `copal_tui.services.cases.CaseSpec`). Confusion matrices use scikit-learn's layout (rows: the human
 reference, columns: the judge; `copal_tui.metrics.reference`).
 
 Pure functions, no widgets, so the tests can compare what the screen shows with the report
@@ -17,10 +17,10 @@ from typing import Any
 
 from rich.text import Text
 
-from copal_tui.cases import CaseSpec
 from copal_tui.export.terminal import f3
 from copal_tui.metrics.rates import PATTERN_ORDER
 from copal_tui.metrics.reference import CELLS, CLASSES, CONVENTION, matrix
+from copal_tui.services.cases import CaseSpec
 from copal_tui.tui.safe import one_line
 
 NA = "n/a"
