@@ -58,6 +58,8 @@ class Options:
     seed: int = 0
     # First retry delay in seconds (doubling, with jitter); tests and local stubs shorten it.
     backoff_base: float = 1.0
+    # Answer the model calls through the providers' batch APIs first (copal_tui/llm/batch.py).
+    batch: bool = False
     copal: CopalOptions = field(default_factory=CopalOptions)
     compass: CompassOptions = field(default_factory=CompassOptions)
     dialogue: DialogueOptions = field(default_factory=DialogueOptions)
