@@ -1,5 +1,6 @@
 """store/annotation/dialogue_reviews.py and store/browse/dialogue_browse_sql.py: which predictions are wrong (and
-that this agrees with the metrics in copal_tui.domain.dialogue), the append-only review events
+that the queue covers what the metrics in copal_tui.domain.dialogue count wrong on the sample
+set: the same turns scored, the same judges binary), the append-only review events
 (the annotation log, through the one queue of copal_tui.annotation.queue), the queue's order and
 resume, the error-type counts for the report, and the dialogue list's filters."""
 
@@ -95,12 +96,6 @@ def test_mistakes_in_queue_order_with_their_kinds(db):
     assert reviews.queue_total(db) == 5 and reviews.queue_total(db, "judge-a") == 3
 
 
-def test_the_queue_agrees_with_the_metrics(db):
-    found = per_attempt(reviews.mistakes(db))
-    expected = metric_mistakes(db)
-    assert {k: v for k, v in expected.items() if v} == dict(found)
-
-
 def test_the_queue_agrees_with_the_metrics_on_the_sample_set(initialised, samples):
     db = connect(initialised)
     root = samples / "complibench"
@@ -189,9 +184,7 @@ def test_error_type_counts_have_a_row_for_every_type(db):
     assert all(r["domain"] != "all" for r in reviews.error_type_counts(db, totals=False))
 
 
-def test_the_store_taxonomy_matches_the_domain(db):
-    assert tuple(domain.ERROR_TYPES) == reviews.ERROR_TYPES
-    # The review payload accepts every type of the taxonomy, and nothing else.
+def test_the_review_payload_accepts_the_taxonomy_and_nothing_else(db):
     for et in reviews.ERROR_TYPES:
         assert log_domain.validate("dialogues", "annotator", "label",
                                    {"error_type": et})["error_type"] == et
@@ -228,13 +221,14 @@ def test_dialogue_list_counts_and_filters(db):
         page_ids(db, {"model": "x"})
 
 
-def test_the_store_modules_import_no_ui_llm_or_domain():
+def test_the_store_modules_import_only_the_domain_of_copal():
     import subprocess
     import sys
 
     code = ("import sys\nimport store.annotation.dialogue_reviews, store.browse.dialogue_browse_sql\n"
             "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('textual', 'litellm', 'copal_tui'))))\n")
+            "('textual', 'litellm', 'rich', 'copal_tui') and not "
+            "m.startswith('copal_tui.domain'))))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
-    assert out.stdout.strip() == ""
+    assert out.stdout.strip() == "copal_tui"  # the package itself, for its domain

@@ -50,7 +50,15 @@ async def filtered(pilot: Any, text: str) -> list[str]:
 
 
 def turn_text(screen: DialogueScreen, i: int) -> str:
-    return plain(screen.query_one(f"#turn-{i}", Static).content, width=300)
+    """Turn i as painted (at the view's width: long lines wrap)."""
+    return " ".join(line.strip() for line in screen.turn_plain(i).splitlines())
+
+
+def marked(screen: DialogueScreen, what: str) -> list[int]:
+    """The turns the view marks as wrong (their rule in the error colour) or current."""
+    turns = [t["turn_index"] for t in screen.d["turns"]]  # type: ignore[index]
+    return [i for i in turns if (screen.turn_block(i).tone == "wrong" if what == "wrong"
+                                 else screen.turn_block(i).current)]
 
 
 async def test_ctrl_l_opens_the_list_and_the_filters_narrow_it(db):
@@ -99,7 +107,7 @@ async def test_the_dialogue_screen_marks_wrong_predictions(db):
         assert "\u2713 right" in t7 and "\u2717" not in t7
         # Category 1 turns are scored, as CompliBench's script scores every tagged turn.
         assert "\u2713 right" in turn_text(screen, 1) and "not scored" not in turn_text(screen, 1)
-        assert [i for i in range(8) if screen.query_one(f"#turn-{i}").has_class("wrong")] == [3, 5]
+        assert marked(screen, "wrong") == [3, 5]
         summary = plain(screen.query_one("#dialogue-summary", Static).content, 300)
         assert "2 wrong of 4 scored turns" in summary
 
@@ -116,9 +124,11 @@ async def test_the_dialogue_screen_marks_wrong_predictions(db):
         assert "(verdict only)" in turn_text(screen, 3) and "\u2713 right" in turn_text(screen, 3)
 
         await pilot.press("right_square_bracket")
-        assert screen.current_turn == 5 and screen.query_one("#turn-5").has_class("current")
+        assert screen.current_turn == 5 and marked(screen, "current") == [5]
+        assert turn_text(screen, 5).startswith("\u25b6 turn 5")
         await pilot.press("right_square_bracket")
-        assert screen.current_turn == 7
+        assert screen.current_turn == 7 and marked(screen, "current") == [7]
+        assert not turn_text(screen, 5).startswith("\u25b6")
         await pilot.press("t")
         assert "document: Quote the refund policy." in turn_text(screen, 5)
         await pilot.press("d")
@@ -151,8 +161,7 @@ async def test_a_dialogue_without_judges_and_an_unknown_one(db, tmp_path):
         await settle(pilot)
         pilot.app.action_open("dialogue", dialogue_id="nope/none")
         await pilot.pause()
-        assert "not in the database" in plain(pilot.app.screen.query_one(
-            "#dialogue-turns").query_one(Static).content)
+        assert "not in the database" in pilot.app.screen.view.block_plain(0)
         await pilot.press("j", "a", "right_square_bracket", "d", "b")  # nothing breaks
         await pilot.pause()
 

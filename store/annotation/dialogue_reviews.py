@@ -2,9 +2,8 @@
 and what the reviewer is shown for one, reviewers' current reviews of a turn, and the
 error-type counts the report reads. The reviews themselves are events of the annotation log
 (store/annotation/annotations.py, suite "dialogues", subject = the JSON array [dialogue, judge, attempt,
-turn]: copal_tui.domain.annotation.dialogue_subject, restated here as `subject_of` since the
-store imports no copal_tui); the queue is the one every suite shares
-(copal_tui.annotation.queue).
+turn], written and read by copal_tui.domain.annotation); the queue is the one every suite
+shares (copal_tui.annotation.queue).
 
 The wrong predictions are every turn where a judge attempt's prediction is wrong by the
 metrics' rules (`IS_MISTAKE` in store/browse/dialogue_browse_sql.py: a compliant turn with a wrong
@@ -14,18 +13,17 @@ judge, attempt, turn: a reviewer reads each conversation forwards, one attempt a
 
 from __future__ import annotations
 
-import json
 from typing import Any, NamedTuple
 
+from copal_tui.domain import dialogue as dialogue_domain
+from copal_tui.domain.annotation import dialogue_parts, dialogue_subject
 from store.annotation import annotations as log
 from store.annotation.campaigns import Candidate
 from store.browse.dialogue_browse_sql import IS_MISTAKE, JUDGED, KIND, MISTAKES, judged, prepare
 from store.db import Database
 
-# The error taxonomy (copal_tui.domain.dialogue.ERROR_TYPES, in its order; a test keeps the two
-# equal).
-ERROR_TYPES = ("scope_misattribution", "overly_strict", "reasoning_chain", "ignored_evidence",
-               "non_equivalent", "other")
+# The error taxonomy, in the domain's order (the report's rows follow it).
+ERROR_TYPES = tuple(dialogue_domain.ERROR_TYPES)
 ALL = "all"
 
 
@@ -39,14 +37,12 @@ class ReviewKey(NamedTuple):
 
 
 def subject_of(key: ReviewKey) -> str:
-    """The key as the annotation log's subject (compact JSON, as the domain writes it)."""
-    return json.dumps([key.dialogue_id, key.judge, int(key.attempt), int(key.turn_index)],
-                      ensure_ascii=False, separators=(",", ":"))
+    """The key as the annotation log's subject (as the domain writes it)."""
+    return dialogue_subject(key.dialogue_id, key.judge, key.attempt, key.turn_index)
 
 
 def key_of(subject: str) -> ReviewKey:
-    d, j, a, t = json.loads(subject)
-    return ReviewKey(str(d), str(j), int(a), int(t))
+    return ReviewKey(*dialogue_parts(subject))
 
 
 # Event `e` (an annotation of suite dialogues) is about attempt `a`'s prediction on turn `t`.

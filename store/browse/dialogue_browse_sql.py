@@ -3,16 +3,12 @@ dialogues, one dialogue's turns with the selected judge attempt's prediction on 
 per-turn verdict on that prediction (`KIND`) that the review queue (store/annotation/dialogue_reviews.py)
 walks as well.
 
-The verdict follows the dialogue-judging metrics (copal_tui/domain/dialogue.py, which the store
-cannot import, so the rule is restated here in SQL and tests/test_dialogue_reviews_sql.py
-checks both agree): every assistant turn tagged with a category and key is scored; failed
-attempts are not scored; on a violation turn only the flag counts (`missed_violation` when not
-flagged, a flag under another guideline is `flagged_elsewhere`, which only the strict figure
-counts against); on a compliant turn a flag is a `false_alarm`, no prediction is
-`no_prediction`, and for a judge that names guidelines a different category, key (as written)
-or phase (an integer, -1 when none is given, compared strictly as CompliBench does) is
-`wrong_guideline`. A judge is binary (verdicts only, its guidelines never compared) when every
-scored attempt of it is.
+The verdict is the dialogue-judging metrics' own rule (copal_tui/domain/dialogue.py's
+`score_files`), not a restatement: `prepare` registers `turn_kind` as the SQL function
+`copal_dialogue_kind`, which scores the one turn with the domain's function and names the
+outcome. Every assistant turn tagged with a category and key is scored (`judged`); failed
+attempts are not scored; a judge is binary (verdicts only, its guidelines never compared) when
+every scored attempt of it is.
 
 Lists follow store/browse/browse_sql.py: one page of keys, aggregates for that page only, user input
 only ever as parameters.
@@ -20,8 +16,11 @@ only ever as parameters.
 
 from __future__ import annotations
 
+import sqlite3
+from functools import lru_cache
 from typing import Any
 
+from copal_tui.domain.dialogue import Guideline, TurnPrediction, TurnTruth, score_files
 from store.browse.browse_sql import (
     Filter,
     Page,
@@ -34,13 +33,51 @@ from store.browse.browse_sql import (
 )
 from store.db import Database
 
-# Kinds that make a prediction wrong by the metrics' rules (the review queue's turns).
-MISTAKES = ("wrong_guideline", "false_alarm", "missed_violation", "no_prediction")
+# How a prediction stands against the truth: right, or a flag under another guideline (which
+# only the strict figure counts against), or one of MISTAKES, the kinds that make it wrong.
+RIGHT, FLAGGED_ELSEWHERE = "right", "flagged_elsewhere"
+WRONG_GUIDELINE, FALSE_ALARM = "wrong_guideline", "false_alarm"
+MISSED_VIOLATION, NO_PREDICTION = "missed_violation", "no_prediction"
+MISTAKES = (WRONG_GUIDELINE, FALSE_ALARM, MISSED_VIOLATION, NO_PREDICTION)
+
+
+def _guideline(category: Any, key: Any, phase: Any) -> Guideline:
+    try:
+        return Guideline.of(category, key, phase)
+    except ValueError:  # a stored value the domain would not accept: compared as stored
+        return Guideline(category, None if key is None else str(key), phase)
+
+
+@lru_cache(maxsize=65536)
+def turn_kind(violation: Any, category: Any, key: Any, phase: Any, predicted: Any,
+              p_violation: Any, p_category: Any, p_key: Any, p_phase: Any,
+              binary: Any) -> str:
+    """The kind of one judge attempt's prediction on one scored turn (`predicted` false: it
+    gave none). Right or wrong is what the domain's metrics make of this turn scored alone; the
+    kind then names why. Cached: the same few guidelines recur on every dialogue."""
+    truth = TurnTruth(0, _guideline(category, key, phase), bool(violation))
+    preds = [] if not predicted else [TurnPrediction(
+        0, None if p_category is None and p_key is None else _guideline(p_category, p_key,
+                                                                       p_phase),
+        bool(p_violation))]
+    scores = score_files([([truth], preds)], binary=bool(binary))
+    if truth.violation:
+        if not scores.violation_detection_accuracy:
+            return MISSED_VIOLATION
+        strict = scores.strict_violation_detection_accuracy
+        return RIGHT if strict is None or strict else FLAGGED_ELSEWHERE  # None: binary
+    if scores.compliant_turn_accuracy:
+        return RIGHT
+    if not preds:
+        return NO_PREDICTION
+    return FALSE_ALARM if preds[0].violation else WRONG_GUIDELINE
 
 
 def prepare(db: Database) -> None:
-    """Nothing to register: keys and phases compare as stored (kept so callers need not
-    know)."""
+    """Register `copal_dialogue_kind` (`turn_kind`) on the connection; every read that uses
+    KIND or IS_MISTAKE calls this first."""
+    conn: sqlite3.Connection = db.conn
+    conn.create_function("copal_dialogue_kind", 10, turn_kind, deterministic=True)
 
 
 # Per judge, whether it is binary: no scored attempt of it names guidelines. The distinct
@@ -77,20 +114,8 @@ def judged(lead: str = "") -> str:
 
 
 JUDGED = judged()
-_SAME = (
-    "((p.category IS NOT NULL OR p.key IS NOT NULL) AND p.category IS t.category "
-    "AND p.key IS t.key AND COALESCE(p.phase, -1) = COALESCE(t.phase, -1))"
-)
-KIND = (
-    "CASE WHEN t.violation = 1 THEN ("
-    "  CASE WHEN p.violation = 1 THEN ("
-    f"    CASE WHEN bj.binary_judge = 1 OR {_SAME} THEN 'right' ELSE 'flagged_elsewhere' END)"
-    "  ELSE 'missed_violation' END) "
-    "WHEN p.turn_index IS NULL THEN 'no_prediction' "
-    "WHEN p.violation = 1 THEN 'false_alarm' "
-    f"WHEN bj.binary_judge = 1 OR {_SAME} THEN 'right' "
-    "ELSE 'wrong_guideline' END"
-)
+KIND = ("copal_dialogue_kind(t.violation, t.category, t.key, t.phase, "
+        "p.turn_index IS NOT NULL, p.violation, p.category, p.key, p.phase, bj.binary_judge)")
 IS_MISTAKE = f"({KIND}) IN ({', '.join(repr(k) for k in MISTAKES)})"
 
 

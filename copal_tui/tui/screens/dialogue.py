@@ -6,32 +6,41 @@ reviewers' error types for it.
 
 `j` and `a` switch judge and attempt, `]`/`[` jump between wrong turns, `t` shows each
 guideline's text from the document under the turn, `d` opens the document. Opened with enter
-from the dialogues list (browse mode). Reads are keyed lookups in store/artifacts/dialogue_sql.py,
-store/browse/dialogue_browse_sql.py and store/annotation/dialogue_reviews.py, repeated when the screen comes back
-into view.
+from the dialogues list (browse mode). Reads go through copal_tui/services/dialogues.py: the
+dialogue when the screen opens or comes back into view, the attempt when it changes. The
+conversation is one ConversationView: a key renders only the turns it changes.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from copal_tui.services.dialogues import (
+    AttemptDetail,
+    DialogueDetail,
+    attempt_detail,
+    dialogue_detail,
+)
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.screens.dialogue_document import DialogueDocumentScreen
 from copal_tui.tui.widgets.dialogue_error_types import type_name
-from copal_tui.tui.widgets.dialogue_view import WRONG, prediction_lines, turn_renderable
+from copal_tui.tui.widgets.dialogue_view import (
+    WRONG,
+    ConversationView,
+    TurnBlock,
+    prediction_lines,
+    turn_renderable,
+)
 from copal_tui.tui.widgets.screen_commands import Command, ScreenCommands
-from copal_tui.tui.widgets.scroll_pane import ScrollPane
-from store.annotation import dialogue_reviews
-from store.artifacts import dialogue_sql
-from store.browse import dialogue_browse_sql
 
 
 class DialogueScreen(Screen[None]):
@@ -39,10 +48,6 @@ class DialogueScreen(Screen[None]):
     DEFAULT_CSS = """
     DialogueScreen #dialogue-turns { height: 1fr; padding: 0 1; }
     DialogueScreen #dialogue-turns:focus { background: $boost; }
-    DialogueScreen .turn { margin: 0 0 1 0; padding: 0 1; }
-    DialogueScreen .turn.assistant { border-left: vkey $primary 40%; }
-    DialogueScreen .turn.wrong { border-left: vkey $error; }
-    DialogueScreen .turn.current { background: $boost; }
     """
     BINDINGS = [
         Binding("j", "judge", "Judge", id="dialogue.judge"),
@@ -59,50 +64,51 @@ class DialogueScreen(Screen[None]):
                  attempt: int | None = None) -> None:
         super().__init__()
         self.dialogue_id = dialogue_id
-        self.d: dict[str, Any] | None = None
-        self.attempts: list[dict[str, Any]] = []
+        self.detail: DialogueDetail | None = None
         self.judge = judge
         self.attempt = attempt
-        self.verdicts: dict[int, dict[str, Any]] = {}
-        self.preds: dict[int, dict[str, Any]] = {}
+        self.shown = AttemptDetail()
         self.show_text = False
         self.current_turn: int | None = None
+        self._first_block: dict[int, int] = {}  # turn index -> its first block in the view
+        self._turn_blocks: dict[int, list[TurnBlock]] = {}  # turn index -> its blocks
 
     # ------------------------------------------------------------------ data
 
+    @property
+    def d(self) -> dict[str, Any] | None:
+        return None if self.detail is None else self.detail.dialogue
+
     def load(self) -> None:
-        db = self.app.db  # type: ignore[attr-defined]
-        self.d = dialogue_sql.dialogue(db, self.dialogue_id)
-        if self.d is None:
+        """Read the dialogue and its attempts, then the selected attempt."""
+        self.detail = dialogue_detail(self.app.db, self.dialogue_id)  # type: ignore[attr-defined]
+        self._load_attempt()
+
+    def _load_attempt(self) -> None:
+        detail = self.detail
+        if detail is None:
             return
-        self.attempts = dialogue_browse_sql.judge_attempts(db, self.dialogue_id)
-        judges = self.judges()
+        judges = detail.judges()
         if self.judge not in judges:
             self.judge = judges[0] if judges else None
-        mine = self.attempts_of(self.judge)
-        if self.attempt not in mine:
-            ok = [a["attempt"] for a in self.attempts
-                  if a["judge"] == self.judge and a["failure"] is None]
-            self.attempt = (ok or mine or [None])[0]
-        self.verdicts, self.preds = {}, {}
+        if self.attempt not in detail.attempts_of(self.judge):
+            self.attempt = detail.first_attempt(self.judge)
+        self.shown = AttemptDetail()
         if self.judge is not None and self.attempt is not None:
-            self.verdicts = dialogue_browse_sql.turn_verdicts(db, self.dialogue_id, self.judge,
-                                                              self.attempt)
-            self.preds = dialogue_browse_sql.predictions_of(db, self.dialogue_id, self.judge,
-                                                            self.attempt)
+            self.shown = attempt_detail(self.app.db, self.dialogue_id,  # type: ignore[attr-defined]
+                                        self.judge, self.attempt)
 
     def judges(self) -> list[str]:
-        return list(dict.fromkeys(a["judge"] for a in self.attempts))
+        return [] if self.detail is None else self.detail.judges()
 
     def attempts_of(self, judge: str | None) -> list[int]:
-        return [a["attempt"] for a in self.attempts if a["judge"] == judge]
+        return [] if self.detail is None else self.detail.attempts_of(judge)
 
     def wrong_turns(self) -> list[int]:
-        return sorted(i for i, v in self.verdicts.items() if v["kind"] in WRONG)
+        return self.shown.wrong_turns()
 
     def kind_of(self, turn_index: int) -> str | None:
-        v = self.verdicts.get(turn_index)
-        return None if v is None else str(v["kind"])
+        return self.shown.kinds.get(turn_index)
 
     # ------------------------------------------------------------------ layout
 
@@ -110,20 +116,17 @@ class DialogueScreen(Screen[None]):
         self.load()
         yield Header()
         yield Static(self._summary(), id="dialogue-summary", classes="summary")
-        with ScrollPane(id="dialogue-turns"):
-            if self.d is None:
-                yield Static(Text("This dialogue is not in the database (b goes back).",
-                                  style="bold"))
-            else:
-                for turn in self.d["turns"]:
-                    role = turn["role"] if turn["role"] in ("user", "assistant") else "other"
-                    yield Static(id=f"turn-{turn['turn_index']}", classes=f"turn {role}")
+        yield ConversationView(id="dialogue-turns")
         yield Footer()
+
+    @property
+    def view(self) -> ConversationView:
+        return self.query_one("#dialogue-turns", ConversationView)
 
     def on_mount(self) -> None:
         self.title = f"copal \u00b7 {self.dialogue_id}"
         self._fill()
-        self.query_one("#dialogue-turns").focus()
+        self.view.focus()
 
     def on_screen_resume(self) -> None:
         # Back from the document or a review queue: reviews or attempts may be new.
@@ -132,7 +135,7 @@ class DialogueScreen(Screen[None]):
             self._fill()
 
     def _summary(self) -> Text:
-        if self.d is None:
+        if self.d is None or self.detail is None:
             return safe(self.dialogue_id, style="bold")
         out = Text(no_wrap=True, overflow="ellipsis")
         out.append_text(safe(one_line(self.d["id"], 60), style="bold"))
@@ -152,15 +155,14 @@ class DialogueScreen(Screen[None]):
         out.append(f" ({judges.index(self.judge) + 1}/{len(judges)}, j)  attempt ", style="dim")
         out.append(str(self.attempt), style="bold")
         out.append(f" of {len(attempts)} (a)  \u00b7  ", style="dim")
-        failure = next((a["failure"] for a in self.attempts if a["judge"] == self.judge
-                        and a["attempt"] == self.attempt), None)
+        failure = self.detail.failure(self.judge, self.attempt)
         if failure:
             out.append("attempt failed: ", style="bold")
             out.append_text(safe(one_line(failure, 80)))
             return out
         wrong = len(self.wrong_turns())
         out.append(f"{wrong} wrong", style="bold" if wrong else "")
-        out.append(f" of {len(self.verdicts)} scored turns", style="dim")
+        out.append(f" of {len(self.shown.kinds)} scored turns", style="dim")
         if wrong:
             out.append("  ] [ jump", style="dim")
         return out
@@ -171,37 +173,78 @@ class DialogueScreen(Screen[None]):
         i = turn["turn_index"]
         kind = self.kind_of(i)
         who = f"{self.judge} #{self.attempt}"
-        lines = prediction_lines(self.preds.get(i), kind, who, self.d["guidelines"]
+        lines = prediction_lines(self.shown.predictions.get(i), kind, who, self.d["guidelines"]
                                  if self.d else [], self.show_text, truth=turn)
         if kind in WRONG:
-            db = self.app.db  # type: ignore[attr-defined]
-            for r in dialogue_reviews.reviews_of_turn(db, self.dialogue_id, self.judge,
-                                                      self.attempt, i):
+            for r in self.shown.reviews.get(i, ()):
                 line = Text("  reviewed: ", style="dim")
-                line.append(type_name(r.get("error_type")), style="bold")
+                line.append(type_name(r.error_type), style="bold")
                 line.append_text(safe(f" by {one_line(r.annotator, 30)}", style="dim"))
-                if r.get("note"):
-                    line.append_text(safe(f" \u2014 {r.get('note')}", style="dim"))
+                if r.note:
+                    line.append_text(safe(f" \u2014 {r.note}", style="dim"))
                 lines.append(line)
         return lines
 
+    def _blocks(self, turn: dict[str, Any]) -> list[TurnBlock]:
+        """One turn as the view shows it: the turn with its truth, then (an assistant turn of
+        a judged dialogue) the judge's lines, joined without a gap. Each key holds everything
+        its lines depend on, so switching attempts renders only the judge's lines, and
+        moving the highlight only the turns left and reached."""
+        assert self.d is not None
+        i, role = turn["turn_index"], turn["role"]
+        kind, current = self.kind_of(i), i == self.current_turn
+        tone = "wrong" if kind in WRONG else "assistant" if role == "assistant" else ""
+        guidelines, show_text = self.d["guidelines"], self.show_text
+        body = TurnBlock((tuple(turn.values()), show_text, current),
+                         partial(turn_renderable, turn, guidelines, show_text=show_text,
+                                 current=current), tone, current)
+        if role != "assistant" or self.judge is None or self.attempt is None:
+            return [body]
+        pred = self.shown.predictions.get(i)
+        key = (i, show_text, current, self.judge, self.attempt, kind,
+               self.shown.reviews.get(i), None if pred is None else tuple(pred.values()))
+        lines = partial(self._judge_group, turn)
+        return [replace(body, gap=False), TurnBlock(key, lines, tone, current)]
+
+    def _judge_group(self, turn: dict[str, Any]) -> RenderableType:
+        return Group(*self._judge_lines(turn))
+
     def _fill(self, only: set[int] | None = None) -> None:
-        """Redraw the summary and every turn (or just the turns in `only`)."""
+        """Redraw the summary and the conversation, or (`only`) just rebuild the blocks of
+        these turns; the view renders only blocks whose key it has not rendered before."""
+        if self.d is None:
+            self._summary_update()
+            self.view.show([TurnBlock("missing", lambda: Text(
+                "This dialogue is not in the database (b goes back).", style="bold"))])
+            return
+        if only is None:
+            self._summary_update()
+            self._turn_blocks = {t["turn_index"]: self._blocks(t) for t in self.d["turns"]}
+        else:
+            for t in self.d["turns"]:
+                if t["turn_index"] in only:
+                    self._turn_blocks[t["turn_index"]] = self._blocks(t)
+        blocks: list[TurnBlock] = []
+        self._first_block = {}
+        for i, turn_blocks in self._turn_blocks.items():
+            self._first_block[i] = len(blocks)
+            blocks += turn_blocks
+        self.view.show(blocks)
+
+    def _summary_update(self) -> None:
         # The summary is always two unwrapped lines: no layout pass for it.
         self.query_one("#dialogue-summary", Static).update(self._summary(), layout=False)
-        if self.d is None:
-            return
-        for turn in self.d["turns"]:
-            i = turn["turn_index"]
-            if only is not None and i not in only:
-                continue
-            widget = self.query_one(f"#turn-{i}", Static)
-            widget.update(turn_renderable(turn, self.d["guidelines"],
-                                          judge_lines=self._judge_lines(turn),
-                                          show_text=self.show_text,
-                                          current=i == self.current_turn))
-            widget.set_class(self.kind_of(i) in WRONG, "wrong")
-            widget.set_class(i == self.current_turn, "current")
+
+    def turn_block(self, turn_index: int) -> TurnBlock:
+        """The first block of the turn (its tone and highlight are the turn's)."""
+        return self.view.blocks[self._first_block[turn_index]]
+
+    def turn_plain(self, turn_index: int) -> str:
+        """The turn as painted, without its rule (for tests and checks)."""
+        first = self._first_block[turn_index]
+        blocks = self.view.blocks
+        last = next(k for k in range(first, len(blocks)) if blocks[k].gap)
+        return "\n".join(self.view.block_plain(k) for k in range(first, last + 1))
 
     # ------------------------------------------------------------------ actions
 
@@ -214,7 +257,7 @@ class DialogueScreen(Screen[None]):
 
     def _select(self, judge: str | None, attempt: int | None) -> None:
         self.judge, self.attempt = judge, attempt
-        self.load()
+        self._load_attempt()
         self._fill()
 
     def action_judge(self) -> None:
@@ -248,11 +291,9 @@ class DialogueScreen(Screen[None]):
         else:
             target = next((i for i in reversed(wrong) if i < cur), wrong[-1])
         # Only the turn left and the turn reached change (a long dialogue has many turns).
-        changed = {target} if cur is None else {cur, target}
         self.current_turn = target
-        self._fill(changed)
-        self.query_one("#dialogue-turns", ScrollPane).scroll_to_widget(
-            self.query_one(f"#turn-{target}"), top=True, animate=False)
+        self._fill({target} if cur is None else {cur, target})
+        self.view.scroll_to_block(self._first_block[target], top=True)
 
     def action_texts(self) -> None:
         self.show_text = not self.show_text

@@ -1,7 +1,7 @@
 """The dialogues list (browse mode, ctrl+l or the palette): every judged dialogue with its domain,
 turns, violation turns, the dialogue it is a variant of, judges and attempts, and (filled in
 after the page shows) how many predictions over all judges and attempts are wrong. Paged and
-filtered in SQLite (store/browse/dialogue_browse_sql.py); enter opens the dialogue."""
+filtered in SQLite (through copal_tui/services/dialogues.py); enter opens the dialogue."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from copal_tui.services.dialogues import dialogues_page, wrong_counts
 from copal_tui.tui.widgets.paged_table import Column, PagedTable
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
-from store.browse.dialogue_browse_sql import dialogues_page, wrong_counts
 
 COLUMNS = [
     Column("id", "dialogue", None, min_width=16),

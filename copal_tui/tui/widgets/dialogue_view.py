@@ -3,27 +3,39 @@ the modified guideline and evidence) and a judge's prediction with a mark saying
 it is wrong; the guideline document; guideline labels and the document lookup.
 
 Pure functions from store rows to Rich renderables, shared by the dialogue screen and the
-review queue. Every stored string (turns, guideline texts, evidence, judge reasons, keys, even
-judge names) is untrusted and goes through `safe`; nothing is parsed as markup. A mark is
-spelled out in words (MISSED VIOLATION, FALSE ALARM, ...), so colour never carries the meaning
-alone.
+review queue; and `ConversationView`, the widget that shows a long conversation as blocks
+(`TurnBlock`), renders each block once per key and paints only the lines in view. Every stored
+string (turns, guideline texts, evidence, judge reasons, keys, even judge names) is untrusted
+and goes through `safe`; nothing is parsed as markup. A mark is spelled out in words (MISSED
+VIOLATION, FALSE ALARM, ...), so colour never carries the meaning alone.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Group, RenderableType
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from copal_tui.domain.dialogue import Guideline, norm_key
+from copal_tui.services.dialogues import MISTAKES
 from copal_tui.tui.safe import one_line, safe
+from copal_tui.tui.widgets.scroll_pane import ScrollPane
 
 CAT_SHORT = {1: "C1 universal", 2: "C2 workflow", 3: "C3 condition"}
 CAT_TITLES = {1: "Category 1: universal compliance",
               2: "Category 2: intent-triggered workflows",
               3: "Category 3: condition-triggered guidelines"}
-# How a prediction stands against the truth (store.browse.dialogue_browse_sql KIND values).
+# How a prediction stands against the truth (the kinds copal_tui.services.dialogues returns).
 KIND_WORDS = {
     "right": "\u2713 right",
     "flagged_elsewhere": "~ flagged, under another guideline (counts against strict "
@@ -33,7 +45,7 @@ KIND_WORDS = {
     "missed_violation": "\u2717 MISSED VIOLATION",
     "no_prediction": "\u2717 NO PREDICTION (counts as wrong)",
 }
-WRONG = frozenset(("wrong_guideline", "false_alarm", "missed_violation", "no_prediction"))
+WRONG = MISTAKES
 
 
 def heading(text: str) -> Text:
@@ -187,3 +199,178 @@ def document_renderable(guidelines: list[dict[str, Any]], turns: list[dict[str, 
             parts.append(line)
     return Group(*parts) if parts else Text("(this dialogue has no guideline document)",
                                             style="italic")
+
+
+# ------------------------------------------------------------------ the conversation widget
+
+
+@dataclass(frozen=True)
+class TurnBlock:
+    """One turn of a conversation as the view shows it. `key` names everything the turn's
+    renderable depends on (turn, attempt, highlight, ...): the view renders `make()` once per
+    key and width and reuses the lines after that. `tone` draws the left rule: "assistant"
+    (muted), "wrong" (the error colour) or "" (none); `current` gives the turn a background.
+    Without `gap` the next block follows with no blank line (one turn in two blocks)."""
+
+    key: Hashable
+    make: Callable[[], RenderableType] = field(compare=False)
+    tone: str = ""
+    current: bool = False
+    gap: bool = True
+
+
+class ConversationView(ScrollView, can_focus=True, inherit_bindings=False):
+    """A long conversation laid out once and painted line by line (Textual's line API): only
+    the lines in view are painted, and a turn is rendered again only when its block's key is
+    new. Moving a highlight re-renders the two turns it leaves and reaches; switching back to
+    an attempt already shown renders nothing. One widget instead of a widget per turn also
+    spares the compositor a layout of every turn on each key."""
+
+    BINDINGS = ScrollPane.BINDINGS
+    COMPONENT_CLASSES = {"conversation--assistant", "conversation--wrong",
+                         "conversation--current"}
+    DEFAULT_CSS = """
+    ConversationView > .conversation--assistant { color: $primary 40%; }
+    ConversationView > .conversation--wrong { color: $error; }
+    ConversationView > .conversation--current { background: $boost; }
+    """
+    _RULED = ("assistant", "wrong")
+    # Rendered blocks kept across keys: a few attempts' worth of a long conversation.
+    CACHE = 4096
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.blocks: list[TurnBlock] = []
+        self._lines: list[list[Strip]] = []
+        self._starts: list[int] = []
+        self._cache: OrderedDict[tuple[Any, ...], list[Strip]] = OrderedDict()
+        self._width = 0
+        self._look: tuple[int, int] | None = None
+        self._shown: list[TurnBlock] = []  # the blocks self._lines were laid out for
+        self._palette_memo: tuple[Style, Style, Style, Style, Style] | None = None
+
+    def show(self, blocks: Sequence[TurnBlock]) -> None:
+        """Show these turns (in order); only blocks with a new key are rendered."""
+        self.blocks = list(blocks)
+        self._layout()
+
+    def scroll_to_block(self, index: int, *, top: bool = True) -> None:
+        if 0 <= index < len(self._starts):
+            y = self._starts[index]
+            if not top:
+                y = max(0, y + len(self._lines[index]) - self.scrollable_content_region.height)
+            self.scroll_to(y=y, animate=False, immediate=True)
+
+    def block_plain(self, index: int) -> str:
+        """The text of one block as painted, one line per row, without its rule and padding
+        (for tests and checks)."""
+        left = 2 if self.blocks[index].tone in self._RULED else 1
+        return "\n".join(s.text[left:].rstrip() for s in self._lines[index])
+
+    def on_resize(self) -> None:
+        self._layout()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._palette_memo = None
+        self._layout()  # focus or theme: the colours baked into the lines may have changed
+
+    def _palette(self) -> tuple[Style, Style, Style, Style, Style]:
+        """(text, current text, assistant rule, wrong rule, current background) styles."""
+        if self._palette_memo is None:
+            base = self.rich_style
+            bg = self.background_colors[1]
+            cur_bg = bg + self.get_component_styles("conversation--current").background
+            current = base + Style(bgcolor=cur_bg.rich_color)
+            rule = [Style(color=(bg + self.get_component_styles(name).color).rich_color)
+                    for name in ("conversation--assistant", "conversation--wrong")]
+            self._palette_memo = (base, current, rule[0], rule[1],
+                                  Style(bgcolor=cur_bg.rich_color))
+        return self._palette_memo
+
+    def _layout(self) -> None:
+        full, height = self.size
+        if full <= 0 or not self.is_mounted:
+            return
+        palette = self._palette()
+        # Lay out for the width the lines will have: Textual shows the vertical scrollbar
+        # after it sees the virtual size, so the width depends on the height we produce.
+        bar = self.styles.scrollbar_size_vertical
+        widths = [full - bar, full] if self._look is None or self._look[0] < full \
+            else [full, full - bar]
+        for width in widths:
+            look = (width, hash(palette))  # hashed once, not five Rich styles per turn
+            lines, starts, y = self._lay(look, palette)
+            if (y > height) == (width < full):
+                break
+        self._width, self._look, self._shown = width, look, list(self.blocks)
+        self._lines, self._starts = lines, starts
+        self.virtual_size = Size(width, y)  # the last turn keeps its blank line too
+        self.refresh()
+
+    def _lay(self, look: tuple[int, int], palette: tuple[Style, Style, Style, Style, Style],
+             ) -> tuple[list[list[Strip]], list[int], int]:
+        """Each block's lines at this look, where each block starts, the total height."""
+        # A block object shown last time at the same look keeps its lines without a lookup
+        # (the screen rebuilds only the blocks of the turns that changed).
+        same = {id(b): ls for b, ls in zip(self._shown, self._lines, strict=False)} \
+            if look == self._look else {}
+        lines: list[list[Strip]] = []
+        starts: list[int] = []
+        y = 0
+        for block in self.blocks:
+            strips = same.get(id(block))
+            if strips is None:
+                strips = self._cached(block, look, palette)
+            starts.append(y)
+            lines.append(strips)
+            y += len(strips) + block.gap  # a blank line after each turn
+        return lines, starts, y
+
+    def _cached(self, block: TurnBlock, look: tuple[int, int],
+                palette: tuple[Style, Style, Style, Style, Style]) -> list[Strip]:
+        """The block's lines: its rendered text (cached without the rule's colour, so a turn
+        that becomes wrong or right under another attempt is not rendered again), behind its
+        rule."""
+        ruled = block.tone in self._RULED
+        ck = (block.key, ruled, block.current, look)
+        body = self._remember(ck, lambda: self._render_body(block, look[0], ruled, palette))
+        if not ruled:
+            return body
+        base, current, rule_assistant, rule_wrong, cur_bg = palette
+        rule = rule_wrong if block.tone == "wrong" else rule_assistant
+        edge = Segment("\u258f", (current + cur_bg if block.current else base) + rule)
+        return self._remember((*ck, block.tone), lambda: [
+            Strip([edge, *line], look[0]) for line in body])
+
+    def _remember(self, ck: tuple[Any, ...], make: Callable[[], list[Strip]]) -> list[Strip]:
+        strips = self._cache.get(ck)
+        if strips is None:
+            strips = self._cache[ck] = make()
+            if len(self._cache) > self.CACHE:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(ck)
+        return strips
+
+    def _render_body(self, block: TurnBlock, width: int, ruled: bool,
+                     palette: tuple[Style, Style, Style, Style, Style]) -> list[Strip]:
+        """The block rendered with a cell of padding either side, in the width left by the
+        rule when it has one."""
+        base, current = palette[:2]
+        style = current if block.current else base
+        inner = max(1, width - 2 - ruled)
+        console = self.app.console
+        options = console.options.update(width=inner, height=None, highlight=False)
+        pad = Segment(" ", style)
+        return [Strip([pad, *line, pad], width - ruled) for line in
+                console.render_lines(block.make(), options, style=style, pad=True)]
+
+    def render_line(self, y: int) -> Strip:
+        n = self.scroll_offset.y + y
+        i = bisect_right(self._starts, n) - 1  # the block holding line n
+        if i >= 0:
+            k = n - self._starts[i]
+            if k < len(self._lines[i]):
+                return self._lines[i][k]
+        return Strip.blank(self._width, self.rich_style)

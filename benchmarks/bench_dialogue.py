@@ -1,0 +1,176 @@
+"""Dialogue screen benchmark: keypress repaint latency on a long judged conversation.
+
+One dialogue of TURNS turns (half of them assistant turns, each tagged and judged by two
+attempts of one judge, about a third of them wrong) is written with the store's own inserts.
+Through the Pilot, in one run: the Pilot floor (down/up on a trivial app), then on the dialogue
+screen `]` (move to the next wrong turn) and `a` (switch the judge attempt), and in the
+judge-mistake review queue `n`/`p` (move to the next/previous mistake). Each figure is the
+median of the presses, reported as the difference over the floor; the note gives the first
+press too (`a` first shows an attempt not seen before, so it renders that attempt's lines).
+
+    python benchmarks/bench_dialogue.py [--turns 130] [--presses 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_store import row  # noqa: E402
+from generate import WORDS  # noqa: E402
+
+DIALOGUE = "bench/long-1"
+JUDGE = "bench/judge-0"
+TARGET_MS = 20.0
+
+
+def _sentence(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+
+
+def build(path: Path, turns: int, seed: int = 7) -> Path:
+    """A database holding one judged dialogue of `turns` turns (user, assistant alternating)."""
+    from store.artifacts import dialogue_sql
+    from store.db import connect, write
+
+    subprocess.run([sys.executable, "-m", "copal_tui", "--db", str(path), "init"], check=True,
+                   capture_output=True)
+    rng = random.Random(seed)
+    guidelines = [{"category": 1, "key": "greet", "phase": None, "text": _sentence(rng, 12)}]
+    guidelines += [{"category": 2, "key": "Refund", "phase": p, "text": _sentence(rng, 14)}
+                   for p in range(1, 6)]
+    guidelines += [{"category": 3, "key": f"cond{c}", "phase": None, "text": _sentence(rng, 10)}
+                   for c in range(4)]
+    rows: list[dict[str, Any]] = []
+    for i in range(turns):
+        if i % 2 == 0:
+            rows.append({"turn_index": i, "role": "user", "content": _sentence(rng, 18)})
+            continue
+        g = guidelines[1 + (i // 2) % (len(guidelines) - 1)]
+        violation = i % 7 == 1
+        rows.append({"turn_index": i, "role": "assistant", "content": _sentence(rng, 36),
+                     "category": g["category"], "key": g["key"], "phase": g["phase"],
+                     "violation": violation,
+                     "guideline_text": _sentence(rng, 10) if violation else None,
+                     "evidence": _sentence(rng, 12) if violation else None})
+    attempts = []
+    for attempt in (1, 2):
+        preds = []
+        for t in rows:
+            if t["role"] != "assistant":
+                continue
+            wrong = (t["turn_index"] // 2 + attempt) % 3 == 0
+            phase = t["phase"]
+            if wrong and not t["violation"]:
+                phase = 9  # the wrong phase: a wrong guideline
+            preds.append({"turn_index": t["turn_index"], "category": t["category"],
+                          "key": t["key"], "phase": phase,
+                          "violation": t["violation"] != wrong,
+                          "reason": _sentence(rng, 20)})
+        attempts.append(({"dialogue_id": DIALOGUE, "judge": JUDGE, "attempt": attempt,
+                          "source": "import"}, preds))
+    db = connect(path)
+    try:
+        with write(db):
+            dialogue_sql.insert_dialogue(db, {"id": DIALOGUE, "domain": "airline"}, guidelines,
+                                         rows)
+            for a, preds in attempts:
+                dialogue_sql.replace_attempt(db, a, preds)
+    finally:
+        db.close()
+    return path
+
+
+async def _latency(app: Any, keys: list[str], open_dialogue: bool = False,
+                   warm: float = 0.5) -> tuple[float, float]:
+    """(median, first) ms from a key to the next refresh."""
+    samples = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause(warm)
+        if open_dialogue:
+            pilot.app.action_open("dialogue", dialogue_id=DIALOGUE)
+            await pilot.pause(warm)
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        for k in keys:
+            t = time.perf_counter()
+            await pilot.press(k)
+            await pilot.pause()
+            samples.append((time.perf_counter() - t) * 1000)
+    return statistics.median(samples), samples[0]
+
+
+def _floor(keys: list[str]) -> float:
+    from textual.app import App, ComposeResult
+    from textual.widgets import DataTable
+
+    class Trivial(App[None]):
+        def compose(self) -> ComposeResult:
+            yield DataTable()
+
+        def on_mount(self) -> None:
+            t = self.query_one(DataTable)
+            t.add_columns("a")
+            for i in range(100):
+                t.add_row(str(i))
+
+    return asyncio.run(_latency(Trivial(), keys))[0]
+
+
+def keypress(db: Path, turns: int, presses: int = 20) -> list[dict[str, Any]]:
+    from copal_tui.tui.app import make_app
+    from copal_tui.tui.settings import Settings
+
+    floor = _floor(["down", "up"] * (presses // 2))
+    rows = [row("Pilot floor (trivial app, down/up)", floor, "ms")]
+    cases = {
+        "next wrong turn (])": (dict(), ["right_square_bracket"] * presses, True),
+        "switch attempt (a)": (dict(), ["a"] * presses, True),
+        "review queue move (n/p)": (dict(mode="label", suite="dialogues", annotator="bench"),
+                                    ["n", "p"] * (presses // 2), False),
+    }
+    for name, (kw, keys, open_dialogue) in cases.items():
+        app = make_app(db, settings=Settings(), **kw)
+        ms, first = asyncio.run(_latency(app, keys, open_dialogue=open_dialogue))
+        # The first press may render what no earlier key showed (an attempt not yet seen).
+        rows.append(row(f"keypress dialogue {turns} turns: {name}", ms - floor, "ms over floor",
+                        f"<= {TARGET_MS:g} ms", ms - floor <= TARGET_MS,
+                        note=f"{ms:.1f} ms, {(ms / floor if floor else 0):.1f}x floor; "
+                             f"first press {first - floor:.0f} ms over"))
+    return rows
+
+
+def run(turns: int = 130, presses: int = 20) -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        db = build(Path(tmp) / "dialogue.db", turns)
+        return keypress(db, turns, presses)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--turns", type=int, default=130)
+    ap.add_argument("--presses", type=int, default=20)
+    args = ap.parse_args(argv)
+    rows = run(args.turns, args.presses)
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        flag = "" if r["ok"] is None else ("ok" if r["ok"] else "MISSED")
+        print(f"{r['name']:<{width}}  {r['value']:>8} {r['unit']:<14} {r['target']:<10} "
+              f"{flag:<6} {r['note']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

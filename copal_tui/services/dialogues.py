@@ -1,0 +1,130 @@
+"""Judged dialogues for the browse screens: the dialogues list (a page, and the wrong counts
+filled in after it shows), one dialogue with its judge attempts, and one attempt's verdicts,
+predictions and reviews on that dialogue, each in one read transaction.
+
+The list keeps the store's shape (`Page` of row dicts: the paged table renders any list by
+column key). A dialogue's turns, guidelines and predictions stay dicts keyed by column, the
+shape the renderers of copal_tui/tui/widgets/dialogue_view.py (shared with the review queue)
+read; what a screen reads field by field (attempts, reviews, the verdicts) is typed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from copal_tui.services import reading
+from store.annotation import dialogue_reviews
+from store.artifacts import dialogue_sql
+from store.browse import dialogue_browse_sql
+from store.browse.browse_sql import FilterError, Page, PageRequest
+from store.db import Database
+
+__all__ = ["MISTAKES", "FilterError", "Page", "PageRequest"]
+
+# The kinds of prediction that are wrong by the metrics' rules (the others: "right", and
+# "flagged_elsewhere", which counts against strict detection only).
+MISTAKES = frozenset(dialogue_browse_sql.MISTAKES)
+
+
+# ------------------------------------------------------------------ the list
+
+
+def dialogues_page(db: Database, req: PageRequest) -> Page:
+    """One page of dialogues by id with their turn, violation, judge and attempt counts."""
+    with reading(db):
+        return dialogue_browse_sql.dialogues_page(db, req)
+
+
+def wrong_counts(db: Database, dialogue_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """Per dialogue id: `wrong`, its wrong predictions over every judge and attempt."""
+    with reading(db):
+        return dialogue_browse_sql.wrong_counts(db, dialogue_ids)
+
+
+# ------------------------------------------------------------------ one dialogue
+
+
+@dataclass(frozen=True)
+class JudgeAttempt:
+    judge: str
+    attempt: int
+    binary: bool
+    source: str
+    failure: str | None
+
+
+@dataclass(frozen=True)
+class DialogueDetail:
+    """A dialogue (`dialogue`: its row, `turns` and `guidelines` as column dicts) and its
+    judge attempts by judge and attempt, failed ones too."""
+
+    dialogue: dict[str, Any]
+    attempts: tuple[JudgeAttempt, ...]
+
+    def judges(self) -> list[str]:
+        return list(dict.fromkeys(a.judge for a in self.attempts))
+
+    def attempts_of(self, judge: str | None) -> list[int]:
+        return [a.attempt for a in self.attempts if a.judge == judge]
+
+    def failure(self, judge: str | None, attempt: int | None) -> str | None:
+        return next((a.failure for a in self.attempts
+                     if a.judge == judge and a.attempt == attempt), None)
+
+    def first_attempt(self, judge: str | None) -> int | None:
+        """The judge's first attempt that did not fail (else its first)."""
+        ok = [a.attempt for a in self.attempts if a.judge == judge and a.failure is None]
+        found = ok or self.attempts_of(judge)
+        return found[0] if found else None
+
+
+def dialogue_detail(db: Database, dialogue_id: str) -> DialogueDetail | None:
+    with reading(db):
+        d = dialogue_sql.dialogue(db, dialogue_id)
+        if d is None:
+            return None
+        attempts = tuple(
+            JudgeAttempt(r["judge"], int(r["attempt"]), bool(r["binary_verdicts"]),
+                         r["source"], r["failure"])
+            for r in dialogue_browse_sql.judge_attempts(db, dialogue_id))
+    return DialogueDetail(d, attempts)
+
+
+@dataclass(frozen=True)
+class Review:
+    """A reviewer's current review of a wrong prediction."""
+
+    annotator: str
+    error_type: str  # a label's payload always names one (checked on write)
+    note: str | None
+
+
+@dataclass(frozen=True)
+class AttemptDetail:
+    """One judge attempt on one dialogue: `kinds` per scored turn ('right',
+    'flagged_elsewhere' or one of MISTAKES), `predictions` per turn it named (column dicts:
+    category, key, phase, violation, reason) and the current `reviews` of its wrong turns."""
+
+    kinds: dict[int, str] = field(default_factory=dict)
+    predictions: dict[int, dict[str, Any]] = field(default_factory=dict)
+    reviews: dict[int, tuple[Review, ...]] = field(default_factory=dict)
+
+    def wrong_turns(self) -> list[int]:
+        return sorted(i for i, k in self.kinds.items() if k in MISTAKES)
+
+
+def attempt_detail(db: Database, dialogue_id: str, judge: str, attempt: int) -> AttemptDetail:
+    with reading(db):
+        kinds = {int(i): str(v["kind"]) for i, v in dialogue_browse_sql.turn_verdicts(
+            db, dialogue_id, judge, attempt).items()}
+        preds = dialogue_browse_sql.predictions_of(db, dialogue_id, judge, attempt)
+        reviews = {}
+        for i, kind in kinds.items():
+            if kind in MISTAKES:
+                found = tuple(Review(r.annotator, str(r.get("error_type")), r.get("note"))
+                              for r in dialogue_reviews.reviews_of_turn(db, dialogue_id, judge,
+                                                                        attempt, i))
+                if found:
+                    reviews[i] = found
+    return AttemptDetail(kinds, preds, reviews)
