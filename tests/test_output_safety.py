@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from copal_tui.commands import store_cmds
+from copal_tui.services import store_admin
 from copal_tui.export import writer
 from copal_tui.interchange import exporter
 
@@ -307,7 +307,7 @@ def test_failed_backup_leaves_nothing_and_the_retry_works(cli, populated, tmp_pa
         return real_connect(path, *args, **kwargs)
 
     with monkeypatch.context() as patch:
-        patch.setattr(store_cmds.sqlite3, "connect", connect)
+        patch.setattr(store_admin.sqlite3, "connect", connect)
         result = cli("backup", str(target))
     assert result.exit_code == 1 and "disk on fire" in result.stderr
     assert _listing(folder) == set()  # no copy, no temporary, no -journal/-wal/-shm
