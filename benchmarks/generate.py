@@ -5,6 +5,11 @@ annotators, all from a fixed seed: the same arguments always give the same datab
 
     python benchmarks/generate.py OUT.db [--responses 100000] [--models 5] [--judges 3]
                                          [--labels 10000] [--annotators 3] [--seed 7]
+                                         [--chunk 100000]
+
+The records are imported in files of whole worlds, about `--chunk` responses each (each file one
+`copal import`, so one transaction): the importer checks a whole file before it writes, and one
+file of a million responses (4 million records) would hold them all in memory at once.
 """
 
 from __future__ import annotations
@@ -112,26 +117,42 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--labels", type=int, default=10_000)
     ap.add_argument("--annotators", type=int, default=3)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--chunk", type=int, default=100_000,
+                    help="Responses per imported file (whole worlds; memory stays bounded).")
     args = ap.parse_args(argv)
     if args.out.exists():
         print(f"{args.out} exists", file=sys.stderr)
         return 2
     copal = [sys.executable, "-m", "copal_tui", "--db", str(args.out)]
     subprocess.run([*copal, "init"], check=True, stdout=subprocess.DEVNULL)
+    per_world = PER_WORLD_ITEMS * args.models
+    worlds_per_file = max(1, args.chunk // per_world)
+    n = files = 0
+    wrote = imported = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.jsonl"
-        started = time.perf_counter()
-        n = 0
-        with path.open("w", encoding="utf-8") as fh:
-            for rec in records(args.responses, args.models, args.judges, args.labels,
-                               args.annotators, args.seed):
-                fh.write(json.dumps(rec, separators=(",", ":")) + "\n")
-                n += 1
-        wrote = time.perf_counter() - started
-        started = time.perf_counter()
-        subprocess.run([*copal, "import", str(path)], check=True, stdout=subprocess.DEVNULL)
-        imported = time.perf_counter() - started
-    print(json.dumps({"records": n, "write_s": round(wrote, 2), "import_s": round(imported, 2),
+        stream = records(args.responses, args.models, args.judges, args.labels,
+                         args.annotators, args.seed)
+        pending = next(stream, None)
+        while pending is not None:
+            started = time.perf_counter()
+            worlds = 0
+            with path.open("w", encoding="utf-8") as fh:
+                while pending is not None:
+                    if pending["type"] == "world":
+                        if worlds == worlds_per_file:
+                            break  # this world starts the next file
+                        worlds += 1
+                    fh.write(json.dumps(pending, separators=(",", ":")) + "\n")
+                    n += 1
+                    pending = next(stream, None)
+            wrote += time.perf_counter() - started
+            started = time.perf_counter()
+            subprocess.run([*copal, "import", str(path)], check=True, stdout=subprocess.DEVNULL)
+            imported += time.perf_counter() - started
+            files += 1
+    print(json.dumps({"records": n, "files": files, "write_s": round(wrote, 2),
+                      "import_s": round(imported, 2),
                       "import_records_per_s": round(n / imported)}))
     return 0
 

@@ -12,10 +12,21 @@ from store.db import Database
 from store.report.metrics_sql import _all, _scope
 
 
+def _judgments(worlds: list[str] | None) -> str:
+    """The judgments in scope, aliased `j`: joined up to their items only when a scope names
+    worlds. Unscoped, the joins would cost a seek per judgment (seconds at a million responses)
+    and filter nothing out."""
+    if not worlds:
+        return "judgments j"
+    return "judgments j JOIN responses r ON r.id = j.response_id JOIN items i ON i.id = r.item_id"
+
+
 def runs_involved(db: Database, worlds: list[str] | None) -> list[tuple[str, str, str, str]]:
     """(id, stage, status, manifest JSON) of every run that wrote a row in scope."""
     w_where, w_params = _scope(worlds, "world_id")
     i_where, i_params = _scope(worlds)
+    responses = "responses r JOIN items i ON i.id = r.item_id" if worlds else "responses r"
+    judgments = _judgments(worlds)
     return _all(
         db,
         f"""
@@ -23,10 +34,8 @@ def runs_involved(db: Database, worlds: list[str] | None) -> list[tuple[str, str
             SELECT run_id FROM clauses WHERE run_id IS NOT NULL{w_where}
             UNION SELECT run_id FROM compositions WHERE run_id IS NOT NULL{w_where}
             UNION SELECT run_id FROM items i WHERE run_id IS NOT NULL{i_where}
-            UNION SELECT r.run_id FROM responses r JOIN items i ON i.id = r.item_id
-                  WHERE r.run_id IS NOT NULL{i_where}
-            UNION SELECT j.run_id FROM judgments j JOIN responses r ON r.id = j.response_id
-                  JOIN items i ON i.id = r.item_id WHERE j.run_id IS NOT NULL{i_where}
+            UNION SELECT r.run_id FROM {responses} WHERE r.run_id IS NOT NULL{i_where}
+            UNION SELECT j.run_id FROM {judgments} WHERE j.run_id IS NOT NULL{i_where}
         )
         SELECT id, stage, status, manifest FROM runs WHERE id IN (SELECT run_id FROM used)
         ORDER BY started_at, id
@@ -93,16 +102,17 @@ def provenance_extras(db: Database, worlds: list[str] | None) -> tuple[list[str]
         db, f"SELECT DISTINCT r.prefilter_model FROM compass_responses r JOIN compass_queries q "
             f"ON q.id = r.query_id WHERE r.prefilter_model IS NOT NULL{q_where} ORDER BY 1",
         q_params)]
+    compass_judgments = ("compass_judgments j JOIN compass_responses r ON r.id = j.response_id "
+                         "JOIN compass_queries q ON q.id = r.query_id" if worlds
+                         else "compass_judgments j")
     counts = {
         "copal:items": f"SELECT COUNT(*) FROM items i WHERE i.run_id IS NULL{i_where}",
-        "copal:judgments": "SELECT COUNT(*) FROM judgments j JOIN responses r ON r.id = "
-                           f"j.response_id JOIN items i ON i.id = r.item_id WHERE j.run_id IS "
+        "copal:judgments": f"SELECT COUNT(*) FROM {_judgments(worlds)} WHERE j.run_id IS "
                            f"NULL{i_where}",
         "compass:queries": f"SELECT COUNT(*) FROM compass_queries q WHERE q.run_id IS NULL"
                            f"{q_where}",
-        "compass:judgments": "SELECT COUNT(*) FROM compass_judgments j JOIN compass_responses r "
-                             "ON r.id = j.response_id JOIN compass_queries q ON q.id = "
-                             f"r.query_id WHERE j.run_id IS NULL{q_where}",
+        "compass:judgments": f"SELECT COUNT(*) FROM {compass_judgments} WHERE j.run_id IS "
+                             f"NULL{q_where}",
         "dialogues:judge attempts": "SELECT COUNT(*) FROM dialogue_attempts WHERE run_id IS "
                                     "NULL",
     }
