@@ -295,3 +295,4 @@ async def test_runs_page_filter_and_literal_manifest(world_db):
         await type_text(pilot, "judge")
         await pilot.pause()
         assert len(run_list.run_ids) == 6 and all(r.startswith("judge") for r in run_list.run_ids)
+

@@ -325,6 +325,8 @@ class PagedTable(Vertical):
     @on(DataTable.RowSelected)
     def _selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
+        if event.row_key is None or event.row_key.value is None:  # an empty table
+            return
         row = self._rows.get(str(event.row_key.value))
         if row is not None:
             self.post_message(self.Selected(self, row))
@@ -332,6 +334,8 @@ class PagedTable(Vertical):
     @on(DataTable.RowHighlighted)
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
+        if event.row_key is None or event.row_key.value is None:  # an empty table
+            return
         row = self._rows.get(str(event.row_key.value))
         if row is not None:
             self.post_message(self.Highlighted(self, row))
