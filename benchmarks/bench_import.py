@@ -1,6 +1,7 @@
-"""Policy import: time to import one world of N policies, and how long a writer waits meanwhile.
+"""Import benchmarks: one world of N policies (with how long a writer waits meanwhile), and the
+interchange import and export of a whole store at 10k, 100k (and 1M) responses.
 
-    python benchmarks/bench_import.py [--sizes 3000 30000]
+    python benchmarks/bench_import.py [--sizes 3000 30000] [--responses 10000 100000] [--full]
 
 For each size, a world is written as a YAML world file and as JSONL records (a world record and
 N policy records); each is imported into a fresh database by `copal import` in a subprocess.
@@ -12,6 +13,13 @@ Reported per format: seconds for the import call itself (parse, check, write; th
 interpreter start-up is left out so it does not flatter the ratio), the ratio of the largest to
 the smallest size, and the longest writer wait. Linear import means the ratio stays near the
 size ratio (target: within 15x for 10x the policies).
+
+`interchange()` writes the benchmark's interchange file (benchmarks/generate.py's records: 5
+models, 3 judges, a label per ten responses) at each size, imports it into a fresh database
+and exports it again, each in a subprocess that times the call alone and reports its CPU time
+and peak memory. Side by side in one run: seconds, microseconds per response and the ratio to
+the next smaller size (linear: near the size ratio); the export's peak memory stays flat
+(it streams). --full adds 1M responses (a 1.3 GB file; minutes).
 """
 
 from __future__ import annotations
@@ -143,12 +151,105 @@ def policies(sizes: list[int], repeat: int = 3) -> list[dict[str, Any]]:
     return rows
 
 
+# Runs in the subprocess: imports or exports, timing the call alone; reports its peak memory.
+_INTERCHANGE = """
+import json, sys, time
+from pathlib import Path
+from store.db import connect
+verb, db_path, file = sys.argv[1:4]
+db = connect(db_path)
+if verb == "import":
+    from copal_tui.interchange.importer import import_paths as run
+    args = ([Path(file)],)
+else:
+    from copal_tui.interchange.exporter import export_jsonl as run
+    args = (Path(file),)
+t, cpu = time.perf_counter(), time.process_time()
+counts = run(db, *args)
+seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
+peak = next(int(line.split()[1]) for line in open("/proc/self/status")
+            if line.startswith("VmHWM:"))
+print(json.dumps({"seconds": seconds, "cpu": cpu, "records": sum(counts.values()),
+                  "peak_mib": peak / 1024}))
+"""
+
+
+def _interchange_call(verb: str, db: Path, file: Path) -> dict[str, float]:
+    out = subprocess.run([sys.executable, "-c", _INTERCHANGE, verb, str(db), str(file)],
+                         check=True, capture_output=True, text=True, cwd=ROOT)
+    return {k: float(v) for k, v in json.loads(out.stdout.strip().splitlines()[-1]).items()}
+
+
+def write_interchange(path: Path, responses: int) -> int:
+    """The benchmark store's interchange file at `responses` responses; returns its records."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from generate import records
+
+    n = 0
+    with path.open("w", encoding="utf-8") as fh:
+        for rec in records(responses, 5, 3, responses // 10, 3, 7):
+            fh.write(json.dumps(rec, separators=(",", ":")) + "\n")
+            n += 1
+    return n
+
+
+def interchange(sizes: list[int], repeat: int = 1) -> list[dict[str, Any]]:
+    """Import and export of the benchmark store at each size (fastest of `repeat` runs)."""
+    rows: list[dict[str, Any]] = []
+    done: dict[str, dict[int, tuple[float, float]]] = {"import": {}, "export": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        for n in sorted(sizes):
+            source, db, out = t / f"in-{n}.jsonl", t / f"{n}.db", t / f"out-{n}.jsonl"
+            records = write_interchange(source, n)
+            label = f"{n / 1000:g}k responses" if n < 1_000_000 else f"{n / 1e6:g}M responses"
+            best: dict[str, dict[str, float]] = {}
+            for _ in range(repeat):
+                for stale in t.glob(f"{n}.db*"):
+                    stale.unlink()
+                out.unlink(missing_ok=True)
+                subprocess.run([sys.executable, "-m", "copal_tui", "--db", str(db), "init"],
+                               check=True, capture_output=True, cwd=ROOT)
+                for verb, file in (("import", source), ("export", out)):
+                    got = _interchange_call(verb, db, file)
+                    if verb not in best or got["seconds"] < best[verb]["seconds"]:
+                        best[verb] = got
+            source.unlink()
+            out.unlink(missing_ok=True)
+            for verb in ("import", "export"):
+                r = best[verb]
+                # The import target is for the benchmark's 100k-response store.
+                goal = (verb, n) == ("import", 100_000)
+                rows.append(row(f"interchange {verb} {label}", r["seconds"], "s",
+                                "<= 5 s" if goal else "", r["seconds"] <= 5.0 if goal else None,
+                                note=f"{r['seconds'] / n * 1e6:.0f} us/response; "
+                                     f"{r['cpu']:.2f} s CPU; {records:,} records; peak "
+                                     f"{r['peak_mib']:.0f} MiB"))
+                smaller = [m for m in done[verb] if m < n]
+                if smaller:
+                    m = max(smaller)
+                    ratio = r["seconds"] / done[verb][m][0]
+                    cpu_ratio = r["cpu"] / done[verb][m][1]
+                    rows.append(row(f"interchange {verb} {n // m}x responses", ratio, "x time",
+                                    f"< {1.5 * n / m:g}x", ratio < 1.5 * n / m,
+                                    f"{n:,} vs {m:,} responses; CPU time {cpu_ratio:.1f}x"))
+                done[verb][n] = r["seconds"], r["cpu"]
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[3_000, 30_000])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--responses", type=int, nargs="+", default=[10_000, 100_000],
+                    help="interchange sizes (responses); 0 skips the interchange benchmark")
+    ap.add_argument("--full", action="store_true", help="also 1M responses (minutes, 1.3 GB)")
+    ap.add_argument("--skip-policies", action="store_true")
     args = ap.parse_args(argv)
-    rows = policies(args.sizes, args.repeat)
+    rows = [] if args.skip_policies else policies(args.sizes, args.repeat)
+    sizes = [n for n in args.responses if n > 0] + ([1_000_000] if args.full else [])
+    if sizes:
+        rows += interchange(sizes, 1 if args.full else min(args.repeat, 2))
     width = max(len(r["name"]) for r in rows)
     for r in rows:
         flag = "" if r["ok"] is None else ("ok" if r["ok"] else "MISSED")

@@ -7,7 +7,13 @@ The ceiling row sends the same requests `respond` sent (its logged messages, thr
 them: no cache, log, retries or SQLite. litellm spends several ms of CPU per call, so on a small
 machine the ceiling is well under C/L; `respond`'s note says what fraction of it copal reaches.
 
+`client_rate()` measures what one process gets through copal's client (copal_tui/llm/client.py:
+cache look-up, call log, limits, retries) against the stub answering at once (L=0), so the
+figure is the client's and litellm's CPU per call; beside it, litellm's own ceiling: calls per
+second of `litellm.completion` with `mock_response` (no network, no copal) in one process.
+
     python benchmarks/bench_pipeline.py [C ...]     (default: C=8)
+    python benchmarks/bench_pipeline.py --client [CALLS]
 """
 
 from __future__ import annotations
@@ -128,5 +134,84 @@ def throughput(concurrencies: list[int], latency: float = 0.2,
     return rows
 
 
+def _mock_ceiling(calls: int) -> float:
+    """Calls per second of bare `litellm.completion(mock_response=...)`, one after another."""
+    from copal_tui.llm import provider
+
+    litellm = provider.get_litellm()
+    start = time.perf_counter()
+    for i in range(calls):
+        litellm.completion(model="openai/bench-ceiling", api_key="unused", mock_response="ok",
+                           messages=[{"role": "user", "content": f"ceiling {i}"}])
+    return calls / (time.perf_counter() - start)
+
+
+async def _client_calls(db: Path, models: Path, calls: int, concurrency: int) -> tuple[float,
+                                                                                       float]:
+    """(calls/s, CPU seconds per call) of LLMClient.complete over `calls` distinct requests."""
+    from copal_tui.llm.client import LLMClient
+
+    async with LLMClient(db, None, concurrency=concurrency, models_file=models) as client:
+        spec = client.resolve("stub-bot")
+        await client.complete(spec, [{"role": "user", "content": "warm up"}], task="bench",
+                              template_version="1")
+        todo = list(range(calls))
+
+        async def worker() -> None:
+            while todo:
+                n = todo.pop()
+                await client.complete(spec, [{"role": "user", "content": f"question {n}"}],
+                                      task="bench", template_version="1")
+
+        start, cpu = time.perf_counter(), time.process_time()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return calls / wall, cpu / calls
+
+
+def client_rate(calls: int = 400, concurrency: int = 16) -> list[dict[str, Any]]:
+    """One process's calls per second through copal's client against a stub answering at once,
+    and litellm's own ceiling (mock_response, one process), side by side."""
+    from copal_tui.llm import provider
+    from copal_tui.llm.models import resolve
+
+    provider.get_litellm()
+    port = _free_port()
+    stub = subprocess.Popen([sys.executable, str(HERE / "stub.py"), str(port), "0"])
+    try:
+        _wait(f"http://127.0.0.1:{port}/count")
+        with tempfile.TemporaryDirectory() as tmp:
+            db = Path(tmp) / "t.db"
+            subprocess.run([sys.executable, "-m", "copal_tui", "--db", str(db), "init"],
+                           check=True, capture_output=True)
+            models = Path(tmp) / "models.yaml"
+            models.write_text(f"stub-bot:\n  model: openai/stub-bot\n  api_base: "
+                              f"http://127.0.0.1:{port}/v1\n  max_concurrency: {concurrency}\n"
+                              f"  timeout: 30\n", encoding="utf-8")
+            rate, cpu = asyncio.run(_client_calls(db, models, calls, concurrency))
+            logged = sqlite3.connect(db).execute("SELECT COUNT(*) FROM llm_calls").fetchone()[0]
+            # The same requests through bare litellm.acompletion to the same stub: the HTTP
+            # client's share, which the mock ceiling leaves out.
+            requests = [[{"role": "user", "content": f"question {n}"}] for n in range(calls)]
+            raw = asyncio.run(_raw_litellm(resolve("stub-bot", models), requests, concurrency))
+    finally:
+        stub.kill()
+        stub.wait()
+    ceiling = _mock_ceiling(calls)
+    return [
+        row(f"client calls/s per process (stub L=0, C={concurrency})", rate, "calls/s",
+            note=f"{calls} calls, {cpu * 1000:.1f} ms CPU per call; {logged} rows logged; "
+                 f"{rate / ceiling * 100:.0f}% of litellm's mock ceiling"),
+        row(f"raw litellm calls/s (stub L=0, C={concurrency})", raw, "calls/s",
+            note=f"the same requests, bare litellm.acompletion; copal reaches "
+                 f"{rate / raw * 100:.0f}% of it"),
+        row("litellm ceiling (completion, mock_response)", ceiling, "calls/s",
+            note=f"{calls} calls, one process, no network, no copal"),
+    ]
+
+
 if __name__ == "__main__":
-    print(json.dumps(throughput([int(a) for a in sys.argv[1:]] or [8]), indent=1))
+    if sys.argv[1:2] == ["--client"]:
+        print(json.dumps(client_rate(*(int(a) for a in sys.argv[2:3])), indent=1))
+    else:
+        print(json.dumps(throughput([int(a) for a in sys.argv[1:]] or [8]), indent=1))

@@ -1,6 +1,8 @@
-"""Store benchmarks: label commit latency, 8 concurrent labelling processes, interchange rates,
-`copal report --json` wall time and peak memory, and the import time of the metric libraries
-the report loads.
+"""Store benchmarks: label commit latency, 8 concurrent labelling processes, the store's
+labelling capacity with 8, 16 and 32 writer processes, interchange rates, `copal report --json`
+wall time and peak memory, and the import time of the metric libraries the report loads.
+
+    python benchmarks/bench_store.py DB [--writers 8 16 32] [--per-process 100]
 
 Each function returns a list of result rows {name, value, unit, target, ok, note}.
 """
@@ -77,6 +79,72 @@ def labelling(db: Path, processes: int = 8, per_process: int = 200) -> list[dict
         row("'database is locked' errors", locked, "count", "0", locked == 0),
         row("lost labels", lost, "count", "0", lost == 0),
     ]
+
+
+def _queue_writer(db_path: str, annotator: str, rids: list[str], barrier: Any,
+                  out: Any) -> None:
+    """One annotator labelling through the label screens' own write (AnnotationQueue.submit:
+    the label and its lease renewal in one BEGIN IMMEDIATE transaction)."""
+    from copal_tui.annotation.queue import AnnotationQueue
+    from store.db import connect
+
+    queue = AnnotationQueue(connect(db_path), "copal", annotator)
+    locked, waits = 0, []
+    barrier.wait()
+    start = time.time()
+    for rid in rids:
+        t = time.perf_counter()
+        try:
+            queue.submit(rid, observed=[], facet=None, note=None)
+        except Exception as exc:  # noqa: BLE001 - counted: the benchmark reports them
+            if "locked" not in str(exc):
+                raise
+            locked += 1
+        waits.append(time.perf_counter() - t)
+    out.put((annotator, locked, start, time.time(), waits))
+
+
+def capacity(db: Path, writers: list[int], per_process: int = 100) -> list[dict[str, Any]]:
+    """Labels per second the store sustains with W processes labelling at once (each on its own
+    responses, as fast as it can), for each W side by side; lost labels (rows counted after)
+    and "database is locked" errors that reached a writer (past the 30 s busy timeout: waits
+    inside SQLite's busy handler are fine and show as commit latency) must both be 0."""
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    rids = [r[0] for r in conn.execute("SELECT id FROM responses ORDER BY id LIMIT ?",
+                                       (max(writers) * per_process,))]
+    rows: list[dict[str, Any]] = []
+    ctx = mp.get_context("spawn")
+    for w in writers:
+        tag = f"cap{w}-{time.time_ns()}"
+        barrier, out = ctx.Barrier(w), ctx.Queue()
+        procs = [ctx.Process(target=_queue_writer, args=(
+            str(db), f"{tag}-{p}", [rids[(p * per_process + i) % len(rids)]
+                                    for i in range(per_process)], barrier, out))
+            for p in range(w)]
+        for p in procs:
+            p.start()
+        results = [out.get(timeout=900) for _ in procs]
+        for p in procs:
+            p.join()
+        wall = max(r[3] for r in results) - min(r[2] for r in results)
+        stored = conn.execute("SELECT COUNT(*) FROM annotations WHERE annotator LIKE ? "
+                              "AND action = 'label'", (f"{tag}-%",)).fetchone()[0]
+        locked = sum(r[1] for r in results)
+        lost = w * per_process - stored - locked
+        waits = sorted(x for r in results for x in r[4])
+        rate = w * per_process / wall
+        rows.append(row(f"capacity, {w} writers", rate, "labels/s",
+                        note=f"{w * per_process} labels in {wall:.1f} s; commit median "
+                             f"{statistics.median(waits) * 1000:.0f} ms, p99 "
+                             f"{waits[int(len(waits) * 0.99) - 1] * 1000:.0f} ms, max "
+                             f"{waits[-1] * 1000:.0f} ms"))
+        rows.append(row(f"capacity, {w} writers: lost labels", lost, "count", "0", lost == 0))
+        rows.append(row(f"capacity, {w} writers: 'database is locked'", locked, "count", "0",
+                        locked == 0))
+    conn.close()
+    return rows
 
 
 def interchange(db: Path) -> list[dict[str, Any]]:
@@ -169,3 +237,21 @@ def report(db: Path, label: str, runs: int = 5,
                        note=f"median of {runs}, min {min(walls):.2f} s"))
     rows.append(row(f"report peak memory ({label})", peak / 1024, "MiB"))
     return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("db", type=Path, help="a benchmark database (benchmarks/generate.py)")
+    ap.add_argument("--writers", type=int, nargs="+", default=[8, 16, 32])
+    ap.add_argument("--per-process", type=int, default=100)
+    args = ap.parse_args(argv)
+    for r in capacity(args.db, args.writers, args.per_process):
+        flag = "" if r["ok"] is None else ("ok" if r["ok"] else "MISSED")
+        print(f"{r['name']:<40} {r['value']:>10} {r['unit']:<9} {flag:<6} {r['note']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

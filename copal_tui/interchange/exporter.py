@@ -17,12 +17,15 @@ from copal_tui.export.safe_paths import OutputGuard, atomic_output
 from copal_tui.interchange.records import iter_records
 from store.db import Database
 
+# One encoder for every record (json.dumps with options builds one per call). Records are
+# read, converted and written one at a time: memory stays flat however large the store.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
 
 def write_jsonl(db: Database, out: IO[str]) -> Counter[str]:
     counts: Counter[str] = Counter()
     for record in iter_records(db):
-        out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
-        out.write("\n")
+        out.write(_encode(record) + "\n")
         counts[record["type"]] += 1
     return counts
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from copal_tui.domain.schema import RECORD_ADAPTER, WorldFile
 from copal_tui.interchange.errors import ImportFailure
@@ -24,11 +24,18 @@ WORLD_SUFFIXES = (".yaml", ".yml")
 RECORD_SUFFIXES = (".jsonl",)
 
 
-@dataclass
+@dataclass(slots=True)
 class SourceRecord:
+    """One validated interchange record: its fields as the schema gives them (defaults filled
+    in, JSON values), and where it was read, for the error that names file and line."""
+
     path: Path
     line: int
-    record: BaseModel
+    data: dict[str, Any]
+
+    @property
+    def type(self) -> str:
+        return str(self.data["type"])
 
 
 def expand(paths: list[Path]) -> tuple[list[Path], list[Path]]:
@@ -86,10 +93,13 @@ def load_world(path: Path) -> WorldFile:
 
 
 def iter_records(path: Path) -> Iterator[SourceRecord]:
-    text = read_text(path)
-    for n, raw in enumerate(text.splitlines(), 1):
+    """The records of a JSONL file, each validated, read a line at a time (a file of a million
+    responses is never held whole)."""
+    blank = True
+    for n, raw in enumerate(_lines(path), 1):
         if not raw.strip():
             continue
+        blank = False
         try:
             obj = loads_json(raw, path, line=n)
         except json.JSONDecodeError as exc:
@@ -105,7 +115,40 @@ def iter_records(path: Path) -> Iterator[SourceRecord]:
             if loc and loc[0] == obj.get("type"):
                 loc = loc[1:]
             raise ImportFailure(path, _message(err), line=n, field=_field(loc) or "type") from None
-        yield SourceRecord(path, n, rec)
+        yield SourceRecord(path, n, rec.model_dump(mode="json"))
+    if blank:
+        raise ImportFailure(path, "file is empty")
+
+
+def load_groups(paths: list[Path]) -> dict[str, list[SourceRecord]]:
+    """Every record of `paths` by type, each type in file order, except that projections (items
+    with a parent item, COMPASS queries with a parent query) follow every parent."""
+    groups: dict[str, list[SourceRecord]] = {}
+    for p in paths:
+        for src in iter_records(p):
+            groups.setdefault(src.type, []).append(src)
+    for kind, parent in (("item", "parent_item_id"), ("compass_query", "parent_id")):
+        srcs = groups.get(kind, [])
+        groups[kind] = ([s for s in srcs if s.data.get(parent) is None]
+                        + [s for s in srcs if s.data.get(parent) is not None])
+    return groups
+
+
+def _lines(path: Path) -> Iterator[str]:
+    """The file's lines as text, split on newlines only (JSON strings may hold U+2028 and
+    the other characters str.splitlines would also split on), a leading BOM dropped."""
+    offset = 0
+    with path.open("rb") as fh:
+        for n, data in enumerate(fh, 1):
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ImportFailure(path, f"not valid UTF-8 (byte {offset + exc.start})",
+                                    line=n) from None
+            if n == 1 and text.startswith("\ufeff"):
+                text = text[1:]
+            offset += len(data)
+            yield text
 
 
 def _field(loc: tuple[Any, ...]) -> str:

@@ -58,10 +58,18 @@ def first_duplicate(keys: Iterable[Any]) -> int | None:
 
 def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """`object_pairs_hook` for json.loads that refuses a repeated name."""
-    i = first_duplicate(k for k, _ in pairs)
-    if i is not None:
-        raise DuplicateKey(pairs[i][0])
-    return dict(pairs)
+    # dict() and len() are C: a repeat shows as a shorter dict, and only then is it looked for
+    # (this hook runs for every object of every record of an import).
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        i = first_duplicate(k for k, _ in pairs)
+        raise DuplicateKey(pairs[i or 0][0])
+    return out
+
+
+# One decoder for every call: json.loads with a hook builds a new JSONDecoder each time, which
+# cost more than the parse of a short record.
+_DECODER = json.JSONDecoder(object_pairs_hook=unique_object)
 
 
 # ------------------------------------------------------------------ JSON
@@ -81,8 +89,10 @@ def loads_json(text: str, path: Path | str, line: int | None = None) -> Any:
     if deep is not None:
         raise ImportFailure(path, f"nested deeper than {MAX_DEPTH} levels",
                             line=line if line is not None else deep)
+    if text.startswith("\ufeff"):  # what json.loads says; the shared decoder does not check
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     try:
-        return json.loads(text, object_pairs_hook=unique_object)
+        return _DECODER.decode(text)
     except DuplicateKey as exc:
         key, where = exc.key, line
         if where is None:

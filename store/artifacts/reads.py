@@ -1,11 +1,14 @@
 """Typed reads: lookups used by import validation, rows for export, counts for `stats`.
 
-Exports iterate in primary-key order so the same database always gives the same bytes.
+Exports iterate in primary-key order so the same database always gives the same bytes. Nothing
+here begins a transaction: the caller (a service, an importer, the export) decides what is read
+in one snapshot.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from store.annotation import annotations as log
@@ -149,3 +152,43 @@ def pas_summary(db: Database, judge: str) -> list[dict]:
         (judge,),
     )
     return [dict(r) for r in rows]
+
+
+# ------------------------------------------------------------------ bulk lookups (imports)
+# An import checks hundreds of thousands of records: one query per chunk of ids, not per record.
+
+_CHUNK = 20_000
+
+
+def _by_ids(db: Database, sql: str, ids: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """Rows of `sql`, whose one parameter is a JSON array of ids, over `ids` in chunks."""
+    todo = list(ids)
+    for i in range(0, len(todo), _CHUNK):
+        for r in db.execute(sql, (json.dumps(todo[i:i + _CHUNK]),)):
+            yield dict(r)
+
+
+_IDS = "IN (SELECT value FROM json_each(?))"
+
+
+def items_by_id(db: Database, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The stored items among `ids` (as `item` gives them), by id."""
+    return {r["id"]: _decode(r, "required", "forbidden", "screening")
+            for r in _by_ids(db, f"SELECT * FROM items WHERE id {_IDS}", ids)}
+
+
+def responses_by_id(db: Database, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    return {r["id"]: r for r in _by_ids(db, f"SELECT * FROM responses WHERE id {_IDS}", ids)}
+
+
+def judgments_by_id(db: Database, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    return {r["id"]: _decode(r, "observed", "evidence")
+            for r in _by_ids(db, f"SELECT * FROM judgments WHERE id {_IDS}", ids)}
+
+
+def response_contents(db: Database, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """`response_content` of each stored response among `ids`, by response id."""
+    sql = ("SELECT r.id AS response_id, r.text AS response, i.id AS item_id, i.query, "
+           f"i.required, i.forbidden FROM responses r JOIN items i ON i.id = r.item_id "
+           f"WHERE r.id {_IDS}")
+    return {r["response_id"]: _decode(r, "required", "forbidden") for r in _by_ids(db, sql, ids)}
