@@ -108,9 +108,14 @@ def main(argv: list[str] | None = None) -> int:
         rows += bench_pipeline.throughput([4] if args.quick else [8, 32, 128],
                                           latency=0.05 if args.quick else 0.2)
         rows += bench_store.labelling(big_db, processes=8, per_process=20 if args.quick else 200)
+        rows += bench_store.capacity(big_db, [4] if args.quick else [8, 16, 32],
+                                     per_process=5 if args.quick else 100)
+        rows += bench_pipeline.client_rate(50 if args.quick else 400)
         rows += bench_store.interchange(small_db)
     rows += bench_import.policies([300, 3_000] if args.quick else [3_000, 30_000],
                                   repeat=1 if args.quick else 3)
+    rows += bench_import.interchange([1_000, 5_000] if args.quick else [10_000, 100_000],
+                                     repeat=1)
     width = max(len(r["name"]) for r in rows)
     for r in rows:
         flag = "" if r["ok"] is None else ("ok" if r["ok"] else "MISSED")

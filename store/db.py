@@ -15,6 +15,7 @@ file or folder is not writable is opened read-only.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
@@ -231,14 +232,15 @@ def scalar(db: Database, sql: str, params: tuple | list | dict = ()) -> object:
     return None if row is None else row[0]
 
 
+# One encoder for every call: json.dumps with options builds a new encoder per call, which cost
+# an import of 300k judgments seconds. The bytes are those of json.dumps with the same options.
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
 def dumps(value: object) -> str:
     """Canonical JSON for stored list/dict columns (stable bytes for exports and hashes)."""
-    import json
-
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return _CANONICAL.encode(value)
 
 
 def loads(text: str | None) -> object:
-    import json
-
     return None if text is None else json.loads(text)

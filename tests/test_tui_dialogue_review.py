@@ -16,6 +16,7 @@ from copal_tui.tui.screens.dialogue_review import DialogueReviewScreen
 from copal_tui.tui.screens.help import HelpScreen, binding_rows
 from copal_tui.tui.settings import Settings
 from tests.dialogue_tui_support import D1, EVIDENCE, HOSTILE, MISTAKES, build_dialogue_db, events
+from tests.test_tui_footer_80 import screen_lines
 from tests.tui_label_support import plain, settle
 
 KEYS = [k for k, _ in MISTAKES]
@@ -36,10 +37,14 @@ def screen_of(app) -> DialogueReviewScreen:
     return app.screen
 
 
+def words(text: str) -> str:
+    """What the panes show read across their wrapped lines."""
+    return " ".join(text.split())
+
+
 def shown(screen: DialogueReviewScreen) -> str:
-    return "".join(plain(screen.query_one(sel, Static).content, 300)
-                   for sel in ("#review-ctx", "#review-facts")) + plain(
-        screen.picker.render_choice(), 300)
+    return words(screen.context_text() + "\n" + screen.facts_text() + "\n" + plain(
+        screen.picker.render_choice(), 300))
 
 
 async def test_the_queue_offers_only_wrong_predictions(db):
@@ -146,13 +151,43 @@ async def test_context_up_to_the_turn_and_markup_literally(db):
         screen = screen_of(pilot.app)
         await pilot.press("n", "n")
         assert screen.key == KEYS[2]  # turn 7: the conversation includes the hostile turn 6
-        ctx = plain(screen.query_one("#review-ctx", Static).content, 300)
+        ctx = words(screen.context_text())
         assert "[bold red]not markup[/bold red]" in ctx
         assert "\x1b" not in ctx and "pwned" not in ctx and HOSTILE not in ctx
         assert "\u25b6 turn 7" in ctx
         await pilot.press("p")
-        ctx = plain(screen.query_one("#review-ctx", Static).content, 300)
+        ctx = words(screen.context_text())
         assert "turn 5" in ctx and "turn 6" not in ctx  # nothing after the turn
+
+
+async def test_the_conversation_opens_at_the_turn_and_the_page_keys_scroll_it(db):
+    async with app_for(db).run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot.app)
+        await pilot.press("n", "n")
+        await pilot.pause()
+        assert screen.key == KEYS[2]
+        view = screen.view
+        # Turns 0-7 do not fit at 80x24: the view opens at its end, the turn under review.
+        assert view.max_scroll_y > 0 and view.scroll_y == view.max_scroll_y
+        assert any("\u25b6 turn 7 \u00b7 assistant" in line for line in screen_lines(pilot.app))
+        assert not any("airline/d1  \u00b7  airline" in line
+                       for line in screen_lines(pilot.app))
+        await pilot.press("tab")  # focus leaves the conversation ...
+        assert screen.focused is not view
+        await pilot.press("pageup")  # ... and PgUp still scrolls it
+        await pilot.pause()
+        assert view.scroll_y == 0
+        assert any("airline/d1  \u00b7  airline" in line for line in screen_lines(pilot.app))
+        await pilot.press("shift+down")
+        await pilot.pause()
+        assert view.scroll_y == 1
+        await pilot.press("p")
+        await pilot.pause()
+        # The previous mistake (turn 5): focus back on the conversation, at its end.
+        assert screen.key == KEYS[1] and screen.focused is view
+        assert view.scroll_y == view.max_scroll_y
+        assert any("\u25b6 turn 5 \u00b7 assistant" in line for line in screen_lines(pilot.app))
 
 
 async def test_help_lists_the_keys_and_the_taxonomy(db):

@@ -216,6 +216,15 @@ class AnnotationQueue:
             queue_sql.end_lease(self.db, self.suite, ANNOTATOR, subject, self.annotator,
                                 utcnow())
 
+    def move(self, old: str | None, new: str | None) -> None:
+        """Give `old`'s slot back and keep (or take) one on `new`, in one transaction: one
+        commit, one fsync per move through the queue instead of two."""
+        with write(self.db):
+            if old is not None:
+                self.release(old)
+            if new is not None:
+                self.renew(new)
+
     # -------------------------------------------------------------- writing
 
     def _append(self, subject: str, action: str, payload: dict[str, Any] | None = None,

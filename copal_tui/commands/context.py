@@ -29,6 +29,9 @@ def open_db(ctx: click.Context, *, current: bool = True, write: bool | None = No
     if write is None:
         write = ctx.command.name in WRITING_COMMANDS
     db = connect(db_path(ctx), access="write" if write else "auto")
+    # Closed when the command ends, not whenever the collector gets to it: a connection left
+    # open (a function registered on it makes a reference cycle) keeps the -wal file alive.
+    ctx.call_on_close(db.close)
     if current:
         require_current(db)
     return db

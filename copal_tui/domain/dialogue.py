@@ -24,6 +24,10 @@ A turn the judge gave no prediction for counts as wrong (not flagged, no guideli
 that give no guideline (binary judges, a copal addition), compliant-turn accuracy and
 conversation accuracy use the verdict alone, and turn-level precision and recall of the
 violation flag are reported.
+
+The per-turn rule is `turn_kind`: how one prediction stands against one scored turn (right,
+flagged under another guideline, or one of MISTAKES). The metrics count those kinds, and the
+screens and the review queue show and walk them, so both read the same rule.
 """
 
 from __future__ import annotations
@@ -132,6 +136,35 @@ class Scores:
     recall: float | None
 
 
+# How a prediction stands against a scored turn: right; on a violation turn, flagged under
+# another guideline (which only the strict figure counts against); or one of MISTAKES, the
+# kinds the metrics count as wrong.
+RIGHT, FLAGGED_ELSEWHERE = "right", "flagged_elsewhere"
+WRONG_GUIDELINE, FALSE_ALARM = "wrong_guideline", "false_alarm"
+MISSED_VIOLATION, NO_PREDICTION = "missed_violation", "no_prediction"
+MISTAKES = (WRONG_GUIDELINE, FALSE_ALARM, MISSED_VIOLATION, NO_PREDICTION)
+KINDS = (RIGHT, FLAGGED_ELSEWHERE, *MISTAKES)
+
+
+def turn_kind(truth: TurnTruth, pred: TurnPrediction | None, *, binary: bool) -> str:
+    """The kind of one prediction (None: the judge gave none) on one scored turn. A violation
+    turn is right when flagged, whatever guideline is named, except that the strict figure also
+    wants the truth's guideline (FLAGGED_ELSEWHERE when it is another; a binary judge names
+    none, so a flag is simply right). A compliant turn is right when not flagged and, unless the
+    judge is binary, under the truth's guideline; otherwise the kind says why it is wrong."""
+    flagged = pred is not None and pred.violation
+    same = pred is not None and pred.guideline is not None and pred.guideline == truth.guideline
+    if truth.violation:
+        if not flagged:
+            return MISSED_VIOLATION
+        return RIGHT if binary or same else FLAGGED_ELSEWHERE
+    if pred is None:
+        return NO_PREDICTION
+    if flagged:
+        return FALSE_ALARM
+    return RIGHT if binary or same else WRONG_GUIDELINE
+
+
 def _ratio(num: int, den: int) -> float | None:
     return None if den == 0 else num / den
 
@@ -149,22 +182,23 @@ def score_files(files: Sequence[tuple[Sequence[TurnTruth], Sequence[TurnPredicti
         counted += 1
         all_right = True
         for t in turns:
-            p = by_turn.get(t.turn_index)
-            flagged = bool(p and p.violation)
-            same = p is not None and p.guideline is not None and p.guideline == t.guideline
+            kind = turn_kind(t, by_turn.get(t.turn_index), binary=binary)
             if t.violation:
+                flagged = kind != MISSED_VIOLATION
                 v_n += 1
                 v_flag += flagged
-                v_strict += flagged and same
+                # A binary judge's flag is RIGHT under any guideline; its strict figure is
+                # not reported.
+                v_strict += kind == RIGHT
                 all_right &= flagged
                 tp += flagged
                 fn += not flagged
             else:
+                ok = kind == RIGHT
                 c_n += 1
-                ok = p is not None and not flagged and (binary or same)
                 c_right += ok
                 all_right &= ok
-                fp += flagged
+                fp += kind == FALSE_ALARM  # the only kind of a flagged compliant turn
         conv_right += all_right
     return Scores(
         conversations=counted, compliant_turns=c_n, violation_turns=v_n,

@@ -83,7 +83,10 @@ def build_report(db: Database, opts: ReportOptions) -> dict[str, Any]:
     # Imported only now: numpy and the metric modules load while the reads run in threads.
     from copal_tui.metrics import sections
 
-    doc = sections.build(reads, worlds, worlds or known, opts)
+    try:
+        doc = sections.build(reads, worlds, worlds or known, opts)
+    finally:
+        reads.close()
     from copal_tui.metrics import pas_sections  # COMPASS keys; none without a suite
 
     pas_sections.add_to_report(db, worlds, doc)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from copal_tui.domain import dialogue as rules
 from copal_tui.services import reading
 from store.annotation import dialogue_reviews
 from store.artifacts import dialogue_sql
@@ -23,8 +24,8 @@ from store.db import Database
 __all__ = ["MISTAKES", "FilterError", "Page", "PageRequest"]
 
 # The kinds of prediction that are wrong by the metrics' rules (the others: "right", and
-# "flagged_elsewhere", which counts against strict detection only).
-MISTAKES = frozenset(dialogue_browse_sql.MISTAKES)
+# "flagged_elsewhere", which counts against strict detection only): the domain's.
+MISTAKES = frozenset(rules.MISTAKES)
 
 
 # ------------------------------------------------------------------ the list

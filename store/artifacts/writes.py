@@ -6,16 +6,11 @@ chosen by the caller so stages stay idempotent (the same input always maps to th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from store.db import Database, utcnow
-
-# store.db.dumps's canonical JSON from one encoder: json.dumps with options builds a new
-# encoder per call, which cost an import of 300k judgments seconds. The bytes are the same.
-dumps = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode
+from store.db import Database, dumps, utcnow
 
 
 def insert_world(db: Database, w: dict[str, Any], source_path: str | None = None) -> None:

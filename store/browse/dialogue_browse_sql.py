@@ -4,9 +4,10 @@ per-turn verdict on that prediction (`KIND`) that the review queue (store/annota
 walks as well.
 
 The verdict is the dialogue-judging metrics' own rule (copal_tui/domain/dialogue.py's
-`score_files`), not a restatement: `prepare` registers `turn_kind` as the SQL function
-`copal_dialogue_kind`, which scores the one turn with the domain's function and names the
-outcome. Every assistant turn tagged with a category and key is scored (`judged`); failed
+`turn_kind`, the rule `score_files` counts), not a restatement: `prepare` registers
+`sql_turn_kind` as the SQL function `copal_dialogue_kind`, which reads the stored columns into
+the domain's types and asks the domain for the kind (its names, MISTAKES among them, are the
+domain's too). Every assistant turn tagged with a category and key is scored (`judged`); failed
 attempts are not scored; a judge is binary (verdicts only, its guidelines never compared) when
 every scored attempt of it is.
 
@@ -20,7 +21,13 @@ import sqlite3
 from functools import lru_cache
 from typing import Any
 
-from copal_tui.domain.dialogue import Guideline, TurnPrediction, TurnTruth, score_files
+from copal_tui.domain.dialogue import (
+    MISTAKES,
+    Guideline,
+    TurnPrediction,
+    TurnTruth,
+    turn_kind,
+)
 from store.browse.browse_sql import (
     Filter,
     Page,
@@ -33,13 +40,6 @@ from store.browse.browse_sql import (
 )
 from store.db import Database
 
-# How a prediction stands against the truth: right, or a flag under another guideline (which
-# only the strict figure counts against), or one of MISTAKES, the kinds that make it wrong.
-RIGHT, FLAGGED_ELSEWHERE = "right", "flagged_elsewhere"
-WRONG_GUIDELINE, FALSE_ALARM = "wrong_guideline", "false_alarm"
-MISSED_VIOLATION, NO_PREDICTION = "missed_violation", "no_prediction"
-MISTAKES = (WRONG_GUIDELINE, FALSE_ALARM, MISSED_VIOLATION, NO_PREDICTION)
-
 
 def _guideline(category: Any, key: Any, phase: Any) -> Guideline:
     try:
@@ -49,35 +49,26 @@ def _guideline(category: Any, key: Any, phase: Any) -> Guideline:
 
 
 @lru_cache(maxsize=65536)
-def turn_kind(violation: Any, category: Any, key: Any, phase: Any, predicted: Any,
-              p_violation: Any, p_category: Any, p_key: Any, p_phase: Any,
-              binary: Any) -> str:
+def sql_turn_kind(violation: Any, category: Any, key: Any, phase: Any, predicted: Any,
+                  p_violation: Any, p_category: Any, p_key: Any, p_phase: Any,
+                  binary: Any) -> str:
     """The kind of one judge attempt's prediction on one scored turn (`predicted` false: it
-    gave none). Right or wrong is what the domain's metrics make of this turn scored alone; the
-    kind then names why. Cached: the same few guidelines recur on every dialogue."""
+    gave none), from the stored columns: the domain's `turn_kind`. A prediction naming no
+    category and no key names no guideline. Cached: the same few guidelines recur on every
+    dialogue."""
     truth = TurnTruth(0, _guideline(category, key, phase), bool(violation))
-    preds = [] if not predicted else [TurnPrediction(
+    pred = None if not predicted else TurnPrediction(
         0, None if p_category is None and p_key is None else _guideline(p_category, p_key,
                                                                        p_phase),
-        bool(p_violation))]
-    scores = score_files([([truth], preds)], binary=bool(binary))
-    if truth.violation:
-        if not scores.violation_detection_accuracy:
-            return MISSED_VIOLATION
-        strict = scores.strict_violation_detection_accuracy
-        return RIGHT if strict is None or strict else FLAGGED_ELSEWHERE  # None: binary
-    if scores.compliant_turn_accuracy:
-        return RIGHT
-    if not preds:
-        return NO_PREDICTION
-    return FALSE_ALARM if preds[0].violation else WRONG_GUIDELINE
+        bool(p_violation))
+    return turn_kind(truth, pred, binary=bool(binary))
 
 
 def prepare(db: Database) -> None:
-    """Register `copal_dialogue_kind` (`turn_kind`) on the connection; every read that uses
-    KIND or IS_MISTAKE calls this first."""
+    """Register `copal_dialogue_kind` (`sql_turn_kind`) on the connection; every read that
+    uses KIND or IS_MISTAKE calls this first."""
     conn: sqlite3.Connection = db.conn
-    conn.create_function("copal_dialogue_kind", 10, turn_kind, deterministic=True)
+    conn.create_function("copal_dialogue_kind", 10, sql_turn_kind, deterministic=True)
 
 
 # Per judge, whether it is binary: no scored attempt of it names guidelines. The distinct

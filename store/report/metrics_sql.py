@@ -226,8 +226,10 @@ class BulkReads(Mapping[str, Any]):
         self._db = None
         self._lock = threading.Lock()
         self._live = WORKERS
-        for _ in range(WORKERS):
-            threading.Thread(target=self._work, args=(path,), daemon=True).start()
+        self._threads = [threading.Thread(target=self._work, args=(path,), daemon=True)
+                         for _ in range(WORKERS)]
+        for thread in self._threads:
+            thread.start()
 
     def _work(self, path: str) -> None:
         try:
@@ -267,6 +269,12 @@ class BulkReads(Mapping[str, Any]):
         if name in self._out:
             return self._out[name]
         raise self._errors.get(name) or self._errors["connect"]
+
+    def close(self) -> None:
+        """Wait until every worker has closed its connection. A connection still open after
+        the report returns would keep the store's -wal file alive past the command."""
+        for thread in getattr(self, "_threads", ()):
+            thread.join()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._done)

@@ -10,10 +10,17 @@ labelling base's (label_base.py, label_lifecycle.py); what is the review's here 
 conversation, the facts (the judge's prediction first, so it is on the first screen at 80x24,
 then the truth) and the error-type picker with its keys 1-6. The note (e) goes with the review
 itself rather than being an event of its own.
+
+The conversation is a ConversationView (the reading pane the scroll keys act on): one block per
+turn, keyed by the turn and whether it is the one under review, so a move renders only the
+turns it changes (the turn left, the turn reached, any turn newly in view) and paints only the
+lines on screen. The facts are a ConversationView of one block too: neither pane lays the
+screen out again when its height changes, which on every move would cost more than the rest.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -21,7 +28,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import Static
 
 from copal_tui.annotation.views import (
     Annotation,
@@ -42,13 +48,14 @@ from copal_tui.tui.widgets.dialogue_error_types import (
 )
 from copal_tui.tui.widgets.dialogue_view import (
     KIND_WORDS,
+    ConversationView,
+    TurnBlock,
     guideline_label,
     heading,
     prediction_lines,
     truth_lines,
     turn_header,
 )
-from copal_tui.tui.widgets.scroll_pane import ScrollPane
 
 
 def turn_view(turn: dict[str, Any], current: bool) -> Text:
@@ -57,13 +64,24 @@ def turn_view(turn: dict[str, Any], current: bool) -> Text:
     out = turn_header(turn, current)
     out.append("\n")
     out.append_text(safe(turn["content"], style="bold" if current else ""))
-    out.append("\n")
     if turn["role"] == "assistant" and not current:
-        out.append("  truth ", style="dim")
+        out.append("\n  truth ", style="dim")
         out.append_text(guideline_label(turn["category"], turn["key"], turn["phase"]))
-        out.append(" \u00b7 VIOLATION\n" if turn["violation"] else " \u00b7 compliant\n",
+        out.append(" \u00b7 VIOLATION" if turn["violation"] else " \u00b7 compliant",
                    style="bold" if turn["violation"] else "dim")
     return out
+
+
+def turn_block(turn: dict[str, Any], current: bool) -> TurnBlock:
+    """The turn as a block of the conversation view: the turn under review with the error
+    rule and a background, an earlier assistant turn with the muted rule."""
+    tone = "wrong" if current else "assistant" if turn["role"] == "assistant" else ""
+    return TurnBlock((tuple(turn.values()), current), partial(turn_view, turn, current), tone,
+                     current)
+
+
+def _painted(view: ConversationView) -> str:
+    return "\n\n".join(view.block_plain(i) for i in range(len(view.blocks)))
 
 
 class DialogueReviewScreen(QueueLabelScreen):
@@ -75,6 +93,7 @@ class DialogueReviewScreen(QueueLabelScreen):
         "types:\n" + "\n".join(f"  {n} {text}" for n, text in enumerate(ERROR_TYPES.values(), 1)))
     DEFAULT_CSS = """
     DialogueReviewScreen #review-side { width: 48%; }
+    DialogueReviewScreen #review-context:focus { background: $boost; }
     DialogueReviewScreen #review-facts-pane { height: 1fr; }
     DialogueReviewScreen #review-facts-pane:focus { background: $boost; }
     DialogueReviewScreen #review-picker { border-top: solid $primary 40%; }
@@ -101,6 +120,10 @@ class DialogueReviewScreen(QueueLabelScreen):
         super().__init__(judge=judge, **kwargs)
         self.row: dict[str, Any] | None = None
         self.dialogue: dict[str, Any] | None = None
+        # The dialogue's blocks by (turn index, under review): the same block objects from one
+        # move to the next, so the view lays out the turns it has shown without a lookup.
+        self._turn_blocks: dict[tuple[int, bool], TurnBlock] = {}
+        self._loads = 0  # dialogues read: part of the facts' key (their guideline texts)
 
     @property
     def key(self) -> ReviewKey | None:
@@ -110,12 +133,18 @@ class DialogueReviewScreen(QueueLabelScreen):
     def picker(self) -> ErrorTypePicker:
         return self.query_one(ErrorTypePicker)
 
+    @property
+    def view(self) -> ConversationView:
+        return self.query_one(self.READING_PANE, ConversationView)
+
+    @property
+    def facts(self) -> ConversationView:
+        return self.query_one("#review-facts-pane", ConversationView)
+
     def compose_panes(self) -> ComposeResult:
-        with ScrollPane(id="review-context", classes="label-read"):
-            yield Static(Text("Loading the queue\u2026", style="dim"), id="review-ctx")
+        yield ConversationView(id="review-context", classes="label-read")
         with Vertical(id="review-side", classes="label-side"):
-            with ScrollPane(id="review-facts-pane"):
-                yield Static(id="review-facts")
+            yield ConversationView(id="review-facts-pane")
             # Outside the scrolling facts, so the choice is always in view.
             yield ErrorTypePicker(id="review-picker")
 
@@ -132,33 +161,59 @@ class DialogueReviewScreen(QueueLabelScreen):
         self.row = mistake(db, key)
         if self.dialogue is None or self.dialogue["id"] != key.dialogue_id:
             self.dialogue = dialogue(db, key.dialogue_id)
+            self._turn_blocks = {}
+            self._loads += 1
         return self.row is not None and self.dialogue is not None
 
     def render_empty(self, message: str) -> None:
         self.row = None
-        self.query_one("#review-ctx", Static).update(Text(message, style="dim"))
-        self.query_one("#review-facts", Static).update("")
+        self.view.show([TurnBlock(("empty", message), lambda: Text(message, style="dim"))])
+        self.facts.show([])
         self.picker.reset(None)
 
     def render_subject(self, mine: Annotation | None, undone: Annotation | None) -> None:
         chosen = undone or mine
         self.picker.reset(None if chosen is None else chosen.payload, relabel=mine is not None)
-        self.query_one("#review-ctx", Static).update(self._conversation())
-        self.query_one("#review-facts", Static).update(self._facts())
+        # At once to the end, the turn under review (the view knows its height as soon as it
+        # has the blocks), so no frame shows the new turns at the old offset.
+        self.view.show(self._conversation())
+        self.view.scroll_end(animate=False, immediate=True)
+        assert self.row is not None
+        self.facts.show([TurnBlock((self._loads, self.key, tuple(self.row.values())),
+                                   self._facts)])
+        self.facts.scroll_home(animate=False, immediate=True)
 
-    def _conversation(self) -> Text:
-        """The dialogue up to the turn under review, as one Text (one Rich render; a Group of
-        a Text per line costs Textual noticeably more on every move)."""
-        assert self.dialogue is not None and self.key is not None
-        out = safe(one_line(self.dialogue["id"], 60), style="bold")
-        out.append_text(safe(f"  \u00b7  {one_line(self.dialogue['domain'], 30)}\n",
-                             style="dim"))
-        for turn in self.dialogue["turns"]:
-            if turn["turn_index"] > self.key.turn_index:
+    def _conversation(self) -> list[TurnBlock]:
+        """The dialogue up to the turn under review: its id and domain, then a block per
+        turn."""
+        d, key = self.dialogue, self.key
+        assert d is not None and key is not None
+        blocks = [TurnBlock(("head", d["id"], d["domain"]), partial(self._head, d))]
+        for turn in d["turns"]:
+            index = turn["turn_index"]
+            if index > key.turn_index:
                 break
-            out.append("\n")
-            out.append_text(turn_view(turn, turn["turn_index"] == self.key.turn_index))
+            current = index == key.turn_index
+            block = self._turn_blocks.get((index, current))
+            if block is None:
+                block = self._turn_blocks[index, current] = turn_block(turn, current)
+            blocks.append(block)
+        return blocks
+
+    @staticmethod
+    def _head(d: dict[str, Any]) -> Text:
+        out = safe(one_line(d["id"], 60), style="bold")
+        out.append_text(safe(f"  \u00b7  {one_line(d['domain'], 30)}", style="dim"))
         return out
+
+    def context_text(self) -> str:
+        """The conversation as painted, one line per row, blocks apart by a blank line (for
+        tests and checks)."""
+        return _painted(self.view)
+
+    def facts_text(self) -> str:
+        """The facts (mark, prediction, truth) as painted (for tests and checks)."""
+        return _painted(self.facts)
 
     def _facts(self) -> RenderableType:
         row, key = self.row, self.key

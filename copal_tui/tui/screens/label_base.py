@@ -27,6 +27,7 @@ from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Header, Static
 
 from copal_tui.tui.busy import QueueWrites
@@ -96,7 +97,7 @@ class LabelScreen(QueueWrites, Screen[None]):
     COMMANDS = {ScreenActions}
     BINDINGS: ClassVar[list[BindingType]] = COMMON_BINDINGS
     PALETTE_PREFIX = ""
-    READING_PANE = "#label-read"  # the pane PgUp/PgDn scroll (a ScrollPane)
+    READING_PANE = "#label-read"  # the pane PgUp/PgDn scroll (any scrollable widget)
     NOTE_TITLE = "Note on this response"
     # The suite's own keys, for the help screen's second part (id prefix, heading).
     SUITE_KEYS: tuple[str, str] = ("", "")
@@ -121,7 +122,7 @@ class LabelScreen(QueueWrites, Screen[None]):
         yield Footer(compact=True, show_command_palette=False)
 
     def compose_panes(self) -> ComposeResult:
-        """The reading pane (a ScrollPane matching READING_PANE) and the form pane."""
+        """The reading pane (a scrollable widget matching READING_PANE) and the form pane."""
         raise NotImplementedError
 
     def on_mount(self) -> None:
@@ -130,8 +131,8 @@ class LabelScreen(QueueWrites, Screen[None]):
     # -------------------------------------------------------------- reading
 
     @property
-    def reading_pane(self) -> ScrollPane:
-        return self.query_one(self.READING_PANE, ScrollPane)
+    def reading_pane(self) -> Widget:
+        return self.query_one(self.READING_PANE, Widget)
 
     def action_read_page(self, delta: int) -> None:
         pane = self.reading_pane

@@ -135,6 +135,18 @@ class QueueLabelScreen(LabelScreen):
         # A lease, not a label: if the database is busy it simply expires.
         self.write("release", lambda _db: queue.release(subject), keep=False)
 
+    def _move_lease(self, old: str | None, new: str | None) -> None:
+        queue = self.queue
+        assert queue is not None
+        if new is None:
+            if old is not None:
+                self._release(old)
+            return
+        # Like a lease: if the database is busy it is retried in order, and a release that
+        # never happens simply expires.
+        self.write(f"lease on #{self.pos(new)}", lambda _db: queue.move(old, new),
+                   keep=False, key=f"lease:{new}")
+
     def leave(self) -> None:
         if self.subject is not None and self.queue is not None:
             self._release(self.subject)
@@ -185,10 +197,8 @@ class QueueLabelScreen(LabelScreen):
     def _show(self, subject: str | None, undone: Annotation | None = None) -> None:
         queue = self.queue
         assert queue is not None
-        if self.subject is not None and self.subject != subject:
-            self._release(self.subject)  # one lease at a time while moving through the queue
-        if subject is not None and subject != self.subject:
-            self._lease(subject)
+        if subject != self.subject:
+            self._move_lease(self.subject, subject)  # one lease at a time through the queue
         self.subject = subject
         if subject is None or not self.load(subject):
             self.subject = None

@@ -305,7 +305,13 @@ class ConversationView(ScrollView, can_focus=True, inherit_bindings=False):
                 break
         self._width, self._look, self._shown = width, look, list(self.blocks)
         self._lines, self._starts = lines, starts
-        self.virtual_size = Size(width, y)  # the last turn keeps its blank line too
+        size = Size(width, y)  # the last turn keeps its blank line too
+        if size != self.virtual_size:
+            # Not through the reactive, which lays out the whole screen on every change of
+            # height (a review queue's move changes it every time): the scrollbar's update
+            # lays it out only when the bar appears or goes, and clamps the scroll offset.
+            self.set_reactive(ScrollView.virtual_size, size)
+            self._scroll_update(size)
         self.refresh()
 
     def _lay(self, look: tuple[int, int], palette: tuple[Style, Style, Style, Style, Style],
