@@ -3,7 +3,7 @@
     python benchmarks/stub.py PORT LATENCY_SECONDS
 
 Answers every chat completion after LATENCY seconds: a judge request (one carrying a COPAL
-task trailer) gets a minimal valid judge answer, anything else a short chatbot reply. Serves
+task trailer) gets a valid judge answer (every contract item marked absent), anything else a short chatbot reply. Serves
 127.0.0.1 only; runs until killed.
 """
 
@@ -15,14 +15,23 @@ import sys
 
 from aiohttp import web
 
-JUDGE = json.dumps({"marks": [], "facet": None, "rationale": "stub"})
+
+
+def judge_answer(prompt: str) -> str:
+    """A valid contract-judge answer: one mark per contract item of the task's input object
+    (every item absent), as the judge's output model requires."""
+    task = prompt[prompt.index("COPAL-TASK:"):]
+    data, _end = json.JSONDecoder().raw_decode(task[task.index("{"):])
+    items = [*data.get("required", []), *data.get("forbidden", [])]
+    marks = [{"id": it["id"], "present": False, "evidence": None} for it in items]
+    return json.dumps({"marks": marks, "facet": None, "rationale": "stub"})
 
 
 async def chat(request: web.Request) -> web.Response:
     body = await request.json()
     await asyncio.sleep(request.app["latency"])
     last = body["messages"][-1]["content"]
-    content = JUDGE if "COPAL-TASK:" in last else "Thanks for asking. Here is what I can share."
+    content = judge_answer(last) if "COPAL-TASK:" in last else "Thanks for asking. Here is what I can share."
     request.app["state"]["count"] += 1
     return web.json_response({
         "id": "stub", "object": "chat.completion", "created": 0, "model": body.get("model"),
