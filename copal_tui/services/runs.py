@@ -7,25 +7,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from copal_tui.services import reading
+from copal_tui.services.jobs import RunRow
 from store.db import Database
 from store.pipeline import runs as run_sql
 
 
 @dataclass(frozen=True)
-class RunCounters:
+class RunCounters(RunRow):
     """One run as `copal runs` lists it. `repaired`: structured answers that needed the repair
     round; `invalid`: those that stayed unusable; `outputs`: the manifest's tallies per stage
     task (the source of both)."""
 
-    id: str
-    stage: str
-    status: str
-    started_at: str
-    finished_at: str | None
-    calls: int
-    cache_hits: int
-    failures: int
-    cost: float
     repaired: int = 0
     invalid: int = 0
     outputs: dict[str, Any] = field(default_factory=dict)

@@ -322,21 +322,21 @@ class PagedTable(Vertical):
         else:
             self._want_key = key
 
-    @on(DataTable.RowSelected)
-    def _selected(self, event: DataTable.RowSelected) -> None:
+    def _row_of(self, event: DataTable.RowSelected | DataTable.RowHighlighted) -> Any | None:
         event.stop()
         if event.row_key is None or event.row_key.value is None:  # an empty table
-            return
-        row = self._rows.get(str(event.row_key.value))
+            return None
+        return self._rows.get(str(event.row_key.value))
+
+    @on(DataTable.RowSelected)
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        row = self._row_of(event)
         if row is not None:
             self.post_message(self.Selected(self, row))
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-        if event.row_key is None or event.row_key.value is None:  # an empty table
-            return
-        row = self._rows.get(str(event.row_key.value))
+        row = self._row_of(event)
         if row is not None:
             self.post_message(self.Highlighted(self, row))
 
