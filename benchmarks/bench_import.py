@@ -18,8 +18,10 @@ size ratio (target: within 15x for 10x the policies).
 models, 3 judges, a label per ten responses) at each size, imports it into a fresh database
 and exports it again, each in a subprocess that times the call alone and reports its CPU time
 and peak memory. Side by side in one run: seconds, microseconds per response and the ratio to
-the next smaller size (linear: near the size ratio); the export's peak memory stays flat
-(it streams). --full adds 1M responses (a 1.3 GB file; minutes).
+the next smaller size (linear: near the size ratio). Both stream, so peak memory stays
+bounded: the export's flat, the import's by one chunk of records plus SQLite's bulk-load page
+cache (`writes.BULK_CACHE_KIB`, 256 MiB at most). --full adds 1M responses (a 1.3 GB file;
+minutes).
 """
 
 from __future__ import annotations

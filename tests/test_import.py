@@ -45,6 +45,8 @@ ITEM = {"type": "item", "id": "tiny:I1", "world_id": "tiny-co", "composition_id"
         "method": "copal", "parent_item_id": None, "selected": True}
 RESPONSE = {"type": "response", "id": "tiny:I1:a", "item_id": "tiny:I1", "model": "m",
             "text": "A hammer is 12 EUR."}
+JUDGMENT = {"type": "judgment", "id": "tiny:I1:a+j", "response_id": "tiny:I1:a", "judge": "j",
+            "mode": "contract", "observed": ["R1"]}
 LABEL = {"type": "label", "response_id": "tiny:I1:a", "annotator": "ana", "observed": ["R1"],
          "facet": None, "note": None, "created_at": "2026-11-20T09:00:00Z"}
 
@@ -115,6 +117,26 @@ BAD_CASES = {
                                          {**LABEL, "error": 1}), "disagrees", None),
     "dangling_response": ("r.jsonl", jsonl(*CLAUSES, COMPOSITION, ITEM,
                                            {**LABEL, "response_id": "nope"}), "nope", None),
+    # Responses and judgments are checked by hand before the schema: what the hand check
+    # cannot vouch for still gets the schema's verdict and wording.
+    "response_extra_field": ("r.jsonl", jsonl(*CLAUSES, COMPOSITION, ITEM,
+                                              {**RESPONSE, "colour": "red"}), "colour",
+                             "unknown field"),
+    "response_empty_model": ("r.jsonl", jsonl(*CLAUSES, COMPOSITION, ITEM,
+                                              {**RESPONSE, "model": ""}), "model", None),
+    "response_bad_id": ("r.jsonl", jsonl(*CLAUSES, COMPOSITION, ITEM,
+                                         {**RESPONSE, "id": "has space"}), ":5: id:", None),
+    "judgment_marks_repeat": ("r.jsonl", jsonl(*CLAUSES, COMPOSITION, ITEM, RESPONSE,
+                                               {**JUDGMENT, "observed": ["R1", "R1"]}),
+                              "ids repeat", None),
+    "judgment_bad_mode": ("r.jsonl", jsonl(*CLAUSES, COMPOSITION, ITEM, RESPONSE,
+                                           {**JUDGMENT, "mode": "vibes"}), ":6: mode:", None),
+    "judgment_no_marks": ("r.jsonl", jsonl(*CLAUSES, COMPOSITION, ITEM, RESPONSE,
+                                           {**JUDGMENT, "observed": None}), "observed", None),
+    "judgment_string_error": ("r.jsonl", jsonl(*CLAUSES, COMPOSITION, ITEM, RESPONSE,
+                                               {**JUDGMENT, "error": "1"}), "error", None),
+    "judgment_twice": ("r.jsonl", jsonl(*CLAUSES, COMPOSITION, ITEM, RESPONSE, JUDGMENT,
+                                        JUDGMENT), "duplicate judgment", None),
 }
 
 

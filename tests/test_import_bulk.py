@@ -3,10 +3,12 @@ in-memory maps and written by one executemany per type, and a table receiving at
 `writes.BULK_INDEX_ROWS` rows (and no fewer than it holds) has its secondary indexes dropped
 and built again at the end of the transaction.
 
-The threshold is lowered here so a few thousand records take that path. A record that fails
-late (after rows were written and indexes dropped) exits 2 naming its file and line and leaves
-every row and every index as it was; a bulk import stores what the same records imported in
-small calls store, compared through `copal export`.
+The threshold and the import's chunk are lowered here so a few thousand records take that
+path in many chunks. A record that fails late (after chunks were written and indexes dropped)
+exits 2 naming its file and line and leaves every row and every index as it was; an id given
+twice in chunks far apart is named; a bulk import stores what the same records imported in
+small calls store, compared through `copal export`. The import streams: its peak memory,
+measured in a subprocess, barely grows with a file four times as large.
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from copal_tui.interchange import importer
 from store.artifacts import writes
 
 ITEMS = 400
@@ -26,7 +31,7 @@ MODELS = ("bot-a", "bot-b")
 JUDGES = ("judge-x", "judge-y", "judge-z")
 
 
-def records(world: str = "bulk-co") -> list[dict[str, Any]]:
+def records(world: str = "bulk-co", items: int = ITEMS) -> list[dict[str, Any]]:
     """A world with ITEMS items, a response per model and a judgment per judge on each, and a
     label on every fifth response (marks chosen by index, so some err and some do not)."""
     out: list[dict[str, Any]] = [
@@ -35,7 +40,7 @@ def records(world: str = "bulk-co") -> list[dict[str, Any]]:
         {"type": "policy", "id": "P1", "world_id": world, "kind": "allow",
          "text": "The assistant may quote prices."},
     ]
-    for i in range(ITEMS):
+    for i in range(items):
         iid = f"{world}:I{i:04d}"
         out.append({"type": "item", "id": iid, "world_id": world, "composition_id": None,
                     "pattern": None, "facet": None, "query": f"What does thing {i} cost?",
@@ -91,8 +96,15 @@ def bulk_threshold(monkeypatch) -> int:
     return 500
 
 
+@pytest.fixture
+def small_chunks(monkeypatch) -> int:
+    """Records read, checked and written 300 at a time: a few thousand make many chunks."""
+    monkeypatch.setattr(importer, "CHUNK", 300)
+    return 300
+
+
 def test_late_failure_in_a_bulk_import_exits_2_and_leaves_rows_and_indexes(
-        cli, initialised, tmp_path, bulk_threshold):
+        cli, initialised, tmp_path, bulk_threshold, small_chunks):
     # Something stored already, so "unchanged" is not trivially an empty database.
     first = write_jsonl(tmp_path / "first.jsonl", records("early-co"))
     assert cli("import", str(first)).exit_code == 0
@@ -111,7 +123,7 @@ def test_late_failure_in_a_bulk_import_exits_2_and_leaves_rows_and_indexes(
     assert snapshot(initialised) == before
 
 
-def test_bad_record_at_line_50000_exits_2_before_any_write(cli, initialised, tmp_path):
+def test_bad_record_at_line_50000_exits_2_and_leaves_the_store(cli, initialised, tmp_path):
     recs = records()
     filler = [{"type": "policy", "id": f"Q{i:05d}", "world_id": "bulk-co", "kind": "deny",
                "text": f"Rule {i}."} for i in range(50_000 - len(recs) - 1)]
@@ -173,3 +185,63 @@ def test_importing_the_same_bulk_file_twice_changes_nothing(cli, initialised, tm
     again = cli("import", str(source))
     assert again.exit_code == 0, again.output
     assert snapshot(initialised) == before
+
+
+@pytest.mark.parametrize("stored_first", [False, True], ids=["empty-store", "stocked-store"])
+def test_an_id_given_twice_in_chunks_far_apart_is_named(cli, initialised, tmp_path,
+                                                        small_chunks, stored_first):
+    # Into an empty store the second copy is found by the insert; into a stocked one by the
+    # look-up of stored ids. Either way the error names the second copy's line.
+    if stored_first:
+        assert cli("import", str(write_jsonl(tmp_path / "first.jsonl",
+                                             records("early-co")))).exit_code == 0
+    before = snapshot(initialised)
+    recs = records()
+    first = next(r for r in recs if r["type"] == "judgment")
+    source = write_jsonl(tmp_path / "twice.jsonl", [*recs, first])
+
+    result = cli("import", str(source))
+
+    assert result.exit_code == 2, result.output
+    assert f"{source}:{len(recs) + 1}: id: duplicate judgment {first['id']!r}" in result.stderr
+    assert snapshot(initialised) == before
+
+
+# Imports a file in a fresh process and prints how far its peak resident memory rose above
+# what it held before the import (Linux: /proc/self/status). SQLite's page cache for bulk
+# loads (a fixed size, not the file's) and the chunk are made small, so that what the importer
+# holds shows and both files span many chunks.
+_PEAK = """
+import sys
+from pathlib import Path
+from copal_tui.interchange import importer
+from store.artifacts import writes
+from store.db import connect
+def kib(field):
+    return next(int(line.split()[1]) for line in open("/proc/self/status")
+                if line.startswith(field + ":"))
+writes.BULK_CACHE_KIB = 2048
+importer.CHUNK = 1000
+db = connect(sys.argv[1])
+before = kib("VmRSS")
+counts = importer.import_paths(db, [Path(sys.argv[2])])
+print(sum(counts.values()), kib("VmHWM") - before)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc/self/status")
+def test_peak_memory_does_not_grow_with_the_file(cli, tmp_path):
+    growth: dict[int, int] = {}
+    for items in (1_500, 6_000):
+        db = tmp_path / f"{items}.db"
+        assert cli("init", db=db).exit_code == 0
+        recs = records(items=items)
+        source = write_jsonl(tmp_path / f"{items}.jsonl", recs)
+        out = subprocess.run([sys.executable, "-c", _PEAK, str(db), str(source)], check=True,
+                             capture_output=True, text=True)
+        written, grew_kib = map(int, out.stdout.split())
+        assert written == len(recs)
+        growth[items] = grew_kib
+    # Holding the records would make the larger file's growth about four times the smaller's
+    # (some 50 MB more); streamed, both hold one chunk (1,000 records here).
+    assert growth[6_000] < 2 * growth[1_500] + 10_240, growth

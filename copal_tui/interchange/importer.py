@@ -1,20 +1,24 @@
 """`copal import`: world files and interchange records into the store, as one transaction.
 
-Everything is parsed and schema-checked before the first write; references are checked against
-the store inside the write transaction (so records may refer to rows imported earlier in the same
-call). Any failure rolls the whole import back. A record identical to one already stored is
-skipped, so importing the same file twice is harmless; a different record under an existing id is
-an error.
+Record files are read twice: a first pass notes where each record type sits (`RecordIndex`),
+the second reads each type back, referents first, in chunks of `CHUNK` records, and checks and
+writes a chunk at a time; so memory holds one chunk, never the file. The whole import is one
+transaction and the first problem (its file, line and field) rolls it all back, so a bad record
+after earlier chunks were written leaves the store as it was. References are checked against
+the store inside that transaction (so records may refer to rows imported earlier in the same
+call). A record identical to one already stored is skipped, so importing the same file twice is
+harmless; a different record under an existing id is an error, and so is an id given twice.
 
-Items, responses and judgments, the bulk of a large store, are imported a type at a time: their
-references and contracts are checked against maps of what this import wrote (and of stored rows,
-fetched a chunk of ids per query), and each type is written by one executemany. A large import
-into a small table builds that table's secondary indexes once, at the end (`writes.bulk_load`).
-Every size takes this one path.
+Items, responses and judgments, the bulk of a large store, are checked a chunk at a time
+against what the store holds (one query per chunk of ids: their stored rows, their referents)
+and each chunk is written by one executemany; labels go to the annotation log the same way
+(`append_many`). A large import into a small table builds that table's secondary indexes once,
+at the end (`writes.bulk_load`). Every size takes this one path.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -28,22 +32,25 @@ from copal_tui.interchange import compass_records
 from copal_tui.interchange import records as rec
 from copal_tui.interchange.loader import (
     ImportFailure,
+    RecordIndex,
     SourceRecord,
     expand,
-    load_groups,
     load_world,
 )
 from copal_tui.interchange.strict import paused_gc
 from store.annotation import annotations as log
 from store.artifacts import compass_sql, reads, writes
-from store.db import Database, write
+from store.db import Database, dumps, utcnow, write
+
+# Records read, checked and written at a time: large enough that the per-chunk queries and
+# statements cost little, small enough that a chunk's records weigh a few tens of MB at most.
+CHUNK = 20_000
 
 
 def import_paths(db: Database, paths: list[Path]) -> Counter[str]:
     """Import files and folders; returns how many records of each type were written."""
-    # Every parsed record stays alive until the end, so garbage collections would walk them
-    # over and over for nothing (see `paused_gc`); without them a 30k-policy import is ~1.5x
-    # faster and holds the write lock for less time.
+    # No record outlives its chunk and none makes a reference cycle, so the cyclic collector
+    # would only walk the chunk's objects again and again for nothing.
     with paused_gc():
         return _import(db, paths)
 
@@ -51,21 +58,25 @@ def import_paths(db: Database, paths: list[Path]) -> Counter[str]:
 def _import(db: Database, paths: list[Path]) -> Counter[str]:
     world_files, record_files = expand(paths)
     worlds = [(p, load_world(p)) for p in world_files]
-    groups = load_groups(record_files)
+    index = RecordIndex(record_files)
     importer = _Importer(db)
-    with write(db), writes.bulk_load(db, {t: len(groups.get(r, ())) for r, t in BULK.items()}):
+    with write(db), writes.bulk_load(db, {t: index.count(r) for r, t in BULK.items()}):
+        importer.begin()
         for path, world in worlds:
             importer.world_file(path, world)
         for kind in RECORD_ORDER:
-            # Popped: a type's records are freed once imported (what later types need is kept
-            # in the importer's maps), so the judgments' rows do not come on top of them all.
-            importer.group(kind, groups.pop(kind, []))
+            for chunk in index.chunks(kind, CHUNK, PARENT.get(kind)):
+                importer.group(kind, chunk)
+                # Let go before the next chunk is read, or two would be alive at once.
+                del chunk
     return importer.written
 
 
-# The record types imported in bulk (checked against in-memory maps and a lookup per chunk of
-# ids, written by one executemany), and their tables.
+# The record types imported in bulk (checked a chunk at a time, written by one executemany
+# per chunk), and their tables.
 BULK = {"item": "items", "response": "responses", "judgment": "judgments"}
+# Projections follow every parent of their type.
+PARENT = {"item": "parent_item_id", "compass_query": "parent_id"}
 
 
 @dataclass(slots=True)
@@ -79,47 +90,111 @@ class _Contract:
     req: list[str]
     forb: list[str]
     kinds: dict[str, str]
-    # (error, direction) per mark set met: the judges and annotators of one item mostly
-    # agree, so the rule runs a few times per item rather than once per judgment.
-    verdicts: dict[tuple[str, ...], tuple[int, str]]
+    # Everything the error rule reads (ids and kinds): items of one shape share verdicts.
+    shape: tuple[Any, ...]
 
     @classmethod
     def of(cls, item: dict[str, Any]) -> _Contract:
         req, forb = item["required"], item["forbidden"]
-        return cls(item.get("world_id", ""), item["query"], req, forb,
-                   [c["id"] for c in req], [c["id"] for c in forb], item_kinds(req), {})
+        ids_req, ids_forb, kinds = [c["id"] for c in req], [c["id"] for c in forb], item_kinds(req)
+        return cls(item.get("world_id", ""), item["query"], req, forb, ids_req, ids_forb, kinds,
+                   (tuple(ids_req), tuple(ids_forb), tuple(kinds.items())))
+
+
+# (error, direction, marks as stored JSON) per contract shape and mark set met: most items
+# share a few shapes and most marks repeat, so the rule runs a few times per import rather
+# than once per judgment. Starts over when full, to stay bounded.
+VERDICT_CACHE = 100_000
 
 
 class _Importer:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.written: Counter[str] = Counter()
+        # Keys met so far of the types not imported in bulk (worlds, policies, clauses,
+        # compositions, labels, COMPASS records: small next to the bulk types).
         self.seen: set[tuple[str, ...]] = set()
         # Next policy position per world, asked of the store once per world (not per record).
         self._position: dict[str, int] = {}
         self._worlds: set[str] = set()
-        # What later records are checked against, filled as records are imported (or found
-        # stored) and from the store a chunk of ids at a time: no query per record.
-        self._items: dict[str, _Contract | None] = {}
-        self._responses: dict[str, tuple[_Contract, str]] = {}
         self._world_of: dict[tuple[str, str], str | None] = {}
-        self._sha: dict[str, str] = {}
+        # Bulk types: a stored row above the table's rowid at the start was written by this
+        # import (the id is given twice); ids found stored and identical are remembered (a
+        # re-import) so that a second occurrence is still a duplicate.
+        self._base: dict[str, int] = {}
+        self._skipped: dict[str, set[str]] = {kind: set() for kind in BULK}
+        self._contracts: dict[str, _Contract | None] = {}
+        self._verdicts: dict[tuple[Any, ...], tuple[int, str, str]] = {}
+        self._now = utcnow()
+
+    def begin(self) -> None:
+        """Inside the write transaction, before the first record."""
+        self._base = {table: reads.max_rowid(self.db, table) for table in BULK.values()}
 
     def _once(self, key: tuple[str, ...], path: Path, line: int | None, field: str) -> None:
         if key in self.seen:
             raise ImportFailure(path, f"duplicate {key[0]} {key[-1]!r}", line=line, field=field)
         self.seen.add(key)
 
+    def _fresh(self, kind: str, src: SourceRecord, stored: dict[str, dict[str, Any]],
+               chunk_seen: set[str]) -> dict[str, Any] | None:
+        """The duplicate check of a bulk record: raises when its id was given before in this
+        import; returns the row stored before the import under its id, if any."""
+        rid: str = src.data["id"]
+        old = stored.get(rid)
+        if rid in chunk_seen or rid in self._skipped[kind] or (
+                old is not None and old["_rowid"] > self._base[BULK[kind]]):
+            raise ImportFailure(src.path, f"duplicate {kind} {rid!r}", line=src.line, field="id")
+        chunk_seen.add(rid)
+        return old
+
+    def _unchanged(self, kind: str, src: SourceRecord, old: dict[str, Any] | None,
+                   d: dict[str, Any], export: Callable[[dict[str, Any]], dict[str, Any]]
+                   ) -> bool:
+        """True when the record is stored already, the same (then it is not written)."""
+        if not self._exists(src, old, d, export):
+            return False
+        self._skipped[kind].add(d["id"])
+        return True
+
+    def _stored(self, kind: str, srcs: list[SourceRecord],
+                lookup: Callable[[Database, Iterable[str]], dict[str, dict[str, Any]]]
+                ) -> dict[str, dict[str, Any]]:
+        """The rows stored under the chunk's ids (before it), by id."""
+        # A table empty when the import began holds only what it wrote: an id given again in
+        # a later chunk fails the insert instead, and `_write` names it, so the common bulk
+        # load into an empty store asks nothing per chunk.
+        if self._base[BULK[kind]] == 0:
+            return {}
+        return lookup(self.db, (s.data["id"] for s in srcs))
+
+    def _write(self, kind: str, srcs: list[SourceRecord],
+               insert: Callable[[Database, list[Any]], None], rows: list[Any]) -> None:
+        table = BULK[kind]
+        before = reads.max_rowid(self.db, table) if self._base[table] == 0 else 0
+        try:
+            insert(self.db, rows)
+        except sqlite3.IntegrityError:
+            if self._base[table] == 0:
+                lookup = {"item": reads.items_by_id, "response": reads.responses_by_id,
+                          "judgment": reads.judgments_by_id}[kind]
+                earlier = lookup(self.db, (s.data["id"] for s in srcs))
+                for src in srcs:
+                    old = earlier.get(src.data["id"])
+                    if old is not None and old["_rowid"] <= before:
+                        raise ImportFailure(src.path, f"duplicate {kind} {src.data['id']!r}",
+                                            line=src.line, field="id") from None
+            raise
+        self.written[kind] += len(rows)
+
     def group(self, kind: str, srcs: list[SourceRecord]) -> None:
-        """Import every record of one type (in the order given)."""
+        """Import one chunk of records of one type (in the order given)."""
         if not srcs:
             return
         bulk: Callable[[list[SourceRecord]], None] | None = getattr(self, f"_bulk_{kind}", None)
         if bulk is not None:
             bulk(srcs)
             return
-        if kind in ("label", "adjudication"):
-            self._load_responses(s.data["response_id"] for s in srcs)
         for src in srcs:
             handler: Callable[[SourceRecord, dict[str, Any]], None] = getattr(self, f"_{kind}")
             handler(src, src.data)
@@ -225,25 +300,21 @@ class _Importer:
             self._world_of[key] = None if row is None else row["world_id"]
         return self._world_of[key]
 
-    def _item_world(self, item_id: str) -> str | None:
-        if item_id not in self._items:
-            stored = reads.item(self.db, item_id)
-            self._items[item_id] = None if stored is None else _Contract.of(stored)
-        found = self._items[item_id]
-        return None if found is None else found.world_id
-
     def _bulk_item(self, srcs: list[SourceRecord]) -> None:
-        stored = reads.items_by_id(self.db, (s.data["id"] for s in srcs))
+        stored = self._stored("item", srcs, reads.items_by_id)
+        parents = reads.item_worlds(self.db, {s.data["parent_item_id"] for s in srcs
+                                              if s.data["parent_item_id"] is not None})
+        chunk_seen: set[str] = set()
         rows: list[dict[str, Any]] = []
         for src in srcs:
             d = src.data
-            self._once(("item", d["id"]), src.path, src.line, "id")
+            old = self._fresh("item", src, stored, chunk_seen)
             self._need_world(src, d["world_id"])
             if d["composition_id"] is not None and self._world_of_ref(
                     "composition", d["composition_id"]) != d["world_id"]:
                 raise self.fail(src, f"unknown composition {d['composition_id']!r}",
                                 "composition_id")
-            if d["parent_item_id"] is not None and self._item_world(
+            if d["parent_item_id"] is not None and parents.get(
                     d["parent_item_id"]) != d["world_id"]:
                 raise self.fail(src, f"unknown parent item {d['parent_item_id']!r}",
                                 "parent_item_id")
@@ -255,116 +326,133 @@ class _Importer:
                     cid = ci.get("clause_id")
                     if cid is not None and self._world_of_ref("clause", cid) != d["world_id"]:
                         raise self.fail(src, f"unknown clause {cid!r}", f"{side}[{i}].clause_id")
-            # Identical and stored already, or new: either way later records may refer to it.
-            self._items[d["id"]] = _Contract.of(d)
-            if not self._exists(src, stored.get(d["id"]), d, rec.item_record):
+            # A later projection in this chunk may name this item as its parent.
+            parents[d["id"]] = d["world_id"]
+            if not self._unchanged("item", src, old, d, rec.item_record):
                 rows.append(d)
-        writes.insert_items(self.db, rows)
-        self.written["item"] += len(rows)
+        self._write("item", srcs, writes.insert_items, rows)
 
     def _bulk_response(self, srcs: list[SourceRecord]) -> None:
-        unknown = {s.data["item_id"] for s in srcs} - self._items.keys()
-        found = reads.items_by_id(self.db, unknown)
-        for item_id in unknown:
-            self._items[item_id] = _Contract.of(found[item_id]) if item_id in found else None
-        stored = reads.responses_by_id(self.db, (s.data["id"] for s in srcs))
+        items = reads.item_worlds(self.db, {s.data["item_id"] for s in srcs})
+        stored = self._stored("response", srcs, reads.responses_by_id)
+        chunk_seen: set[str] = set()
         rows: list[dict[str, Any]] = []
         for src in srcs:
             d = src.data
-            self._once(("response", d["id"]), src.path, src.line, "id")
-            contract = self._items.get(d["item_id"])
-            if contract is None:
+            old = self._fresh("response", src, stored, chunk_seen)
+            if d["item_id"] not in items:
                 raise self.fail(src, f"unknown item {d['item_id']!r}", "item_id")
-            self._responses[d["id"]] = (contract, d["text"])
-            if not self._exists(src, stored.get(d["id"]), d, rec.response_record):
+            if not self._unchanged("response", src, old, d, rec.response_record):
                 rows.append(d)
-        writes.insert_responses(self.db, rows)
-        self.written["response"] += len(rows)
+        self._write("response", srcs, writes.insert_responses, rows)
 
-    def _load_responses(self, ids: Iterable[str]) -> None:
-        """Bring the contract and text of stored responses the import has not met yet."""
-        unknown = set(ids) - self._responses.keys()
-        for rid, c in reads.response_contents(self.db, unknown).items():
-            self._responses[rid] = (_Contract.of(c), c["response"] or "")
-
-    def _marks(self, src: SourceRecord, d: dict[str, Any]) -> dict[str, Any]:
-        """Check marks against the response's contract; return stored fields."""
-        found = self._responses.get(d["response_id"])
-        if found is None:
-            raise self.fail(src, f"unknown response {d['response_id']!r}", "response_id")
-        c = found[0]
-        out: dict[str, Any] = {"observed": d["observed"], "error": d["error"],
-                               "direction": None}
-        if d["observed"] is not None:
-            key = tuple(d["observed"])
-            hit = c.verdicts.get(key)
-            if hit is None:
-                bad = unknown_ids(c.req, c.forb, key)
-                if bad:
-                    raise self.fail(src, f"not a contract item of this response's item: "
-                                         f"{', '.join(bad)}", "observed")
-                verdict = evaluate(c.req, c.forb, key, c.kinds)
-                hit = c.verdicts[key] = (verdict.error, verdict.direction.value)
-            if d["error"] is not None and d["error"] != hit[0]:
-                raise self.fail(src, f"error={d['error']} disagrees with the marks in `observed` "
-                                     f"(which give error={hit[0]})", "error")
-            out["error"], out["direction"] = hit
+    def _contracts_of(self, response_ids: set[str]) -> dict[str, _Contract]:
+        """The contract of each stored response among `response_ids` (by response id)."""
+        item_of = reads.response_items(self.db, response_ids)
+        missing = set(item_of.values()) - self._contracts.keys()
+        # Kept between chunks (the judgments of an item come near one another) up to a chunk's
+        # worth, then started over: bounded whatever the file's size.
+        if len(self._contracts) + len(missing) > CHUNK:
+            self._contracts.clear()
+            missing = set(item_of.values())
+        for item_id, row in reads.item_contracts(self.db, missing).items():
+            self._contracts[item_id] = _Contract.of(row)
+        out: dict[str, _Contract] = {}
+        for rid, item_id in item_of.items():
+            c = self._contracts.get(item_id)
+            if c is not None:
+                out[rid] = c
         return out
 
-    def _content_sha(self, response_id: str) -> str:
-        """Hash of what a label is given on (the response's item content and text)."""
-        sha = self._sha.get(response_id)
-        if sha is None:
-            c, text = self._responses[response_id]
-            sha = self._sha[response_id] = content_sha256(c.query, c.required, c.forbidden, text)
-        return sha
+    def _marks(self, src: SourceRecord, d: dict[str, Any], c: _Contract | None
+               ) -> tuple[int | None, str | None, str | None]:
+        """Check marks against the response's contract: (error, direction, observed as
+        stored JSON)."""
+        if c is None:
+            raise self.fail(src, f"unknown response {d['response_id']!r}", "response_id")
+        if d["observed"] is None:
+            return d["error"], None, None
+        marks = tuple(d["observed"])
+        key = (c.shape, marks)
+        hit = self._verdicts.get(key)
+        if hit is None:
+            bad = unknown_ids(c.req, c.forb, marks)
+            if bad:
+                raise self.fail(src, f"not a contract item of this response's item: "
+                                     f"{', '.join(bad)}", "observed")
+            verdict = evaluate(c.req, c.forb, marks, c.kinds)
+            if len(self._verdicts) >= VERDICT_CACHE:
+                self._verdicts.clear()
+            hit = self._verdicts[key] = (verdict.error, verdict.direction.value,
+                                         dumps(list(marks)))
+        if d["error"] is not None and d["error"] != hit[0]:
+            raise self.fail(src, f"error={d['error']} disagrees with the marks in `observed` "
+                                 f"(which give error={hit[0]})", "error")
+        return hit
 
     def _bulk_judgment(self, srcs: list[SourceRecord]) -> None:
-        self._load_responses(s.data["response_id"] for s in srcs)
-        stored = reads.judgments_by_id(self.db, (s.data["id"] for s in srcs))
-        rows: list[dict[str, Any]] = []
+        contracts = self._contracts_of({s.data["response_id"] for s in srcs})
+        stored = self._stored("judgment", srcs, reads.judgments_by_id)
+        chunk_seen: set[str] = set()
+        rows: list[tuple[Any, ...]] = []
+        now = self._now
         for src in srcs:
             d = src.data
-            self._once(("judgment", d["id"]), src.path, src.line, "id")
-            marks = self._marks(src, d)
-            old = stored.get(d["id"])
+            old = self._fresh("judgment", src, stored, chunk_seen)
+            error, direction, observed = self._marks(src, d, contracts.get(d["response_id"]))
             # Compared as it would be stored: the error the marks give.
-            if old is None or not self._exists(src, old, {**d, "error": marks["error"]},
-                                               rec.judgment_record):
-                rows.append({**d, **marks})
-        writes.insert_judgments(self.db, rows)
-        self.written["judgment"] += len(rows)
+            if old is not None and self._unchanged("judgment", src, old, {**d, "error": error},
+                                                   rec.judgment_record):
+                continue
+            evidence = d["evidence"]
+            rows.append((d["id"], d["response_id"], d["judge"], d["mode"], observed, error,
+                         direction, None if evidence is None else dumps(evidence), d["facet"],
+                         d["rationale"], now))
+        self._write("judgment", srcs, writes.insert_judgment_rows, rows)
 
-    def _label(self, src: SourceRecord, d: dict[str, Any]) -> None:
-        self._once(("label", d["response_id"], d["annotator"]), src.path, src.line,
-                   "annotator")
-        self._append(src, d, d["annotator"], log.ANNOTATOR)
+    def _label(self, srcs: list[SourceRecord]) -> None:
+        """Labels and adjudications of one chunk (`_bulk_label`, `_bulk_adjudication`)."""
+        ids = {s.data["response_id"] for s in srcs}
+        contents = reads.response_contents(self.db, ids)
+        labelled = reads.annotated(self.db, "copal", ids)
+        contracts = {rid: _Contract.of(c) for rid, c in contents.items()}
+        events: list[log.NewEvent] = []
+        for src in srcs:
+            d = src.data
+            if d["type"] == "label":
+                who, role = d["annotator"], log.ANNOTATOR
+                self._once(("label", d["response_id"], who), src.path, src.line, "annotator")
+            else:
+                who, role = d["adjudicator"], log.ADJUDICATOR
+                self._once(("adjudication", d["response_id"]), src.path, src.line,
+                           "response_id")
+            c = contracts.get(d["response_id"])
+            error, direction, _ = self._marks(src, d, c)
+            if d["response_id"] in labelled and self._same_label(d, who, role, error):
+                continue
+            assert c is not None  # _marks refused a label on an unknown response
+            content = contents[d["response_id"]]
+            events.append(log.NewEvent(
+                suite="copal", subject=d["response_id"], annotator=who, role=role,
+                action="label", payload={"observed": d["observed"], "error": error,
+                                         "direction": direction, "facet": d["facet"],
+                                         "note": d["note"]},
+                content_sha256=content_sha256(c.query, c.required, c.forbidden,
+                                              content["response"] or ""),
+                created_at=d["created_at"]))
+        log.append_many(self.db, events)
+        self.written[srcs[0].data["type"]] += len(events)
 
-    def _adjudication(self, src: SourceRecord, d: dict[str, Any]) -> None:
-        self._once(("adjudication", d["response_id"]), src.path, src.line, "response_id")
-        self._append(src, d, d["adjudicator"], log.ADJUDICATOR)
+    _bulk_label = _bulk_adjudication = _label
 
-    def _append(self, src: SourceRecord, d: dict[str, Any], who: str, role: str) -> None:
-        """A label (or decision) as an event of the annotation log, unless the current one
-        already says the same."""
-        marks = self._marks(src, d)
+    def _same_label(self, d: dict[str, Any], who: str, role: str, error: int | None) -> bool:
+        """Whether the current label (decision) already says what `d` says."""
         if role == log.ANNOTATOR:
             stored = log.current(self.db, "copal", d["response_id"], who)
-            same = stored is not None and _same(rec.label_record(stored),
-                                                {**d, "error": marks["error"]})
-        else:
-            stored = log.decision(self.db, "copal", d["response_id"])
-            same = stored is not None and _same(rec.adjudication_record(stored),
-                                                {**d, "error": marks["error"]})
-        if same:
-            return
-        log.append(
-            self.db, suite="copal", subject=d["response_id"], annotator=who, role=role,
-            action="label", payload={"observed": marks["observed"], "error": marks["error"],
-                                     "direction": marks["direction"], "facet": d["facet"],
-                                     "note": d["note"]},
-            content_sha256=self._content_sha(d["response_id"]), created_at=d["created_at"])
-        self.written["label" if role == log.ANNOTATOR else "adjudication"] += 1
+            return stored is not None and _same(rec.label_record(stored), {**d, "error": error})
+        stored = log.decision(self.db, "copal", d["response_id"])
+        return stored is not None and _same(rec.adjudication_record(stored),
+                                            {**d, "error": error})
 
     # COMPASS suites: the checks live in compass_records.
 

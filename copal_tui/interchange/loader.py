@@ -8,7 +8,8 @@ the field, so `copal import` can print one useful line and exit 2. Parsing is st
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from array import array
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from copal_tui.domain.schema import RECORD_ADAPTER, WorldFile
+from copal_tui.domain.schema import RECORD_ADAPTER, RECORD_ORDER, WorldFile
 from copal_tui.interchange.errors import ImportFailure
+from copal_tui.interchange.fastcheck import FAST_CHECKS
 from copal_tui.interchange.strict import load_yaml, loads_json
 
 WORLD_SUFFIXES = (".yaml", ".yml")
@@ -92,63 +94,128 @@ def load_world(path: Path) -> WorldFile:
         ) from None
 
 
-def iter_records(path: Path) -> Iterator[SourceRecord]:
-    """The records of a JSONL file, each validated, read a line at a time (a file of a million
-    responses is never held whole)."""
-    blank = True
-    for n, raw in enumerate(_lines(path), 1):
-        if not raw.strip():
-            continue
-        blank = False
-        try:
-            obj = loads_json(raw, path, line=n)
-        except json.JSONDecodeError as exc:
-            raise ImportFailure(path, f"bad JSON: {exc.msg} (column {exc.colno})", line=n) from None
-        if not isinstance(obj, dict):
-            raise ImportFailure(path, "a record must be a JSON object", line=n)
+def parse_record(path: Path, line: int, raw: bytes, offset: int) -> SourceRecord:
+    """One JSONL line (bytes, starting at byte `offset` of the file) as a validated record."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ImportFailure(path, f"not valid UTF-8 (byte {offset + exc.start})",
+                            line=line) from None
+    try:
+        obj = loads_json(text, path, line=line)
+    except json.JSONDecodeError as exc:
+        raise ImportFailure(path, f"bad JSON: {exc.msg} (column {exc.colno})", line=line) from None
+    if not isinstance(obj, dict):
+        raise ImportFailure(path, "a record must be a JSON object", line=line)
+    kind = obj.get("type")
+    # The two types that make up nine records in ten are checked by hand first: a record the
+    # check is sure of needs no pydantic model; any doubt goes through the schema, which gives
+    # the verdict and the error message.
+    fast = FAST_CHECKS.get(kind) if type(kind) is str else None
+    data = None if fast is None else fast(obj)
+    if data is None:
         try:
             rec = RECORD_ADAPTER.validate_python(obj)
         except ValidationError as exc:
             err = exc.errors()[0]
             loc = tuple(err["loc"])
             # The first element of the location is the discriminator value; drop it.
-            if loc and loc[0] == obj.get("type"):
+            if loc and loc[0] == kind:
                 loc = loc[1:]
-            raise ImportFailure(path, _message(err), line=n, field=_field(loc) or "type") from None
-        yield SourceRecord(path, n, rec.model_dump(mode="json"))
+            raise ImportFailure(path, _message(err), line=line,
+                                field=_field(loc) or "type") from None
+        data = rec.model_dump(mode="json")
+    return SourceRecord(path, line, data)
+
+
+# A line written as `{"type":"<kind>",...` (what `copal export` writes) is placed by its first
+# bytes alone; any other line is parsed and checked whole to learn its type.
+_PREFIX = b'{"type":"'
+# A record type as one byte (0: a blank line).
+_CODE = {k: i for i, k in enumerate(RECORD_ORDER, 1)}
+_CODE_OF = {k.encode(): i for k, i in _CODE.items()}
+_BOM = "\ufeff".encode()
+# Records are read back by seeking forward through the file: within the buffer, a seek moves
+# a pointer rather than reading again.
+_BUFFER = 1 << 20
+
+
+class RecordIndex:
+    """Pass one of an import: where every line of every record file starts, and its type.
+
+    The import then reads each type back in chunks (pass two), so records are processed in
+    type order (referents first) whatever order the files mix them in, while only one chunk of
+    records is held at a time. A line costs nine bytes here (its offset and a type byte; its
+    number is its position), not its record.
+    """
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+        self._files = [_scan(p) for p in paths]
+
+    def count(self, kind: str) -> int:
+        return sum(codes.count(_CODE[kind]) for _, codes in self._files)
+
+    def chunks(self, kind: str, size: int, parent: str | None = None
+               ) -> Iterator[list[SourceRecord]]:
+        """The records of `kind` in file order, `size` at a time; with `parent`, those whose
+        `parent` field is set (projections) come after all others."""
+        code = _CODE[kind]
+        later: list[array[int]] = [array("q") for _ in self._files]
+        first: list[Iterable[int] | None] = [
+            _positions(codes, code) if code in codes else None for _, codes in self._files]
+        chunk: list[SourceRecord] = []
+        rounds: list[Iterable[int] | None] | list[array[int]]
+        for rounds, defer in ((first, parent), (later, None)):
+            for file, lines in enumerate(rounds):
+                if not lines:
+                    continue
+                path, offsets = self.paths[file], self._files[file][0]
+                with path.open("rb", buffering=_BUFFER) as fh:
+                    for i in lines:
+                        fh.seek(offsets[i])
+                        src = parse_record(path, i + 1, fh.readline(), offsets[i])
+                        if defer is not None and src.data.get(defer) is not None:
+                            later[file].append(i)
+                            continue
+                        chunk.append(src)
+                        if len(chunk) >= size:
+                            yield chunk
+                            chunk = []
+        if chunk:
+            yield chunk
+
+
+def _positions(codes: bytearray, code: int) -> Iterator[int]:
+    """Line indexes (from 0) of the lines of type `code`."""
+    i = codes.find(code)
+    while i >= 0:
+        yield i
+        i = codes.find(code, i + 1)
+
+
+def _scan(path: Path) -> tuple[array[int], bytearray]:
+    """Offset and type code of each line of a JSONL file."""
+    offsets: array[int] = array("q")
+    codes = bytearray()
+    offset, blank = 0, True
+    with path.open("rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            start = offset
+            offset += len(raw)
+            if n == 1 and raw.startswith(_BOM):
+                raw, start = raw[len(_BOM):], start + len(_BOM)
+            offsets.append(start)
+            code = _CODE_OF.get(raw[len(_PREFIX):raw.find(b'"', len(_PREFIX))], 0) \
+                if raw.startswith(_PREFIX) else 0
+            if not code and raw.strip() and raw.decode("utf-8", errors="replace").strip():
+                # A line that is not UTF-8 is not blank: its check reports it.
+                code = _CODE[parse_record(path, n, raw, start).type]
+            codes.append(code)
+            blank = blank and not code
     if blank:
         raise ImportFailure(path, "file is empty")
-
-
-def load_groups(paths: list[Path]) -> dict[str, list[SourceRecord]]:
-    """Every record of `paths` by type, each type in file order, except that projections (items
-    with a parent item, COMPASS queries with a parent query) follow every parent."""
-    groups: dict[str, list[SourceRecord]] = {}
-    for p in paths:
-        for src in iter_records(p):
-            groups.setdefault(src.type, []).append(src)
-    for kind, parent in (("item", "parent_item_id"), ("compass_query", "parent_id")):
-        srcs = groups.get(kind, [])
-        groups[kind] = ([s for s in srcs if s.data.get(parent) is None]
-                        + [s for s in srcs if s.data.get(parent) is not None])
-    return groups
-
-
-def _lines(path: Path) -> Iterator[str]:
-    """The file's lines as text, split on newlines only (JSON strings may hold U+2028 and
-    the other characters str.splitlines would also split on), a leading BOM dropped."""
-    offset = 0
-    with path.open("rb") as fh:
-        for n, data in enumerate(fh, 1):
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise ImportFailure(path, f"not valid UTF-8 (byte {offset + exc.start})",
-                                    line=n) from None
-            if n == 1 and text.startswith("\ufeff"):
-                text = text[1:]
-            offset += len(data)
-            yield text
+    return offsets, codes
 
 
 def _field(loc: tuple[Any, ...]) -> str:

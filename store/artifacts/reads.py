@@ -171,19 +171,59 @@ def _by_ids(db: Database, sql: str, ids: Iterable[str]) -> Iterator[dict[str, An
 _IDS = "IN (SELECT value FROM json_each(?))"
 
 
+def max_rowid(db: Database, table: str) -> int:
+    """The largest rowid of `table` (0 when empty): rows above it were written since."""
+    return int(db.execute(f"SELECT COALESCE(MAX(rowid), 0) FROM {table}").fetchone()[0])
+
+
+# The stored rows among `ids`, by id, each with its `_rowid` (an importer tells rows it wrote
+# itself, above the rowid it began at, from rows stored before).
+
 def items_by_id(db: Database, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """The stored items among `ids` (as `item` gives them), by id."""
+    """The stored items among `ids` (as `item` gives them, with `_rowid`), by id."""
     return {r["id"]: _decode(r, "required", "forbidden", "screening")
-            for r in _by_ids(db, f"SELECT * FROM items WHERE id {_IDS}", ids)}
+            for r in _by_ids(db, f"SELECT rowid AS _rowid, * FROM items WHERE id {_IDS}", ids)}
 
 
 def responses_by_id(db: Database, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-    return {r["id"]: r for r in _by_ids(db, f"SELECT * FROM responses WHERE id {_IDS}", ids)}
+    return {r["id"]: r for r in _by_ids(
+        db, f"SELECT rowid AS _rowid, * FROM responses WHERE id {_IDS}", ids)}
 
 
 def judgments_by_id(db: Database, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-    return {r["id"]: _decode(r, "observed", "evidence")
-            for r in _by_ids(db, f"SELECT * FROM judgments WHERE id {_IDS}", ids)}
+    return {r["id"]: _decode(r, "observed", "evidence") for r in _by_ids(
+        db, f"SELECT rowid AS _rowid, * FROM judgments WHERE id {_IDS}", ids)}
+
+
+def item_worlds(db: Database, ids: Iterable[str]) -> dict[str, str]:
+    """The world of each stored item among `ids`."""
+    return {r["id"]: r["world_id"] for r in _by_ids(
+        db, f"SELECT id, world_id FROM items WHERE id {_IDS}", ids)}
+
+
+def item_contracts(db: Database, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """World, query and contract of each stored item among `ids`."""
+    return {r["id"]: _decode(r, "required", "forbidden") for r in _by_ids(
+        db, f"SELECT id, world_id, query, required, forbidden FROM items WHERE id {_IDS}", ids)}
+
+
+def response_items(db: Database, ids: Iterable[str]) -> dict[str, str]:
+    """The item of each stored response among `ids`."""
+    return {r["id"]: r["item_id"] for r in _by_ids(
+        db, f"SELECT id, item_id FROM responses WHERE id {_IDS}", ids)}
+
+
+def annotated(db: Database, suite: str, subjects: Iterable[str]) -> set[str]:
+    """The subjects among `subjects` with any event in the suite's annotation log."""
+    return {r["subject"] for r in _by_ids(
+        db, f"SELECT DISTINCT subject FROM annotations WHERE suite = '{_suite(suite)}' "
+            f"AND subject {_IDS}", subjects)}
+
+
+def _suite(suite: str) -> str:
+    if suite not in ("copal", "compass", "dialogues"):
+        raise ValueError(f"unknown suite {suite!r}")
+    return suite
 
 
 def response_contents(db: Database, ids: Iterable[str]) -> dict[str, dict[str, Any]]:

@@ -139,6 +139,19 @@ def insert_judgments(db: Database, rows: Iterable[dict[str, Any]],
     db.conn.executemany(_JUDGMENT_SQL, (_judgment_row(r, run_id, now) for r in rows))
 
 
+# Imported judgments: no run, no failure; the caller encodes the JSON columns (canonically,
+# with `dumps`) once per distinct value rather than once per row.
+_JUDGMENT_IMPORT_SQL = (
+    "INSERT INTO judgments (id, response_id, judge, mode, observed, error, direction, "
+    "evidence, facet, rationale, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+
+
+def insert_judgment_rows(db: Database, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Judgments as tuples (id, response_id, judge, mode, observed JSON, error, direction,
+    evidence JSON, facet, rationale, created_at)."""
+    db.conn.executemany(_JUDGMENT_IMPORT_SQL, rows)
+
+
 # A large import's page cache (KiB, as PRAGMA cache_size takes a negative size): the tables'
 # b-trees being filled stay in memory instead of being re-read from the page cache of the OS.
 BULK_CACHE_KIB = 256 * 1024
