@@ -8,8 +8,7 @@ annotators, all from a fixed seed: the same arguments always give the same datab
                                          [--chunk 100000]
 
 The records are imported in files of whole worlds, about `--chunk` responses each (each file one
-`copal import`, so one transaction): the importer checks a whole file before it writes, and one
-file of a million responses (4 million records) would hold them all in memory at once.
+`copal import`, so one transaction); the import streams, so one file of any size also works.
 """
 
 from __future__ import annotations
@@ -118,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--annotators", type=int, default=3)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--chunk", type=int, default=100_000,
-                    help="Responses per imported file (whole worlds; memory stays bounded).")
+                    help="Responses per imported file (whole worlds; one transaction each).")
     args = ap.parse_args(argv)
     if args.out.exists():
         print(f"{args.out} exists", file=sys.stderr)
