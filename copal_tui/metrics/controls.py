@@ -20,12 +20,11 @@ rate and its Wilson interval; an empty group has a null rate with a `_reason`, n
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import repeat
 from typing import Any
 
 import numpy as np
 
-from copal_tui.metrics.arrays import ints, texts
+from copal_tui.metrics.arrays import ints
 from copal_tui.metrics.frame import FAILED, Frame
 from copal_tui.metrics.provenance import real_targets
 from copal_tui.metrics.rates import rate
@@ -45,18 +44,10 @@ def _rate(errors: int, n: int, empty: str) -> dict[str, Any]:
 
 
 def item_lengths(f: Frame, reads: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """Per frame item: query length in characters (-1 unknown) and, for a control, the number
-    of clauses its contract names."""
-    ids, lengths, clauses = reads["item_lengths"]
-    position = {iid: k for k, iid in enumerate(f.item_ids)}
-    keys = texts(ids)
-    at = np.fromiter(map(position.get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
-    known = at >= 0  # an item written after the frame's items were read is left out
-    length = np.full(len(f.item_ids), -1, dtype=np.int64)
-    named = np.zeros(len(f.item_ids), dtype=np.int64)
-    length[at[known]] = ints(lengths)[known]
-    named[at[known]] = ints(clauses)[known]
-    return length, named
+    """Per frame item: query length in characters and, for a control, the number of clauses
+    its contract names (read with the items, in their order)."""
+    lengths, clauses = reads["item_lengths"]
+    return ints(lengths), ints(clauses)
 
 
 def quartile_of(items: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int,
@@ -88,15 +79,23 @@ def build(f: Frame, reads: Mapping[str, Any], primary: tuple[str, str] | None) -
     control_j = controls[item]
     present = sorted({f.models[m] for m in np.unique(model[composed | control_j]).tolist()})
     targets = real_targets(present)
-    pooled = np.isin(model, [f.models.index(t) for t in targets])
+    pooled = [f.models.index(t) for t in targets]
     none = "no primary judge (no usable judgments)" if primary is None else None
 
-    def figure(mask: np.ndarray, empty: str) -> dict[str, Any]:
-        return _rate(int(err[mask].sum()), int(mask.sum()), none or empty)
+    # Each figure is a sum over models of per-model counts, counted once per mask: a mask
+    # per model and figure walked every judged response about fifty times.
+    def tally(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return (np.bincount(model[mask], minlength=len(f.models)),
+                np.bincount(model[mask], weights=err[mask], minlength=len(f.models)))
 
-    def per_model(mask: np.ndarray, empty: str) -> dict[str, Any]:
-        return {name: figure(mask & (model == k), empty) for k, name in enumerate(f.models)
-                if name in present}
+    def figure(counted: tuple[np.ndarray, np.ndarray], empty: str) -> dict[str, Any]:
+        n, errors = counted
+        return _rate(int(errors[pooled].sum()), int(n[pooled].sum()), none or empty)
+
+    def per_model(counted: tuple[np.ndarray, np.ndarray], empty: str) -> dict[str, Any]:
+        n, errors = counted
+        return {name: _rate(int(errors[k]), int(n[k]), none or empty)
+                for k, name in enumerate(f.models) if name in present}
 
     # (a) by active clauses
     k_clauses = f.item_clauses[item]
@@ -106,8 +105,8 @@ def build(f: Frame, reads: Mapping[str, Any], primary: tuple[str, str] | None) -
     for g, code in zip(CLAUSE_GROUPS, (2, 3, 4), strict=True):
         word = "more than three" if g == "more" else g
         empty = f"no judged responses to selected composed items with {word} active clauses"
-        mask = composed & (bucket == code)
-        by_clauses["pooled"][g] = figure(mask & pooled, empty)
+        mask = tally(composed & (bucket == code))
+        by_clauses["pooled"][g] = figure(mask, empty)
         for name, fig in per_model(mask, empty).items():
             by_clauses["by_model"][name][g] = fig
     by_clauses["unknown_active_clauses"] = int((composed & (bucket == 0)).sum())
@@ -123,13 +122,13 @@ def build(f: Frame, reads: Mapping[str, Any], primary: tuple[str, str] | None) -
         n_items, low, high = bounds[k]
         empty = ("no judged responses to the items of this quartile" if n_items else
                  "fewer than four selected composed items: this quartile is empty")
-        mask = composed & (quart[item] == k)
+        mask = tally(composed & (quart[item] == k))
         span: dict[str, Any] = {"quartile": label, "items": n_items,
                                 "min_length": low if n_items else None,
                                 "max_length": high if n_items else None}
         if not n_items:
             span["min_length_reason"] = span["max_length_reason"] = empty
-        rows.append({**span, **figure(mask & pooled, empty)})
+        rows.append({**span, **figure(mask, empty)})
         for name, fig in per_model(mask, empty).items():
             by_model_q[name].append({"quartile": label, **fig})
     by_length = {"unit": UNIT, "items": int(len(suite)), "quartiles": rows,
@@ -144,9 +143,9 @@ def build(f: Frame, reads: Mapping[str, Any], primary: tuple[str, str] | None) -
         "items": n_controls,
         "items_by_active_clauses": {"2": int(counts[2]), "3": int(counts[3]),
                                     "more": int(counts[4:].sum())},
-        "pooled": figure(control_j & pooled, empty),
-        "by_model": per_model(control_j, empty),
-        "composed_pooled": figure(composed & pooled, "no judged composed responses"),
+        "pooled": figure(tally(control_j), empty),
+        "by_model": per_model(tally(control_j), empty),
+        "composed_pooled": figure(tally(composed), "no judged composed responses"),
     }
     out: dict[str, Any] = {
         "judge": None if primary is None else {"judge": primary[0], "mode": primary[1]},

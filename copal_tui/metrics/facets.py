@@ -32,16 +32,21 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from copal_tui.domain.facets import parse_facet
+from copal_tui.metrics import frame
+from copal_tui.metrics.arrays import ints
 from copal_tui.metrics.classify import put, ratio
 from copal_tui.metrics.provenance import build as provenance_of
 from copal_tui.metrics.provenance import caveat, is_offline
 from copal_tui.metrics.rates import FACET_ORDER, UNMAPPED, ordered
 from store.db import Database
 from store.report import facets_sql as q
+from store.report import metrics_sql
 
 NONE_GIVEN = "none_given"
 COLUMNS = [*FACET_ORDER, NONE_GIVEN]
@@ -67,18 +72,23 @@ def _table(cells: Iterable[tuple[str | None, str]], rows: Sequence[str]) -> dict
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     for target, column in cells:
         counts[target or UNMAPPED][column] += 1
-    out_rows = [{"target_facet": t, "errors": sum(counts[t].values()),
-                 "counts": {c: counts[t][c] for c in COLUMNS}}
+    return _counted(counts, rows)
+
+
+def _counted(counts: Mapping[str, Counter[str]], rows: Sequence[str]) -> dict[str, Any]:
+    """The table of {target facet: {column: count}} (only targets with a count), with a row
+    for each of `rows` too."""
+    none: Counter[str] = Counter()
+    out_rows = [{"target_facet": t, "errors": sum(counts.get(t, none).values()),
+                 "counts": {c: counts.get(t, none)[c] for c in COLUMNS}}
                 for t in ordered(set(rows) | set(counts), FACET_ORDER)]
     return {"n_errors": sum(r["errors"] for r in out_rows), "rows": out_rows}
 
 
 def reference_facets(labels: Sequence[q.Vote], decisions: Sequence[q.Vote]
-                     ) -> tuple[dict[str, tuple[str | None, str]], dict[str, int]]:
+                     ) -> tuple[dict[int, tuple[str | None, str]], dict[str, int]]:
     """{response: (target facet, observed column)} of every response whose human reference is
     an error, and counts of what was left out (error ties, facet ties)."""
-    import numpy as np
-
     from copal_tui.metrics.reference import TIE, reference_rule
 
     ids = sorted({v[0] for v in labels} | {v[0] for v in decisions})
@@ -90,14 +100,14 @@ def reference_facets(labels: Sequence[q.Vote], decisions: Sequence[q.Vote]
 
     ref, source = reference_rule(len(ids), *positions(labels), *positions(decisions))
     decided = {v[0]: v for v in decisions}
-    error_facets: dict[str, list[str | None]] = defaultdict(list)
-    target: dict[str, str | None] = {}
+    error_facets: dict[int, list[str | None]] = defaultdict(list)
+    target: dict[int, str | None] = {}
     for rid, _who, error, facet, tgt in labels:
         target[rid] = tgt
         if error == 1:
             error_facets[rid].append(facet)
     unknown: Counter[str] = Counter()
-    out: dict[str, tuple[str | None, str]] = {}
+    out: dict[int, tuple[str | None, str]] = {}
     facet_ties = 0
     for rid, k in at.items():
         if ref[k] != 1:
@@ -131,7 +141,7 @@ def facet_kappa(judge: Sequence[str], human: Sequence[str]) -> tuple[float, str 
         else (value, None)
 
 
-def _agreement(judged: dict[str, str], human: dict[str, tuple[str | None, str]]
+def _agreement(judged: dict[int, str], human: dict[int, tuple[str | None, str]]
                ) -> dict[str, Any]:
     both = sorted(set(judged) & set(human))
     pairs = [(judged[r], human[r][1]) for r in both
@@ -145,38 +155,102 @@ def _agreement(judged: dict[str, str], human: dict[str, tuple[str | None, str]]
     return out
 
 
-def _heuristic(db: Database, worlds: list[str] | None, judge: str) -> list[str]:
+def _heuristic(runs: Sequence[tuple[str, str]], judge: str) -> list[str]:
     """The offline models this section rests on: the suite's generator, the targets, the
     judge."""
-    from store.report import provenance_sql
-
-    copal = provenance_of(provenance_sql.provenance_runs(db, worlds)).get("copal") or {}
+    copal = provenance_of(runs).get("copal") or {}
     models = [*copal.get("generator", []), *copal.get("target", []), judge]
     return sorted({m for m in models if is_offline(m)})
 
 
+class _JudgeFacets:
+    """The usable error judgments of one setting on the composed items in scope, from the
+    frame: their responses, target facets and observed columns (indices into COLUMNS)."""
+
+    def __init__(self, db: Database, f: frame.Frame, setting: tuple[str, str],
+                 coded: str | None) -> None:
+        sid = f.setting_index(setting)
+        keep = ((f.j_sid == sid) & (f.j_status != 0) & (f.j_status != frame.FAILED)
+                & f.composed_items[f.resp_item[f.j_resp]])
+        self.resp = f.j_resp[keep]
+        self.target = f.item_facet[f.resp_item[self.resp]]
+        self.unknown: Counter[str] = Counter()
+        none = COLUMNS.index(NONE_GIVEN)
+        # Facet code (see metrics_sql.judgment_codes) -> column; 0 (no facet) is none given.
+        to_column = np.array([none, *(COLUMNS.index(name) for name in metrics_sql.FACETS),
+                              -1], dtype=np.int64)
+        n_settings = max(1, len(f.settings))
+        codes = ints(coded)
+        key, code = codes // 16, codes % 16
+        mine = key % n_settings == sid
+        at, found = f.response_index(key[mine] // n_settings)
+        by_response = np.zeros(len(f.resp_item), dtype=np.int64)
+        by_response[at] = code[mine][found]
+        self.column = to_column[by_response[self.resp]]
+        other = np.flatnonzero(self.column < 0)
+        if len(other):  # a stored name that is no facet's exact value: parsed by the rules
+            names = q.other_facets(db, *setting)
+            rowids = f.resp_rowids[self.resp[other]].tolist()
+            self.column[other] = [COLUMNS.index(_column(names.get(r), self.unknown))
+                                  for r in rowids]
+
+    def table(self, f: frame.Frame, rows: Sequence[str]) -> dict[str, Any]:
+        width = len(COLUMNS)
+        cells = np.bincount((self.target + 1) * width + self.column,
+                            minlength=(len(f.facets) + 1) * width).reshape(-1, width)
+        counts: dict[str, Counter[str]] = {}
+        for t in np.flatnonzero(cells.sum(axis=1)).tolist():
+            name = UNMAPPED if t == 0 else (f.facets[t - 1] or UNMAPPED)
+            found = counts.setdefault(name, Counter())
+            for c in np.flatnonzero(cells[t]).tolist():
+                found[COLUMNS[c]] += int(cells[t, c])
+        return _counted(counts, rows)
+
+    def of(self, f: frame.Frame, rowids: Iterable[int]) -> dict[int, str]:
+        """{response rowid: column} of those of `rowids` this setting calls errors."""
+        asked = np.fromiter(rowids, dtype=np.int64)
+        at, found = f.response_index(asked)
+        column = np.full(len(f.resp_item), -1, dtype=np.int64)
+        column[self.resp] = self.column
+        got = column[at]
+        return {r: COLUMNS[c] for r, c in zip(asked[found].tolist(), got.tolist(), strict=True)
+                if c >= 0}
+
+
 def observed_facets_section(db: Database, worlds: list[str] | None,
-                            setting: tuple[str, str] | None) -> dict[str, Any]:
+                            setting: tuple[str, str] | None,
+                            reads: Mapping[str, Any] | None = None,
+                            f: frame.Frame | None = None) -> dict[str, Any]:
     """The section for one judge setting (judge, mode), None when no judge has usable
-    judgments (the human table is still given)."""
-    rows = [t or UNMAPPED for t in q.target_facets(db, worlds)]
-    labels, decisions = q.human_votes(db, worlds)
+    judgments (the human table is still given). `reads` and `f` are the report's bulk reads
+    and its frame; without them the section reads the store itself."""
+    if reads is None or f is None:
+        bulk = metrics_sql.BulkReads(db, worlds)
+        try:
+            reads = bulk.results()
+        finally:
+            bulk.close()
+        f = frame.load(reads, worlds)
+        frame.add_judgments(f, reads)
+    targets = np.unique(f.item_facet[f.composed_items]).tolist()
+    rows = [f.facets[t] if t >= 0 else UNMAPPED for t in targets]
+    rows = [t or UNMAPPED for t in rows]
+    labels, decisions = reads["human_facets"]
     human, left_out = reference_facets(labels, decisions)
     out: dict[str, Any] = {"scope": SCOPE, "reference": REFERENCE, "columns": list(COLUMNS)}
     if setting is None:
         out.update({"judge": None, "mode": None, "reason": "no judge setting has usable "
                     "judgments", "judge_table": _table([], rows)})
-        judged: dict[str, str] = {}
-        heuristic = _heuristic(db, worlds, "")
+        judged: dict[int, str] = {}
+        heuristic = _heuristic(reads["provenance_runs"], "")
     else:
         judge, mode = setting
-        unknown: Counter[str] = Counter()
-        errors = q.judge_errors(db, judge, mode, worlds)
-        judged = {rid: _column(facet, unknown) for rid, _t, facet in errors}
+        errors = _JudgeFacets(db, f, setting, reads["judgment_facets"])
+        judged = errors.of(f, human)
         out.update({"judge": judge, "mode": mode,
-                    "judge_table": {**_table(((t, judged[r]) for r, t, _f in errors), rows),
-                                    "unrecognised_facets": sum(unknown.values())}})
-        heuristic = _heuristic(db, worlds, judge)
+                    "judge_table": {**errors.table(f, rows),
+                                    "unrecognised_facets": sum(errors.unknown.values())}})
+        heuristic = _heuristic(reads["provenance_runs"], judge)
     out["human_table"] = {**_table(human.values(), rows), **left_out}
     out["agreement"] = _agreement(judged, human)
     out["heuristic"] = heuristic

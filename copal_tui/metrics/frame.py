@@ -84,7 +84,7 @@ def load(reads: Mapping[str, Any], worlds: list[str] | None) -> Frame:
     ids, world_t, pattern_t, facet_t, method_t, selected_t, parent_t, clauses_t = \
         reads["items"]
     item_ids = texts(ids)
-    position = {iid: k for k, iid in enumerate(item_ids)}
+    position = dict(zip(item_ids, range(len(item_ids)), strict=True))
     world, worlds_all = code(texts(world_t))
     pattern, patterns = code(texts(pattern_t))
     facet, facets = code(texts(facet_t))
@@ -95,9 +95,12 @@ def load(reads: Mapping[str, Any], worlds: list[str] | None) -> Frame:
 
     r_rowid, r_items, r_models = reads["responses"]
     rowids = ints(r_rowid)
-    item_keys, model_keys = texts(r_items), texts(r_models)
+    # One list of a million strings at a time: together they were the report's peak memory.
+    item_keys = texts(r_items)
     resp_item = np.fromiter(map(position.get, item_keys, repeat(-1)), dtype=np.int64,
                             count=len(item_keys))
+    del item_keys
+    model_keys = texts(r_models)
     if (resp_item < 0).any():  # an item written after the items were read
         known = resp_item >= 0
         rowids, resp_item = rowids[known], resp_item[known]
@@ -126,11 +129,17 @@ def add_judgments(f: Frame, reads: Mapping[str, Any]) -> None:
     settings, packed = reads["judgments"]
     codes = ints(packed)
     n_settings = max(1, len(settings))
-    status, rest = codes % 8, codes // 8
-    j_resp, seen = find(f.resp_rowids, rest // n_settings)
+    # Decoded in place, the setting and status kept as small integers: three million
+    # judgments as int64 columns and their temporaries were most of the report's memory.
+    status = (codes & 7).astype(np.int8)
+    codes >>= 3
+    sid = (codes % n_settings).astype(np.int16)
+    codes //= n_settings
+    j_resp, seen = find(f.resp_rowids, codes)
+    del codes
     if not seen.all():  # a judgment of a response written after the responses were read
-        status, rest = status[seen], rest[seen]
-    f.settings, f.j_resp, f.j_sid, f.j_status = settings, j_resp, rest % n_settings, status
+        status, sid = status[seen], sid[seen]
+    f.settings, f.j_resp, f.j_sid, f.j_status = settings, j_resp, sid, status
 
 
 # ------------------------------------------------------------------ per-section inputs
@@ -152,18 +161,30 @@ def _primary(f: Frame, sid: int, items: np.ndarray) -> tuple[np.ndarray, np.ndar
     return f.j_resp[keep], f.j_status[keep]
 
 
-def composed_cells(f: Frame, sid: int) -> list[tuple[Any, ...]]:
-    """(model, world, pattern, facet, error, direction, count), like the rates module takes."""
+def composed_cells(f: Frame, sid: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """Cells of the shape the rates module takes, (model, world, pattern, facet, error,
+    direction, count), in two views of the same counts: by (model, world, pattern, facet,
+    error) with no direction (for `error_rates`), and by (model, facet, error, direction) with
+    world "" and no pattern (for `facet_atlas` and `one_sided`). The full cross of both has
+    tens of thousands of rows on a large store, each summed in Python by every rates figure."""
     resp, status = _primary(f, sid, f.composed_items)
     item = f.resp_item[resp]
     cols = [f.resp_model[resp], f.item_world[item], f.item_pattern[item] + 1,
             f.item_facet[item] + 1, status]
     sizes = [len(f.models), len(f.worlds), len(f.patterns) + 1, len(f.facets) + 1, 5]
-    out = []
-    for m, w, p, fa, st, count in group(cols, sizes):
-        out.append((f.models[m], f.worlds[w], f.patterns[p - 1] if p else None,
-                    f.facets[fa - 1] if fa else None, int(st != 0), DIRECTION[st], count))
-    return out
+    (m, w, p, fa, st), count = group_arrays(cols, sizes)
+    (m1, w1, p1, fa1, e1), n1 = group_arrays([m, w, p, fa, (st != 0).astype(np.int64)],
+                                             [*sizes[:4], 2], count)
+    rated = [(f.models[a], f.worlds[b], f.patterns[c - 1] if c else None,
+              f.facets[d - 1] if d else None, e, None, k)
+             for a, b, c, d, e, k in zip(m1.tolist(), w1.tolist(), p1.tolist(), fa1.tolist(),
+                                         e1.tolist(), n1.tolist(), strict=True)]
+    (m2, fa2, st2), n2 = group_arrays([m, fa, st], [sizes[0], sizes[3], 5], count)
+    directed = [(f.models[a], "", None, f.facets[d - 1] if d else None, int(e != 0),
+                 DIRECTION[e], k)
+                for a, d, e, k in zip(m2.tolist(), fa2.tolist(), st2.tolist(), n2.tolist(),
+                                      strict=True)]
+    return rated, directed
 
 
 def composed_coverage(f: Frame, sid: int) -> list[tuple[str, int, int, int, int]]:

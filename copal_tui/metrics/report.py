@@ -84,21 +84,22 @@ def build_report(db: Database, opts: ReportOptions) -> dict[str, Any]:
     from copal_tui.metrics import sections
 
     try:
-        doc = sections.build(reads, worlds, worlds or known, opts)
+        doc, frame = sections.build_with_frame(reads, worlds, worlds or known, opts)
+        from copal_tui.metrics import pas_sections  # COMPASS keys; none without a suite
+
+        pas_sections.add_to_report(db, worlds, doc)
+        from copal_tui.metrics import dialogue_sections  # dialogue judging; none without
+
+        dialogue_sections.add_to_report(db, doc)
+        from copal_tui.metrics.facets import observed_facets_section  # target x observed
+
+        chosen = doc["scope"].get("primary_judge")
+        doc["observed_facets"] = observed_facets_section(
+            db, worlds, None if chosen is None else (chosen["judge"], chosen["mode"]),
+            reads, frame)
+        _provenance(reads, doc)
     finally:
         reads.close()
-    from copal_tui.metrics import pas_sections  # COMPASS keys; none without a suite
-
-    pas_sections.add_to_report(db, worlds, doc)
-    from copal_tui.metrics import dialogue_sections  # dialogue judging; none without
-
-    dialogue_sections.add_to_report(db, doc)
-    from copal_tui.metrics.facets import observed_facets_section  # target x observed facets
-
-    chosen = doc["scope"].get("primary_judge")
-    doc["observed_facets"] = observed_facets_section(
-        db, worlds, None if chosen is None else (chosen["judge"], chosen["mode"]))
-    _provenance(db, worlds, doc, opts)
     return doc
 
 
@@ -120,15 +121,12 @@ def why_primary(settings: Sequence[tuple[str, str, int, int]], chosen: tuple[str
     return f"the judge in {chosen[1]} mode with the most usable judgments"
 
 
-def _provenance(db: Database, worlds: list[str] | None, doc: dict[str, Any],
-                opts: ReportOptions) -> None:
+def _provenance(reads: q.BulkReads, doc: dict[str, Any]) -> None:
     from copal_tui.metrics import provenance
 
     primary = (doc["scope"].get("primary_judge") or {}).get("judge")
-    from store.report import provenance_sql
-
-    prefilters, imported = provenance_sql.provenance_extras(db, worlds)
-    used = provenance_sql.provenance_runs(db, worlds)
+    prefilters, imported = reads["provenance_extras"]
+    used = reads["provenance_runs"]
     found = provenance.build(used, prefilters, imported, primary)
     present = {"copal": True, "compass": "pas" in doc, "dialogue": "dialogue_judging" in doc}
     present["dialogues"] = present.pop("dialogue")

@@ -25,6 +25,7 @@ from copal_tui.metrics.rates import (
     error_rates,
     facet_atlas,
     one_sided,
+    rate,
 )
 from copal_tui.metrics.reference import matrix_doc
 from copal_tui.metrics.report import (
@@ -51,6 +52,12 @@ class _Exclusions:
 def build(reads: Mapping[str, Any], worlds: list[str] | None, shown: list[str],
           opts: ReportOptions) -> dict[str, Any]:
     """The report over `worlds` (None: all); `shown` is the scope's list of worlds."""
+    return build_with_frame(reads, worlds, shown, opts)[0]
+
+
+def build_with_frame(reads: Mapping[str, Any], worlds: list[str] | None, shown: list[str],
+                     opts: ReportOptions) -> tuple[dict[str, Any], frame.Frame]:
+    """`build`, and the frame it built (the observed facets are counted over it too)."""
     ex = _Exclusions()
     f = frame.load(reads, worlds)
     # The labels need no judgment: worked on while the judgments are still being read.
@@ -83,28 +90,29 @@ def build(reads: Mapping[str, Any], worlds: list[str] | None, shown: list[str],
     _sensitivity(f, doc, reference, ex)
     doc["corpus"] = corpus_profile({**reads["corpus"], **frame.corpus_arrays(f)})
     doc["exclusions"] = ex.rows
-    return doc
+    return doc, f
 
 
 def _rates(f: frame.Frame, doc: dict[str, Any], primary: tuple[str, str] | None,
            ex: _Exclusions) -> None:
     sid = f.setting_index(primary)
-    cells = frame.composed_cells(f, sid) if primary else []
+    cells, directed = frame.composed_cells(f, sid) if primary else ([], [])
     rows, _ = error_rates(cells)
     # Pooled figures are over real targets: the offline reference bots are calibration and are
     # shown per model only (unless they are all there is, as in the offline demo).
     targets = real_targets(r["model"] for r in rows)
-    pool = [c for c in cells if c[0] in targets]
+    pool = [c for c in directed if c[0] in targets]
     for row in rows:
         row["reference_bot"] = is_offline(row["model"])
-    _, overall = error_rates(pool)
+    pooled = [r for r in rows if r["model"] in targets]
+    overall = rate(sum(r["errors"] for r in pooled), sum(r["n"] for r in pooled))
     doc["error_rates"] = rows
     doc["overall_error_rate"] = overall["error_rate"]
     if overall["n"] == 0:
         doc["overall_error_rate_reason"] = "no judged composed responses"
     doc["overall"] = {**overall, "models": targets}
     doc["facet_atlas"] = facet_atlas(pool)
-    doc["one_sided"] = {**one_sided(pool), "by_model": one_sided(cells)["by_model"]}
+    doc["one_sided"] = {**one_sided(pool), "by_model": one_sided(directed)["by_model"]}
     for row in rows:
         if row["model"] not in targets:
             ex.add("overall", f"judged responses of {row['model']}", "a reference bot (offline "

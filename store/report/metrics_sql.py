@@ -26,12 +26,17 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from copal_tui.domain.taxonomy import Facet
 from store.annotation.annotations import CURRENT, CURRENT_DECISION
 from store.db import Database, connect
 
 NULL_MARK = "\x1f"
 # A COPAL label's (or decision's) error, from its payload in the annotation log.
 _ERROR = "json_extract(e.payload, '$.error')"
+# The observed facets a judgment read codes (1 + position); any other stored name reads as
+# OTHER_FACET, with its text beside it.
+FACETS = tuple(f.value for f in Facet)
+OTHER_FACET = len(FACETS) + 1
 MODEL = "CASE WHEN r.variant = 'base' THEN r.model ELSE r.model || '#' || r.variant END"
 
 
@@ -78,42 +83,37 @@ def judge_settings(db: Database) -> list[tuple[str, str]]:
 REJECTED_PROJECTION = "projection_rejected"
 
 
-def items(db: Database) -> tuple[str | None, ...]:
+def items(db: Database) -> tuple[tuple[str | None, ...], tuple[str | None, str | None]]:
     """Aligned group_concat columns of every item, by id: ids, worlds, patterns, facets,
     methods (char(30)-separated), selected flags, parent ids (char(30)-separated) and active
     clauses (the number of clauses of the item's composition). NULL texts are NULL_MARK.
     A projection the projection screening rejected (`screening.passed` false) reads as method
-    REJECTED_PROJECTION, so the paired contrast can leave its parent out without a column."""
+    REJECTED_PROJECTION, so the paired contrast can leave its parent out without a column.
+
+    From the same pass, for the report's `controls`, two more columns in the same order: the
+    query's length in characters and, for a non-interacting control (no composition), the
+    number of distinct clauses its contract items name (0 for other items, whose active
+    clauses are their composition's). One scan of the items, whose rows are long."""
     texts = ", ".join(f"group_concat(ifnull({c}, char(31)), char(30))"
                       for c in ("id", "world_id", "pattern", "facet", "method"))
     row = db.execute(
         f"SELECT {texts}, group_concat(ifnull(selected, 0)), "
-        "group_concat(ifnull(parent_item_id, char(31)), char(30)), group_concat(clauses) "
+        "group_concat(ifnull(parent_item_id, char(31)), char(30)), group_concat(clauses), "
+        "group_concat(n), group_concat(k) "
         # An aggregate over a subquery with ORDER BY reads it in that order (SQLite does not
         # flatten such a subquery).
         "FROM (SELECT i.id, i.world_id, i.pattern, i.facet, CASE WHEN i.parent_item_id IS "
         "NOT NULL AND (CASE WHEN json_valid(i.screening) THEN json_extract(i.screening, "
         f"'$.passed') END) IS 0 THEN '{REJECTED_PROJECTION}' ELSE i.method END AS method, "
-        "i.selected, i.parent_item_id, COALESCE(json_array_length(c.clause_ids), 0) AS clauses "
-        "FROM items i LEFT JOIN compositions c ON c.id = i.composition_id ORDER BY i.id)"
-    ).fetchone()
-    return tuple(row)
-
-
-def item_lengths(db: Database) -> tuple[str | None, ...]:
-    """Aligned group_concat columns of every item, by id, for the report's `controls`: ids
-    (char(30)-separated), query length in characters, and for a non-interacting control (no
-    composition) the number of distinct clauses its contract items name (0 for other items,
-    whose active clauses are their composition's, as `items` reads them)."""
-    row = db.execute(
-        "SELECT group_concat(id, char(30)), group_concat(n), group_concat(k) "
-        "FROM (SELECT i.id, length(i.query) AS n, "
+        "i.selected, i.parent_item_id, COALESCE(json_array_length(c.clause_ids), 0) AS clauses, "
+        "length(i.query) AS n, "
         "CASE WHEN i.method = 'control' THEN (SELECT COUNT(DISTINCT c) FROM ("
         "SELECT json_extract(value, '$.clause_id') AS c FROM json_each(i.required) "
         "UNION ALL SELECT json_extract(value, '$.clause_id') FROM json_each(i.forbidden)) "
-        "WHERE c IS NOT NULL) ELSE 0 END AS k FROM items i ORDER BY i.id)"
+        "WHERE c IS NOT NULL) ELSE 0 END AS k "
+        "FROM items i LEFT JOIN compositions c ON c.id = i.composition_id ORDER BY i.id)"
     ).fetchone()
-    return tuple(row)
+    return tuple(row[:8]), (row[8], row[9])
 
 
 def response_columns(db: Database) -> tuple[str | None, ...]:
@@ -133,29 +133,43 @@ def failed_responses(db: Database) -> str | None:
     return row[0]
 
 
-def judgment_codes(db: Database, settings: list[tuple[str, str]]) -> str | None:
+def judgment_codes(db: Database, settings: list[tuple[str, str]]
+                   ) -> tuple[str | None, str | None]:
     """Every judgment packed into one integer: (response rowid * S + setting) * 8 + status,
     with S = len(settings), the setting the index in `settings`, and status 0 = no error,
     1 = under-enforcement, 2 = over-enforcement, 3 = mixed, 4 = error of unknown direction
-    (a bare error flag), 5 = failed or no verdict."""
+    (a bare error flag), 5 = failed or no verdict.
+
+    From the same pass, the observed facet of every error judgment that names one (the
+    report's `observed_facets`), as (response rowid * S + setting) * 16 + facet code, the code
+    the position in FACETS plus one, or OTHER_FACET for a stored name that is not a facet's
+    exact value (`store.report.facets_sql.other_facets` reads those names, when there are
+    any). Reading the facets here spares a second pass over the judgments, the report's
+    largest read; the names are not read here, since a column for them cost the pass a third
+    more even when it stayed empty."""
     if not settings:
-        return None
+        return None, None
     sid = "CASE " + " ".join(f"WHEN j.judge = ? AND j.mode = ? THEN {k}"
                              for k in range(len(settings))) + " END"
+    key = f"(r.rowid * {len(settings)} + {sid})"
     status = ("CASE WHEN j.failure IS NOT NULL OR j.error IS NULL THEN 5 WHEN j.error = 0 THEN 0 "
               "WHEN j.direction = 'under_enforcement' THEN 1 "
               "WHEN j.direction = 'over_enforcement' THEN 2 "
               "WHEN j.direction = 'mixed' THEN 3 ELSE 4 END")
+    code = ("CASE j.facet " + " ".join(f"WHEN '{name}' THEN {k + 1}"
+                                        for k, name in enumerate(FACETS))
+            + f" ELSE {OTHER_FACET} END")
     params = tuple(v for pair in settings for v in pair)
     # CROSS JOIN fixes the order: scan the responses' id index and seek each response's
     # judgments in the (response_id, judge, mode) index, one seek per response; the planner's
     # choice (scan judgments, seek each response) makes one per judgment and was slower.
     row = db.execute(
-        f"SELECT group_concat((r.rowid * {len(settings)} + {sid}) * 8 + {status}) "
-        "FROM responses r CROSS JOIN judgments j ON j.response_id = r.id",
-        params,
+        f"SELECT group_concat({key} * 8 + {status}), "
+        f"group_concat(CASE WHEN j.error = 1 AND j.facet IS NOT NULL THEN {key} * 16 + {code} "
+        "END) FROM responses r CROSS JOIN judgments j ON j.response_id = r.id",
+        params * 2,
     ).fetchone()
-    return row[0]
+    return row[0], row[1]
 
 
 def label_rows(db: Database) -> list[tuple[int, str, int]]:
@@ -206,17 +220,23 @@ class BulkReads(Mapping[str, Any]):
     writes other connections cannot see, is read on the caller's connection instead."""
 
     def __init__(self, db: Database, worlds: list[str] | None) -> None:
-        self._jobs: list[tuple[str, Callable[[Database], Any]]] = [
-            ("judgments", _judgments),  # the longest first
-            ("items", items),  # then in the order the frame takes them
-            ("responses", response_columns),
-            ("labels", label_rows),
-            ("adjudications", adjudication_rows),
-            ("failed", failed_responses),
-            ("corpus", lambda c: corpus_counts(c, worlds)),
-            ("item_lengths", item_lengths),
+        # (names, job): a job gives one value per name. The judgments' read gives two, the
+        # judgments and their observed facets, from one pass.
+        self._jobs: list[tuple[tuple[str, ...], Callable[[Database], tuple[Any, ...]]]] = [
+            (("judgments", "judgment_facets"), _judgments),  # the longest first
+            (("items", "item_lengths"), items),  # then in the order the report takes them
+            *(((name,), _one(job)) for name, job in (
+                ("responses", response_columns),
+                ("labels", label_rows),
+                ("adjudications", adjudication_rows),
+                ("failed", failed_responses),
+                ("corpus", lambda c: corpus_counts(c, worlds)),
+                ("human_facets", lambda c: _human_facets(c, worlds)),
+                ("provenance_runs", lambda c: _provenance_runs(c, worlds)),
+                ("provenance_extras", lambda c: _provenance_extras(c, worlds)),
+            )),
         ]
-        self._done = {name: threading.Event() for name, _job in self._jobs}
+        self._done = {name: threading.Event() for names, _job in self._jobs for name in names}
         self._out: dict[str, Any] = {}
         self._errors: dict[str, BaseException] = {}
         self._db: Database | None = db
@@ -252,15 +272,17 @@ class BulkReads(Mapping[str, Any]):
     def _run(self, conn: Database) -> None:
         while True:
             try:
-                name, job = self._jobs.pop(0)  # list.pop is atomic: each job runs once
+                names, job = self._jobs.pop(0)  # list.pop is atomic: each job runs once
             except IndexError:
                 return
             try:
-                self._out[name] = job(conn)
+                self._out.update(zip(names, job(conn), strict=True))
             except BaseException as exc:  # noqa: BLE001 - re-raised to the reader
-                self._errors[name] = exc
+                for name in names:
+                    self._errors[name] = exc
             finally:
-                self._done[name].set()
+                for name in names:
+                    self._done[name].set()
 
     def __getitem__(self, name: str) -> Any:
         if self._db is not None:
@@ -287,9 +309,34 @@ class BulkReads(Mapping[str, Any]):
         return {name: self[name] for name in self}
 
 
-def _judgments(db: Database) -> tuple[list[tuple[str, str]], str | None]:
+def _one(job: Callable[[Database], Any]) -> Callable[[Database], tuple[Any]]:
+    return lambda conn: (job(conn),)
+
+
+def _judgments(db: Database) -> tuple[tuple[list[tuple[str, str]], str | None], str | None]:
     settings = judge_settings(db)
-    return settings, judgment_codes(db, settings)
+    codes, facets = judgment_codes(db, settings)
+    return (settings, codes), facets
+
+
+# The observed-facet and provenance reads live in their own modules (which import this one);
+# they run here with the others so that they overlap the numpy import too.
+def _human_facets(db: Database, worlds: list[str] | None) -> Any:
+    from store.report import facets_sql
+
+    return facets_sql.human_votes(db, worlds)
+
+
+def _provenance_runs(db: Database, worlds: list[str] | None) -> Any:
+    from store.report import provenance_sql
+
+    return provenance_sql.provenance_runs(db, worlds)
+
+
+def _provenance_extras(db: Database, worlds: list[str] | None) -> Any:
+    from store.report import provenance_sql
+
+    return provenance_sql.provenance_extras(db, worlds)
 
 
 # ------------------------------------------------------------------ labels with their ids
