@@ -6,6 +6,7 @@ traceback (set COPAL_DEBUG=1 to see one). Subcommands live in `copal_tui.command
 
 from __future__ import annotations
 
+import importlib
 import os
 import sqlite3
 import sys
@@ -31,7 +32,19 @@ def default_db_path() -> Path:
 
 
 class CopalGroup(click.Group):
-    """Turns known exceptions into one-line errors."""
+    """Turns known exceptions into one-line errors; loads subcommands when they are named."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*LAZY_COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
+            module, attr = LAZY_COMMANDS[cmd_name]
+            cmd = getattr(importlib.import_module(module), attr)
+            if not isinstance(cmd, click.Command):
+                raise TypeError(f"{module}.{attr} is not a click command")
+            self.add_command(cmd, cmd_name)
+        return self.commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -88,21 +101,25 @@ def main(ctx: click.Context, db_path: Path | None) -> None:
     ctx.obj = {"db_path": db_path or default_db_path()}
 
 
-def _register() -> None:
-    from copal_tui.commands import (
-        campaign_cmds,
-        cases_cmds,
-        demo_cmd,
-        report_cmds,
-        run_cmds,
-        store_cmds,
-        tui_cmds,
-    )
-
-    for cmd in [*store_cmds.COMMANDS, *report_cmds.COMMANDS, *run_cmds.COMMANDS,
-                *demo_cmd.COMMANDS, *tui_cmds.COMMANDS, *campaign_cmds.COMMANDS]:
-        main.add_command(cmd)
-    main.add_command(cases_cmds.cases_command)
-
-
-_register()
+# name -> (module, attribute). Subcommands are imported when named (click's lazy-group
+# pattern): `copal tui` then loads the terminal app alone, not every command's dependencies.
+# `copal --help` imports them all to print their one-line help.
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("copal_tui.commands.store_cmds", "init"),
+    "migrate": ("copal_tui.commands.store_cmds", "migrate"),
+    "import": ("copal_tui.commands.store_cmds", "import_"),
+    "schema": ("copal_tui.commands.store_cmds", "schema"),
+    "stats": ("copal_tui.commands.store_cmds", "stats"),
+    "backup": ("copal_tui.commands.store_cmds", "backup"),
+    "report": ("copal_tui.commands.report_cmds", "report"),
+    "export": ("copal_tui.commands.report_cmds", "export"),
+    "run": ("copal_tui.commands.run_cmds", "run"),
+    "runs": ("copal_tui.commands.run_cmds", "runs"),
+    "demo": ("copal_tui.commands.demo_cmd", "demo"),
+    "tui": ("copal_tui.commands.tui_cmds", "tui"),
+    "label": ("copal_tui.commands.tui_cmds", "label"),
+    "adjudicate": ("copal_tui.commands.tui_cmds", "adjudicate"),
+    "serve": ("copal_tui.commands.tui_cmds", "serve"),
+    "campaign": ("copal_tui.commands.campaign_cmds", "campaign"),
+    "cases": ("copal_tui.commands.cases_cmds", "cases_command"),
+}

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from store.annotation.annotations import CURRENT
-from store.db import Database, loads
+from store.db import Database, dumps, loads
 
 # Response `r` has at least one current COPAL label (looked up through r's own events on the
 # annotation log's subject index).
@@ -145,14 +145,20 @@ _WORLD_STATS = (
     "SELECT "
     "(SELECT COUNT(*) FROM items i CROSS JOIN responses r WHERE i.world_id = :w "
     " AND r.item_id = i.id) AS responses, "
-    "(SELECT COUNT(*) FROM items i CROSS JOIN responses r WHERE i.world_id = :w "
-    f" AND r.item_id = i.id AND {HAS_CURRENT_LABEL}) AS labelled, "
     "(SELECT AVG(j.error) FROM items i CROSS JOIN responses r CROSS JOIN judgments j "
     " WHERE i.world_id = :w AND r.item_id = i.id AND j.response_id = r.id "
-    " AND +j.mode = 'contract' AND +j.error IS NOT NULL) AS judge_err, "
-    "(SELECT AVG(json_extract(e.payload, '$.error')) FROM items i CROSS JOIN responses r "
-    "CROSS JOIN annotations e WHERE i.world_id = :w AND r.item_id = i.id "
-    f" AND e.suite = 'copal' AND e.subject = r.id AND {CURRENT}) AS human_err"
+    " AND +j.mode = 'contract' AND +j.error IS NOT NULL) AS judge_err"
+)
+
+# The label columns start from the labels, not the responses: labels are far fewer (tens of
+# thousands against a million responses), and one pass over them serves every world shown,
+# where a per-response "has a current label" probe cost a lookup per response per world.
+_LABEL_STATS = (
+    "SELECT i.world_id AS world_id, COUNT(DISTINCT e.subject) AS labelled, "
+    "AVG(json_extract(e.payload, '$.error')) AS human_err "
+    "FROM annotations e CROSS JOIN responses r CROSS JOIN items i "
+    f"WHERE e.suite = 'copal' AND {CURRENT} AND r.id = e.subject AND i.id = r.item_id "
+    "AND i.world_id IN (SELECT value FROM json_each(:ws)) GROUP BY i.world_id"
 )
 
 
@@ -170,9 +176,16 @@ def world_stats(db: Database, world_ids: Sequence[str]) -> dict[str, dict[str, A
     `judge_err`, the mean computed error over contract-mode judgments (every judge);
     `human_err`, the mean error of annotators' current labels. Costs a pass over the world's
     responses: call it from a worker, after showing the page."""
+    labels = {row["world_id"]: row for row in db.execute(
+        _LABEL_STATS, {"ws": dumps(list(world_ids))})}
     out = {}
     for wid in world_ids:
-        out[wid] = dict(db.execute(_WORLD_STATS, {"w": wid}).fetchone())
+        row = dict(db.execute(_WORLD_STATS, {"w": wid}).fetchone())
+        lab = labels.get(wid)
+        out[wid] = {"responses": row["responses"],
+                    "labelled": lab["labelled"] if lab is not None else 0,
+                    "judge_err": row["judge_err"],
+                    "human_err": lab["human_err"] if lab is not None else None}
     return out
 
 

@@ -18,11 +18,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import Header, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from copal_tui.services import browse
 from copal_tui.services.browse import Page, PageRequest, WorldSummary
+from copal_tui.tui.app import Footer
 from copal_tui.tui.safe import safe
 from copal_tui.tui.screens.record import RecordScreen
 from copal_tui.tui.widgets.paged_table import Column, PagedTable, fmt_rate, short_id

@@ -10,9 +10,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from copal_tui.services import browse
+from copal_tui.tui.app import Footer
 from copal_tui.tui.widgets.paged_table import Column, PagedTable, fmt_rate
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
 
@@ -46,6 +47,9 @@ HINT = ("err J: mean error by the judges (contract mode); err H: by annotators' 
 
 class WorldsScreen(Screen[None]):
     COMMANDS = {ScreenCommands}
+    # The rows get the keyboard as the screen starts (not the filter line first, then the rows:
+    # each focus change rebuilds the footer).
+    AUTO_FOCUS = "#worlds-table Rows"
     BINDINGS = [
         Binding("enter", "open_world", "Open", show=False, id="browse.open"),
         Binding("o", "open_world", "Open", show=False, id="browse.open_key"),
@@ -59,9 +63,6 @@ class WorldsScreen(Screen[None]):
                          placeholder="/ filter worlds: words, or risk:high industry:bank")
         yield Static(Text(HINT), classes="hint")
         yield Footer()
-
-    def on_mount(self) -> None:
-        self.query_one(PagedTable).table.focus()
 
     def on_screen_resume(self) -> None:
         # Back from a world: labels or jobs may have changed the counts.

@@ -144,7 +144,16 @@ class ContractMarks(Static):
     # -------------------------------------------------------------- drawing
 
     def _redraw(self) -> None:
-        self.update(self.render_marks())
+        content = self.render_marks()
+        width = self.content_size.width
+        if not self.is_mounted or width <= 0:
+            self.update(content)
+            return
+        # A key changes the marks in place (a box ticked, the cursor, the verdict line): the
+        # screen is laid out again only when that changes the widget's height, not per key.
+        self.update(content, layout=False)
+        if self.get_content_height(self.size, self.app.size, width) != self.content_size.height:
+            self.refresh(layout=True)
 
     def render_marks(self) -> RenderableType:
         head = Text(self.title, style="bold")

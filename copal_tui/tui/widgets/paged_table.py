@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -91,6 +93,7 @@ class PagedTable(Vertical):
     ]
 
     DEBOUNCE = 0.2  # seconds of typing quiet before the filter re-queries
+    PAINT_WAIT = 2.0  # at most this long (s) the slow columns wait for the rows' first paint
 
     class Selected(Message):
         """Enter on a row."""
@@ -178,7 +181,7 @@ class PagedTable(Vertical):
     def _load(self, app: App[Any], req: PageRequest) -> None:
         worker = get_current_worker()
 
-        def post(callback: Callable[..., None], *args: Any) -> None:
+        def post(callback: Callable[..., object], *args: Any) -> None:
             # Back to the UI thread, unless the table or the app went away meanwhile (the
             # screen was closed while the query ran).
             if worker.is_cancelled:
@@ -195,6 +198,14 @@ class PagedTable(Vertical):
                     return
                 post(self._show, req, page, None)
                 if self.decorate is not None and page.rows and not worker.is_cancelled:
+                    # The slow columns wait for the rows to be painted: on a busy machine their
+                    # query would otherwise compete with the first paint for the CPU.
+                    painted = threading.Event()
+                    post(self.call_after_refresh, painted.set)
+                    end = time.monotonic() + self.PAINT_WAIT
+                    while not painted.wait(0.05) and not worker.is_cancelled and \
+                            time.monotonic() < end:
+                        pass
                     post(self._decorated, page, self.decorate(db, [str(r[self.key])
                                                                    for r in page.rows]))
         except Exception as exc:  # noqa: BLE001 - a locked or damaged database: a status line
@@ -224,7 +235,21 @@ class PagedTable(Vertical):
         for key, values in extra.items():
             if key in self._rows:
                 self._rows[key].update(values)
-        self._render_rows()
+        visible = self._visible()
+        flex = self._flex_width(visible)
+        if self._shown != tuple(c.key for c in visible) + (str(flex),):
+            self._render_rows()
+            return
+        # Same columns: change only the cells whose text changed (the ellipses). Rebuilding the
+        # table would re-add every row and column and re-measure them for the same layout.
+        table = self.table
+        for key in extra.keys() & self._rows.keys():
+            for col in visible:
+                cell = self._cell(col, self._rows[key], col.width or flex)
+                old = table.get_cell(key, col.key)
+                if (old != cell or old.style != cell.style  # Text's == ignores these two
+                        or old.justify != cell.justify):
+                    table.update_cell(key, col.key, cell)
 
     # ------------------------------------------------------------------ rendering
 
