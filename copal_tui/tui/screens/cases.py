@@ -20,10 +20,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from copal_tui.services import cases
 from copal_tui.tui.safe import one_line, safe
+from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.paged_table import Column, PagedTable
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
 

@@ -20,12 +20,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from copal_tui.services import browse
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.compass_view import query_meta, query_renderable, response_renderable
 from copal_tui.tui.widgets.compass_view import verdict_text as single_verdict
+from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.paged_table import short_id
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
 

@@ -22,12 +22,13 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from copal_tui.tui.safe import one_line
 from copal_tui.tui.widgets import dashboard_sections as sections
 from copal_tui.tui.widgets.dashboard_export import ExportDialog
 from copal_tui.tui.widgets.dashboard_table import DashboardTable
+from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.screen_commands import Command, ScreenCommands
 
 TABS = [("errors", "Errors"), ("facets", "Facets"), ("contrast", "Contrast"),

@@ -22,7 +22,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from copal_tui.services.dialogues import (
     AttemptDetail,
@@ -40,6 +40,7 @@ from copal_tui.tui.widgets.dialogue_view import (
     prediction_lines,
     turn_renderable,
 )
+from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.screen_commands import Command, ScreenCommands
 
 

@@ -10,10 +10,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.dialogue_view import document_renderable
+from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.scroll_pane import ScrollPane
 
 

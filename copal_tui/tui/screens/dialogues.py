@@ -12,9 +12,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from copal_tui.services.dialogues import dialogues_page, wrong_counts
+from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.paged_table import Column, PagedTable
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
 

@@ -14,7 +14,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
+
+from copal_tui.tui.widgets.footer import Footer
 
 FILTER_HELP = (
     "Lists: type in the filter line (/ focuses it). Words match any text column; key:value "

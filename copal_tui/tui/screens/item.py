@@ -20,10 +20,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from copal_tui.services import browse
 from copal_tui.tui.safe import one_line, safe
+from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.item_overview import ItemOverview
 from copal_tui.tui.widgets.marks_table import Source, flag_summary, sources, verdict_text
 from copal_tui.tui.widgets.paged_table import Rows, short_id

@@ -13,10 +13,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, Input, SelectionList, TabbedContent, TabPane
+from textual.widgets import Button, Header, Input, SelectionList, TabbedContent, TabPane
 
 from copal_tui.services import jobs
 from copal_tui.tui.job_manager import Job, JobError, JobManager, JobUpdated
+from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.job_form import JobForm
 from copal_tui.tui.widgets.job_progress import JobProgressView
 from copal_tui.tui.widgets.run_list import RunList

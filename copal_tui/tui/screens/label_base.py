@@ -28,10 +28,11 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from copal_tui.tui.busy import QueueWrites
 from copal_tui.tui.safe import one_line
+from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.scroll_pane import ScrollPane
 
 if TYPE_CHECKING:

@@ -13,9 +13,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from copal_tui.tui.safe import safe
+from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
 
 

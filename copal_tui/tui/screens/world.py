@@ -23,9 +23,9 @@ from textual.worker import get_current_worker
 
 from copal_tui.services import browse
 from copal_tui.services.browse import Page, PageRequest, WorldSummary
-from copal_tui.tui.app import Footer
 from copal_tui.tui.safe import safe
 from copal_tui.tui.screens.record import RecordScreen
+from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.paged_table import Column, PagedTable, fmt_rate, short_id
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
 

@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Header, Static
 
 from copal_tui.services import browse
-from copal_tui.tui.app import Footer
+from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.paged_table import Column, PagedTable, fmt_rate
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
 
