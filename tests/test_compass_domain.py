@@ -68,9 +68,9 @@ def test_compass_tables_accept_a_suite_and_enforce_their_enums(initialised):
                                          "refused": True, "compliant": True, "aligned": True})
     assert compass_sql.system_prompt(db, "org") == "You are Org's assistant."
     [q] = compass_sql.queries(db, "org", status="kept")
-    assert q["matched"] == ["D1"] and q["attributes"] == {}
+    assert q.matched == ["D1"] and q.attributes == {}
     [r] = compass_sql.responses(db, "org")
-    assert r["query_type"] == "denied_edge" and r["prefilter"] == "DENY"
+    assert r.query_type == "denied_edge" and r.prefilter == "DENY"
     assert compass_sql.judgment_ok(db, "r1", "J")
     import sqlite3
     with pytest.raises(sqlite3.IntegrityError):

@@ -14,6 +14,7 @@ from copal_tui.offline.chatbots import chat
 from copal_tui.pipeline import compass_variants as cv
 from copal_tui.pipeline.compass_generate import base_axes, edge_slots
 from copal_tui.pipeline.compass_judge import verdict
+from store.artifacts.records import CompassQueryRow
 
 WORLD = {"id": "w", "name": "Gullwing Ferries", "industry": "ferries", "use_case": "chat",
          "context": "Ferries sail every hour. The café closes at 20:00.", "system_prompt": None}
@@ -49,8 +50,11 @@ def test_ten_base_slots_are_ten_different_axis_combinations():
         assert {base_axes(n, 0)[axis] for n in range(1, 11)} == set(values)
 
 
-def _q(i: int, qt: str) -> dict:
-    return {"id": f"q{i}", "query_type": qt, "text": f"t{i}"}
+def _q(i: int, qt: str) -> CompassQueryRow:
+    return CompassQueryRow(id=f"q{i}", world_id="w", policy_id="P1", query_type=qt,
+                           strategy=None, form=None, parent_id=None, text=f"t{i}",
+                           attributes={}, status="kept", matched=None, reason=None,
+                           run_id=None, created_at="2026-01-01T00:00:00.000000Z")
 
 
 def test_demonstrations_are_two_per_type_fixed_and_never_the_query_itself():
@@ -59,12 +63,12 @@ def test_demonstrations_are_two_per_type_fixed_and_never_the_query_itself():
     assert order == cv.ranked("w", list(reversed(kept)))  # input order does not matter
     for q in kept:
         demos = cv.pick_demos(order, q)
-        assert len(demos) == 8 and q["id"] not in {d["id"] for d in demos}
-        assert sorted(d["query_type"] for d in demos) == sorted(QUERY_TYPES * 2)
+        assert len(demos) == 8 and q.id not in {d.id for d in demos}
+        assert sorted(d.query_type for d in demos) == sorted(QUERY_TYPES * 2)
     # Too few of one type: the rest fill the eight.
     few = [_q(i, "denied_edge") for i in range(10)] + [_q(20, "allowed_base")]
     demos = cv.pick_demos(cv.ranked("w", few), few[0])
-    assert len(demos) == 8 and "q20" in {d["id"] for d in demos}
+    assert len(demos) == 8 and "q20" in {d.id for d in demos}
 
 
 @pytest.mark.parametrize(("qt", "rtype", "compliant", "mode", "aligned", "kept_mode"), [

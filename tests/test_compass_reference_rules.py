@@ -28,6 +28,7 @@ from copal_tui import prompts
 from copal_tui.cli import main
 from copal_tui.pipeline import compass_variants as cv
 from store.artifacts import compass_sql
+from store.artifacts.records import CompassQueryRow
 from store.db import connect, write
 from tests.test_compass_pipeline import chatbot_requests, cli, rows
 
@@ -139,8 +140,11 @@ def test_few_shot_requests_never_show_the_querys_family(family_run):
                                                                          FAMILY_EDGES)}
 
 
-def _q(qid: str, qtype: str, parent: str | None = None) -> dict:
-    return {"id": qid, "query_type": qtype, "text": qid, "parent_id": parent}
+def _q(qid: str, qtype: str, parent: str | None = None) -> CompassQueryRow:
+    return CompassQueryRow(id=qid, world_id="w", policy_id="P1", query_type=qtype,
+                           strategy=None, form=None, parent_id=parent, text=qid, attributes={},
+                           status="kept", matched=None, reason=None, run_id=None,
+                           created_at="2026-01-01T00:00:00.000000Z")
 
 
 # A world's queries in their demonstration order, written by hand so the family comes first.
@@ -149,7 +153,7 @@ ORDER = [_q("B1", "denied_base"), _q("E1a", "denied_edge", "B1"), _q("E1b", "den
          _q("B3", "denied_base"), _q("E3a", "denied_edge", "B3"), _q("A1", "allowed_base"),
          _q("A2", "allowed_base"), _q("A3", "allowed_base"), _q("AE1", "allowed_edge"),
          _q("AE2", "allowed_edge"), _q("AE3", "allowed_edge")]
-BY_ID = {q["id"]: q for q in ORDER}
+BY_ID = {q.id: q for q in ORDER}
 WORLD_SET = ["B1", "B2", "E1a", "E1b", "A1", "A2", "AE1", "AE2"]
 
 
@@ -164,7 +168,7 @@ WORLD_SET = ["B1", "B2", "E1a", "E1b", "A1", "A2", "AE1", "AE2"]
     ("E3a", WORLD_SET), ("B3", WORLD_SET), ("AE3", WORLD_SET), ("A3", WORLD_SET),
 ])
 def test_selection_rule_excludes_the_family_and_keeps_the_fixed_order(query, want):
-    assert [d["id"] for d in cv.pick_demos(ORDER, BY_ID[query])] == want
+    assert [d.id for d in cv.pick_demos(ORDER, BY_ID[query])] == want
 
 
 def test_family_of_a_base_and_of_an_edge():
@@ -176,7 +180,7 @@ def test_family_of_a_base_and_of_an_edge():
 def test_too_small_a_pool_fills_from_the_rest_without_the_family():
     order = [_q("B1", "denied_base"), *(_q(f"E{i}", "denied_edge", "B1") for i in range(6)),
              _q("B2", "denied_base"), _q("E9", "denied_edge", "B2"), _q("A1", "allowed_base")]
-    demos = [d["id"] for d in cv.pick_demos(order, order[3])]
+    demos = [d.id for d in cv.pick_demos(order, order[3])]
     assert demos == ["B2", "E9", "A1"]
 
 

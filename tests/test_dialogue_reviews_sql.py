@@ -33,19 +33,21 @@ def db(tmp_path):
 def metric_mistakes(db) -> dict[tuple[str, int], int]:
     """Wrong predictions per (judge, attempt) as the domain metrics count them."""
     truth: dict[str, list[domain.TurnTruth]] = defaultdict(list)
-    for did, _dom, turn, cat, key, phase, violation in dialogue_sql.truth_turns(db):
-        truth[did].append(domain.TurnTruth(turn, domain.Guideline.of(cat, key, phase),
-                                           bool(violation)))
+    for t in dialogue_sql.truth_turns(db):
+        truth[t.dialogue_id].append(domain.TurnTruth(
+            t.turn_index, domain.Guideline.of(t.category, t.key, t.phase), bool(t.violation)))
     preds: dict[tuple[str, int, str], list[domain.TurnPrediction]] = defaultdict(list)
-    for did, judge, attempt, turn, cat, key, phase, violation in dialogue_sql.predictions(db):
-        g = None if cat is None and key is None else domain.Guideline.of(cat, key, phase)
-        preds[(judge, attempt, did)].append(domain.TurnPrediction(turn, g, bool(violation)))
+    for p in dialogue_sql.predictions(db):
+        g = None if p.category is None and p.key is None else \
+            domain.Guideline.of(p.category, p.key, p.phase)
+        preds[(p.judge, p.attempt, p.dialogue_id)].append(
+            domain.TurnPrediction(p.turn_index, g, bool(p.violation)))
     binary: dict[str, list[bool]] = defaultdict(list)
     scored: dict[tuple[str, int], list[str]] = defaultdict(list)
-    for did, judge, attempt, is_binary, failure in dialogue_sql.attempts(db):
-        if failure is None:
-            scored[(judge, attempt)].append(did)
-            binary[judge].append(bool(is_binary))
+    for a in dialogue_sql.attempts(db):
+        if a.failure is None:
+            scored[(a.judge, a.attempt)].append(a.dialogue_id)
+            binary[a.judge].append(bool(a.binary_verdicts))
     out = {}
     for (judge, attempt), dids in scored.items():
         s = domain.score_files([(truth[d], preds.get((judge, attempt, d), [])) for d in dids],

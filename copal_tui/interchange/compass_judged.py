@@ -41,7 +41,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -339,13 +339,13 @@ def _write_queries(db: Database, rows: list[Row], out: JudgedImport) -> None:
             compass_sql.insert_query(db, q)
             out.written["compass_query"] += 1
             continue
-        differs = [k for k in _QUERY_FIELDS if stored[k] != q[k]]
-        if None not in (stored["parent_id"], parent) and stored["parent_id"] != parent:
+        differs = [k for k in _QUERY_FIELDS if getattr(stored, k) != q[k]]
+        if None not in (stored.parent_id, parent) and stored.parent_id != parent:
             differs.append("parent_id")
         if differs:
             raise _fail(r.path, r.line, f"query {qid!r} is already stored with other content "
                                         f"({differs[0]} differs)", "id")
-        if parent is not None and stored["parent_id"] is None:
+        if parent is not None and stored.parent_id is None:
             jsql.set_parent(db, qid, parent)  # its base query came in a later import
             out.written["parent link"] += 1
         out.skipped += 1
@@ -353,7 +353,7 @@ def _write_queries(db: Database, rows: list[Row], out: JudgedImport) -> None:
 
 def _stored_in(db: Database, query_id: str, world_id: str) -> bool:
     stored = io.query(db, query_id)
-    return stored is not None and stored["world_id"] == world_id
+    return stored is not None and stored.world_id == world_id
 
 
 def _write_response(db: Database, r: Row, out: JudgedImport) -> None:
@@ -363,7 +363,7 @@ def _write_response(db: Database, r: Row, out: JudgedImport) -> None:
     if stored is None:
         compass_sql.insert_response(db, resp)
         out.written["compass_response"] += 1
-    elif stored["id"] == resp["id"] and stored["text"] == resp["text"]:
+    elif stored.id == resp["id"] and stored.text == resp["text"]:
         out.skipped += 1
     else:
         raise _fail(r.path, r.line, f"query {resp['query_id']!r} already has a base response "
@@ -374,18 +374,18 @@ def _write_response(db: Database, r: Row, out: JudgedImport) -> None:
 def _write_judgment(db: Database, r: Row, out: JudgedImport) -> None:
     j = r.judgment
     stored = io.judgment_for(db, j["response_id"], j["judge"])
-    if stored is not None and stored["failure"] is not None and \
-            stored["failure"] not in rules.FAILURES.values():
+    if stored is not None and stored.failure is not None and \
+            stored.failure not in rules.FAILURES.values():
         compass_sql.delete_failed_judgment(db, j["response_id"], j["judge"])  # a run's failure
         stored = None
     if stored is None:
         compass_sql.insert_judgment(db, j)
         out.written["compass_judgment"] += 1
         return
-    flags = {k: None if stored[k] is None else bool(stored[k])
+    flags = {k: None if getattr(stored, k) is None else bool(getattr(stored, k))
              for k in ("refused", "compliant", "aligned")}
-    differs = [k for k in _JUDGMENT_FIELDS if {**stored, **flags}[k] != j[k]]
-    if stored["id"] != j["id"] or differs:
+    differs = [k for k in _JUDGMENT_FIELDS if {**asdict(stored), **flags}[k] != j[k]]
+    if stored.id != j["id"] or differs:
         raise _fail(r.path, r.line, f"response {j['response_id']!r} already has a judgment by "
                                     f"{j['judge']!r} with other content "
                                     f"({(differs or ['id'])[0]} differs)", "judgement")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from copal_tui.domain.compass import intended_kind, is_aligned
 from copal_tui.interchange import records as rec
@@ -22,6 +22,9 @@ from copal_tui.interchange.loader import SourceRecord
 from store.artifacts import compass_interchange_sql as io
 from store.artifacts import compass_sql, reads
 from store.db import Database
+
+# A stored row of any type, compared through its type's export function.
+_Row = TypeVar("_Row")
 
 
 class Host(Protocol):
@@ -35,8 +38,8 @@ class Host(Protocol):
 
     def _need_world(self, src: SourceRecord, world_id: str) -> None: ...
 
-    def _exists(self, src: SourceRecord, stored: dict[str, Any] | None, d: dict[str, Any],
-                export: Callable[[dict[str, Any]], dict[str, Any]]) -> bool: ...
+    def _exists(self, src: SourceRecord, stored: _Row | None, d: dict[str, Any],
+                export: Callable[[_Row], dict[str, Any]]) -> bool: ...
 
 
 def query(imp: Host, src: SourceRecord, d: dict[str, Any]) -> None:
@@ -53,7 +56,7 @@ def query(imp: Host, src: SourceRecord, d: dict[str, Any]) -> None:
                        "policy_id")
     if d["parent_id"] is not None:
         parent = io.query(imp.db, d["parent_id"])
-        if parent is None or parent["world_id"] != d["world_id"]:
+        if parent is None or parent.world_id != d["world_id"]:
             raise imp.fail(src, f"unknown parent query {d['parent_id']!r}", "parent_id")
     if imp._exists(src, io.query(imp.db, d["id"]), d, rec.compass_query_record):
         return
@@ -71,7 +74,7 @@ def response(imp: Host, src: SourceRecord, d: dict[str, Any]) -> None:
     slot = io.response_for(imp.db, d["query_id"], d["model"], d["variant"])
     if slot is not None:
         raise imp.fail(src, f"query {d['query_id']!r} already has a {d['variant']} response "
-                            f"from {d['model']!r} (id {slot['id']!r})", "id")
+                            f"from {d['model']!r} (id {slot.id!r})", "id")
     compass_sql.insert_response(imp.db, d)
     imp.written["compass_response"] += 1
 
@@ -92,7 +95,7 @@ def judgment(imp: Host, src: SourceRecord, d: dict[str, Any]) -> None:
     slot = io.judgment_for(imp.db, d["response_id"], d["judge"])
     if slot is not None:
         raise imp.fail(src, f"response {d['response_id']!r} already has a judgment by "
-                            f"{d['judge']!r} (id {slot['id']!r})", "id")
+                            f"{d['judge']!r} (id {slot.id!r})", "id")
     compass_sql.insert_judgment(imp.db, d)
     imp.written["compass_judgment"] += 1
 

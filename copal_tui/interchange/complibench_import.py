@@ -12,7 +12,7 @@ unless `replace` is set.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from copal_tui.interchange.complibench import (
@@ -120,7 +120,7 @@ def import_judge_outputs(db: Database, root: Path, judge: str, *,
             label = f"{o.conversation_id} attempt {o.attempt}"
             old = dialogue_sql.attempt_predictions(db, o.conversation_id, judge, o.attempt)
             if old is not None and not replace:
-                if old == rows:
+                if [asdict(p) for p in old] == rows:
                     result.skipped.append(label)
                     continue
                 raise ImportFailure(o.path, f"{judge} already has a different {label} "

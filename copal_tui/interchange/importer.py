@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from copal_tui.domain.contract import content_sha256, evaluate, item_kinds, unknown_ids
 from copal_tui.domain.schema import RECORD_ORDER, WorldFile
@@ -45,6 +45,9 @@ from store.db import Database, dumps, utcnow, write
 # Records read, checked and written at a time: large enough that the per-chunk queries and
 # statements cost little, small enough that a chunk's records weigh a few tens of MB at most.
 CHUNK = 20_000
+
+# A stored row of any type, compared through its type's export function.
+_Row = TypeVar("_Row")
 
 
 def import_paths(db: Database, paths: list[Path]) -> Counter[str]:
@@ -233,8 +236,8 @@ class _Importer:
             raise self.fail(src, f"unknown world {world_id!r}", "world_id")
         self._worlds.add(world_id)
 
-    def _exists(self, src: SourceRecord, stored: dict[str, Any] | None, d: dict[str, Any],
-                export: Callable[[dict[str, Any]], dict[str, Any]]) -> bool:
+    def _exists(self, src: SourceRecord, stored: _Row | None, d: dict[str, Any],
+                export: Callable[[_Row], dict[str, Any]]) -> bool:
         if stored is None:
             return False
         if not _same(export(stored), d):

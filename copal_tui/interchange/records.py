@@ -12,6 +12,7 @@ from store.annotation import annotations as log
 from store.annotation.annotations import Annotation
 from store.artifacts import compass_interchange_sql as compass_io
 from store.artifacts import reads
+from store.artifacts.records import CompassJudgmentRow, CompassQueryRow, CompassResponseRow
 from store.db import Database, loads
 
 
@@ -144,49 +145,49 @@ def adjudication_record(row: Annotation) -> dict[str, Any]:
     }
 
 
-def compass_query_record(row: dict[str, Any]) -> dict[str, Any]:
+def compass_query_record(row: CompassQueryRow) -> dict[str, Any]:
     return {
         "type": "compass_query",
-        "id": row["id"],
-        "world_id": row["world_id"],
-        "policy_id": row["policy_id"],
-        "query_type": row["query_type"],
-        "strategy": row["strategy"],
-        "form": row["form"],
-        "parent_id": row["parent_id"],
-        "text": row["text"],
-        "attributes": _maybe(row["attributes"]) or {},
-        "status": row["status"],
-        "matched": _maybe_list(row["matched"]),
-        "reason": row["reason"],
+        "id": row.id,
+        "world_id": row.world_id,
+        "policy_id": row.policy_id,
+        "query_type": row.query_type,
+        "strategy": row.strategy,
+        "form": row.form,
+        "parent_id": row.parent_id,
+        "text": row.text,
+        "attributes": _maybe(row.attributes) or {},
+        "status": row.status,
+        "matched": _maybe_list(row.matched),
+        "reason": row.reason,
     }
 
 
-def compass_response_record(row: dict[str, Any]) -> dict[str, Any]:
+def compass_response_record(row: CompassResponseRow) -> dict[str, Any]:
     return {
         "type": "compass_response",
-        "id": row["id"],
-        "query_id": row["query_id"],
-        "model": row["model"],
-        "variant": row["variant"],
-        "text": row["text"],
-        "prefilter": row["prefilter"],
-        "prefilter_model": row["prefilter_model"],
-        "prefilter_reason": row["prefilter_reason"],
+        "id": row.id,
+        "query_id": row.query_id,
+        "model": row.model,
+        "variant": row.variant,
+        "text": row.text,
+        "prefilter": row.prefilter,
+        "prefilter_model": row.prefilter_model,
+        "prefilter_reason": row.prefilter_reason,
     }
 
 
-def compass_judgment_record(row: dict[str, Any]) -> dict[str, Any]:
+def compass_judgment_record(row: CompassJudgmentRow) -> dict[str, Any]:
     return {
         "type": "compass_judgment",
-        "id": row["id"],
-        "response_id": row["response_id"],
-        "judge": row["judge"],
-        "refused": _flag(row["refused"]),
-        "compliant": _flag(row["compliant"]),
-        "aligned": _flag(row["aligned"]),
-        "failure_mode": row["failure_mode"],
-        "rationale": row["rationale"],
+        "id": row.id,
+        "response_id": row.response_id,
+        "judge": row.judge,
+        "refused": _flag(row.refused),
+        "compliant": _flag(row.compliant),
+        "aligned": _flag(row.aligned),
+        "failure_mode": row.failure_mode,
+        "rationale": row.rationale,
     }
 
 
@@ -214,12 +215,12 @@ def iter_records(db: Database) -> Any:
         yield label_record(event)
     for event in log.iter_current(db, "copal", log.ADJUDICATOR):
         yield adjudication_record(event)
-    for row in compass_io.iter_queries(db):
-        yield compass_query_record(row)
-    for row in compass_io.iter_responses(db):
-        yield compass_response_record(row)
-    for row in compass_io.iter_judgments(db):
-        yield compass_judgment_record(row)
+    for query in compass_io.iter_queries(db):
+        yield compass_query_record(query)
+    for response in compass_io.iter_responses(db):
+        yield compass_response_record(response)
+    for judgment in compass_io.iter_judgments(db):
+        yield compass_judgment_record(judgment)
 
 
 def _list(value: Any) -> list[Any]:

@@ -30,24 +30,27 @@ def dialogue_judging(db: Database) -> dict[str, Any]:
     """{"rows": [...], "exclusions": [...]} (rows empty when no dialogue was judged)."""
     truth: dict[str, list[TurnTruth]] = defaultdict(list)
     domain_of: dict[str, str] = {}
-    for did, domain, turn, cat, key, phase, violation in dialogue_sql.truth_turns(db):
-        domain_of[did] = domain
-        truth[did].append(TurnTruth(turn, Guideline.of(cat, key, phase), bool(violation)))
+    for t in dialogue_sql.truth_turns(db):
+        domain_of[t.dialogue_id] = t.domain
+        truth[t.dialogue_id].append(TurnTruth(t.turn_index, Guideline.of(t.category, t.key, t.phase),
+                                              bool(t.violation)))
     preds: dict[tuple[str, int, str], list[TurnPrediction]] = defaultdict(list)
-    for did, judge, attempt, turn, cat, key, phase, violation in dialogue_sql.predictions(db):
-        g = None if cat is None and key is None else Guideline.of(cat, key, phase)
-        preds[(judge, attempt, did)].append(TurnPrediction(turn, g, bool(violation)))
+    for p in dialogue_sql.predictions(db):
+        g = None if p.category is None and p.key is None else \
+            Guideline.of(p.category, p.key, p.phase)
+        preds[(p.judge, p.attempt, p.dialogue_id)].append(
+            TurnPrediction(p.turn_index, g, bool(p.violation)))
     # judge -> attempt -> dialogues judged in it; plus binary flags and failures
     scored: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
     binary: dict[str, list[bool]] = defaultdict(list)
     exclusions: list[dict[str, Any]] = []
-    for did, judge, attempt, is_binary, failure in dialogue_sql.attempts(db):
-        if failure is not None:
-            exclusions.append({"judge": judge, "dialogue": did, "attempt": attempt,
-                               "reason": failure})
+    for a in dialogue_sql.attempts(db):
+        if a.failure is not None:
+            exclusions.append({"judge": a.judge, "dialogue": a.dialogue_id, "attempt": a.attempt,
+                               "reason": a.failure})
             continue
-        scored[judge][attempt].append(did)
-        binary[judge].append(bool(is_binary))
+        scored[a.judge][a.attempt].append(a.dialogue_id)
+        binary[a.judge].append(bool(a.binary_verdicts))
     rows: list[dict[str, Any]] = []
     for judge in sorted(scored):
         is_binary = all(binary[judge])

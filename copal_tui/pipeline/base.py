@@ -208,11 +208,11 @@ class StageRun:
         """Insert the run row, first waiting while a live run holds an overlapping claim."""
         while (holder := runs.claim(self.db, self.run_id, self.stage, self.manifest())) is not None:
             if self.progress.status != "waiting":
-                where = f" on {holder['host']}" if holder["host"] != socket.gethostname() else ""
-                started = str(holder["started_at"])[:19].replace("T", " ")
+                where = f" on {holder.host}" if holder.host != socket.gethostname() else ""
+                started = str(holder.started_at)[:19].replace("T", " ")
                 self.progress.status = "waiting"
                 self.progress.message = (f"another copal run is doing this stage (pid "
-                                         f"{holder['pid']}{where}, started {started} UTC); "
+                                         f"{holder.pid}{where}, started {started} UTC); "
                                          "waiting")
                 self.report(force=True)
             if self.cancel.is_set():

@@ -15,6 +15,7 @@ from copal_tui.domain.compass import verification_keeps
 from copal_tui.domain.outputs import TASK_OUTPUTS, CompassVerifyOut
 from copal_tui.pipeline.base import StageRun, world_payload
 from store.artifacts import compass_sql
+from store.artifacts.records import CompassQueryRow
 from store.pipeline import pipeline_sql as sql
 
 SUITE_KINDS = ("allow", "deny")  # procedure policies are not part of a COMPASS suite
@@ -83,7 +84,7 @@ async def structured(run: StageRun, model: str, task: str, payload: dict[str, An
 
 # ------------------------------------------------------------------ verification
 
-Unit = tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]  # world, policies, query
+Unit = tuple[dict[str, Any], list[dict[str, Any]], CompassQueryRow]  # world, policies, query
 
 
 def to_verify(run: StageRun, query_types: tuple[str, ...] | None = None) -> list[Unit]:
@@ -92,8 +93,8 @@ def to_verify(run: StageRun, query_types: tuple[str, ...] | None = None) -> list
     for world in sql.worlds(run.db, run.opts.worlds):
         policies = suite_policies(run.db, world["id"])
         for q in compass_sql.queries(run.db, world["id"]):
-            if q["status"] in ("pending", "failed") and (
-                    query_types is None or q["query_type"] in query_types):
+            if q.status in ("pending", "failed") and (
+                    query_types is None or q.query_type in query_types):
                 units.append((world, policies, q))
     return units
 
@@ -108,13 +109,13 @@ async def verify(run: StageRun, units: list[Unit]) -> None:
         out: CompassVerifyOut | None
         out, failure = await structured(
             run, model, "compass_verify",
-            {"organisation": organisation(world, full=False), "query": q["text"],
-             "policies": policy_payload(policies)}, q["id"])
+            {"organisation": organisation(world, full=False), "query": q.text,
+             "policies": policy_payload(policies)}, q.id)
         if out is None:
             status, matched, reason = "failed", None, failure
         else:
             matched = list(dict.fromkeys(out.matched_policy_ids))
-            keep, reason = verification_keeps(q["query_type"], q["policy_id"], matched,
+            keep, reason = verification_keeps(q.query_type, q.policy_id, matched,
                                               {p["id"]: p["kind"] for p in policies})
             status = "kept" if keep else "rejected"
             if out.reason:
@@ -122,7 +123,7 @@ async def verify(run: StageRun, units: list[Unit]) -> None:
             run.count(status)
 
         def store(db: Any) -> None:
-            compass_sql.set_verification(db, q["id"], status, matched, reason, run.run_id)
+            compass_sql.set_verification(db, q.id, status, matched, reason, run.run_id)
 
         run.later(store)
 

@@ -39,6 +39,7 @@ from copal_tui.pipeline.compass_common import (
     verify,
 )
 from store.artifacts import compass_sql
+from store.artifacts.records import CompassQueryRow
 from store.pipeline import pipeline_sql as sql
 
 ALLOWED_EDGE_ANGLES = (
@@ -69,8 +70,8 @@ def edge_slots(base_slot: int, offset: int) -> list[tuple[str, str]]:
             for form, spec in EDGE_FORMS.items() for k in range(spec.per_base)]
 
 
-def _slot_of(q: dict[str, Any]) -> int:
-    slot = (q.get("attributes") or {}).get("slot")
+def _slot_of(q: CompassQueryRow) -> int:
+    slot = (q.attributes or {}).get("slot")
     return slot if isinstance(slot, int) and slot > 0 else 1
 
 
@@ -140,15 +141,15 @@ def _edge_units(run: StageRun, worlds: list[dict[str, Any]]) -> list[tuple[Any, 
         deny_place = {p["id"]: i for i, p in enumerate(x for x in policies
                                                        if x["kind"] == "deny")}
         queries = compass_sql.queries(run.db, world["id"])
-        have = {q["id"] for q in queries}
+        have = {q.id for q in queries}
         for q in queries:
-            if q["query_type"] != "denied_base" or q["status"] != "kept":
+            if q.query_type != "denied_base" or q.status != "kept":
                 continue
-            if q["policy_id"] not in deny_place:
+            if q.policy_id not in deny_place:
                 continue  # the policy left the inventory since
-            pairs = edge_slots(_slot_of(q), deny_place[q["policy_id"]])
+            pairs = edge_slots(_slot_of(q), deny_place[q.policy_id])
             missing = [(n, form, strategy) for n, (form, strategy) in enumerate(pairs, 1)
-                       if edge_id(q["id"], form, strategy) not in have]
+                       if edge_id(q.id, form, strategy) not in have]
             if missing:
                 units.append((world, policies, q, missing))
     return units
@@ -156,24 +157,24 @@ def _edge_units(run: StageRun, worlds: list[dict[str, Any]]) -> list[tuple[Any, 
 
 async def write_edges(run: StageRun, unit: tuple[Any, ...]) -> None:
     world, policies, base, missing = unit
-    policy = next(p for p in policies if p["id"] == base["policy_id"])
+    policy = next(p for p in policies if p["id"] == base.policy_id)
     wanted, slots = {}, []
     for n, form, strategy in missing:
         spec = EDGE_FORMS[form]
         slots.append({"slot": n, "strategy": strategy, "definition": STRATEGIES[strategy],
                       "form": form, "min_words": spec.min_words, "max_words": spec.max_words})
-        wanted[n] = {"id": edge_id(base["id"], form, strategy), "world_id": world["id"],
+        wanted[n] = {"id": edge_id(base.id, form, strategy), "world_id": world["id"],
                      "policy_id": policy["id"], "query_type": "denied_edge",
-                     "strategy": strategy, "form": form, "parent_id": base["id"],
+                     "strategy": strategy, "form": form, "parent_id": base.id,
                      "attributes": {"slot": n}}
     if not slots:
         return
     out, _ = await structured(
         run, run.generator, "compass_generate_edge",
         {"organisation": organisation(world), "policy": policy_payload([policy])[0],
-         "query_type": "denied_edge", "base_query": base["text"],
+         "query_type": "denied_edge", "base_query": base.text,
          "other_policies": policy_payload([p for p in policies if p["kind"] == "allow"]),
-         "slots": slots}, f"{base['id']}:edges")
-    rows = _rows(run, out, wanted, f"{base['id']}:edges")
+         "slots": slots}, f"{base.id}:edges")
+    rows = _rows(run, out, wanted, f"{base.id}:edges")
     run.count("denied_edge", len(rows))
     run.insert_later(compass_sql.insert_query, rows)

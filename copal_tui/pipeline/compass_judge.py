@@ -31,6 +31,7 @@ from copal_tui.domain.outputs import CompassJudgeOut
 from copal_tui.pipeline.base import StageRun
 from copal_tui.pipeline.compass_common import judgment_id, listed, structured, suite_policies
 from store.artifacts import compass_sql
+from store.artifacts.compass_sql import CompassResponseWithQuery
 from store.pipeline import pipeline_sql as sql
 
 
@@ -66,29 +67,30 @@ async def execute(run: StageRun) -> None:
         suite = suite_policies(run.db, world["id"])
         for resp in compass_sql.responses(run.db, world["id"]):
             for judge, name in judges:
-                if not compass_sql.judgment_ok(run.db, resp["id"], name):
+                if not compass_sql.judgment_ok(run.db, resp.id, name):
                     units.append((suite, resp, judge, name))
     for judge, _name in judges:
         run.model(judge)  # an unknown model name fails here, before any call
 
-    async def one(unit: tuple[list[dict[str, Any]], dict[str, Any], str, str]) -> None:
+    async def one(unit: tuple[list[dict[str, Any]], CompassResponseWithQuery, str,
+                                str]) -> None:
         suite, resp, judge, name = unit
-        row: dict[str, Any] = {"id": judgment_id(resp["id"], name),
-                               "response_id": resp["id"], "judge": name}
+        row: dict[str, Any] = {"id": judgment_id(resp.id, name),
+                               "response_id": resp.id, "judge": name}
         payload: dict[str, Any] = {"allowlist": listed(suite, "allow"),
-                                   "denylist": listed(suite, "deny"), "response": resp["text"]}
+                                   "denylist": listed(suite, "deny"), "response": resp.text}
         if variant == "with-query":
-            payload["query"] = resp["query"]
+            payload["query"] = resp.query
         # Only a fatal error (bad key, unknown model) raises, and it stops the run.
         out, failure = await structured(run, judge, task, payload, row["id"])
         if out is None:
             row["failure"] = failure
         else:
-            row.update(verdict(out, resp["query_type"]))
+            row.update(verdict(out, resp.query_type))
             run.count("aligned" if row["aligned"] else "misaligned")
 
         def store(db: Any) -> None:
-            compass_sql.delete_failed_judgment(db, resp["id"], name)
+            compass_sql.delete_failed_judgment(db, resp.id, name)
             compass_sql.insert_judgment(db, row, run.run_id)
 
         run.later(store)

@@ -40,6 +40,7 @@ from copal_tui.pipeline.compass_common import (
     suite_policies,
 )
 from store.artifacts import compass_sql
+from store.artifacts.records import CompassQueryRow
 from store.pipeline import pipeline_sql as sql
 
 
@@ -48,13 +49,13 @@ class World:
     row: dict[str, Any]
     policies: list[dict[str, Any]]  # the whole inventory (what the chatbot prompt shows)
     suite: list[dict[str, Any]]  # allowlist and denylist
-    order: list[dict[str, Any]]  # kept queries in demonstration order
+    order: list[CompassQueryRow]  # kept queries in demonstration order
 
 
 @dataclass
 class Unit:
     world: World
-    query: dict[str, Any]
+    query: CompassQueryRow
     model: str
     variant: str
 
@@ -70,22 +71,22 @@ def _units(run: StageRun) -> list[Unit]:
         for q in kept:
             for model in run.opts.models:
                 for variant in run.opts.compass.variants:
-                    if not compass_sql.response_ok(run.db, q["id"], model, variant):
+                    if not compass_sql.response_ok(run.db, q.id, model, variant):
                         units.append(Unit(w, q, model, variant))
     return units
 
 
-async def _references(run: StageRun, demos: dict[str, tuple[World, dict[str, Any]]]
+async def _references(run: StageRun, demos: dict[str, tuple[World, CompassQueryRow]]
                       ) -> dict[str, str | None]:
     """Reference answers of the allowed demonstrations, by query id (None: the call failed)."""
 
-    async def one(world: World, q: dict[str, Any]) -> str | None:
-        policy = next((p for p in world.suite if p["id"] == q["policy_id"]), None)
+    async def one(world: World, q: CompassQueryRow) -> str | None:
+        policy = next((p for p in world.suite if p["id"] == q.policy_id), None)
         out, _ = await structured(
             run, run.generator, "compass_reference",
             {"organisation": organisation(world.row),
-             "policy": policy_payload([policy])[0] if policy else None, "query": q["text"]},
-            f"{q['id']}:reference")
+             "policy": policy_payload([policy])[0] if policy else None, "query": q.text},
+            f"{q.id}:reference")
         return None if out is None else out.answer
 
     ids = sorted(demos)
@@ -114,18 +115,18 @@ async def execute(run: StageRun) -> None:
         raise ModelConfigError(why)
     demos = {id(u): cv.pick_demos(u.world.order, u.query)
              for u in units if u.variant == "few-shot"}
-    allowed = {q["id"]: (u.world, q) for u in units if id(u) in demos
-               for q in demos[id(u)] if q["query_type"].startswith("allowed")}
+    allowed = {q.id: (u.world, q) for u in units if id(u) in demos
+               for q in demos[id(u)] if q.query_type.startswith("allowed")}
     refs = await _references(run, allowed) if allowed else {}
 
-    def demo_answer(world: World, q: dict[str, Any]) -> str | None:
-        return refs.get(q["id"]) if q["query_type"].startswith("allowed") \
+    def demo_answer(world: World, q: CompassQueryRow) -> str | None:
+        return refs.get(q.id) if q.query_type.startswith("allowed") \
             else cv.refusal_message(world.row)
 
     async def one(u: Unit) -> None:
         w, q = u.world, u.query
-        row: dict[str, Any] = {"id": response_id(q["id"], u.model, u.variant),
-                               "query_id": q["id"], "model": u.model, "variant": u.variant}
+        row: dict[str, Any] = {"id": response_id(q.id, u.model, u.variant),
+                               "query_id": q.id, "model": u.model, "variant": u.variant}
         version = chatbot.version
         system = cv.base_system(w.row, w.policies, chatbot)
         shots: list[tuple[str, str]] = []
@@ -134,8 +135,8 @@ async def execute(run: StageRun) -> None:
             if cv.own_explicit_refusal(w.row) is None:  # else copal's templates are unused
                 version = f"{chatbot.version}+{refusal_tpl.version}"
         elif u.variant == "few-shot":
-            pairs = [(d["text"], demo_answer(w, d)) for d in demos[id(u)]]
-            lost = [d["id"] for d, (_, a) in zip(demos[id(u)], pairs, strict=True) if a is None]
+            pairs = [(d.text, demo_answer(w, d)) for d in demos[id(u)]]
+            lost = [d.id for d, (_, a) in zip(demos[id(u)], pairs, strict=True) if a is None]
             if lost:
                 row["failure"] = f"few-shot: no reference answer for {', '.join(lost)}"
             shots = [(t, a) for t, a in pairs if a is not None]
@@ -144,7 +145,7 @@ async def execute(run: StageRun) -> None:
                 run, run.prefilter, "compass_prefilter",
                 {"organisation": organisation(w.row, full=False),
                  "allowlist": listed(w.suite, "allow"), "denylist": listed(w.suite, "deny"),
-                 "query": q["text"]}, f"{row['id']}:prefilter")
+                 "query": q.text}, f"{row['id']}:prefilter")
             if out is None:
                 row["failure"] = failure
             else:
@@ -155,7 +156,7 @@ async def execute(run: StageRun) -> None:
                     row["text"] = cv.refusal_message(w.row)  # the target is never called
         if "failure" not in row and "text" not in row:
             try:
-                answer = await run.llm.complete(specs[u.model], cv.messages(system, q["text"], shots),
+                answer = await run.llm.complete(specs[u.model], cv.messages(system, q.text, shots),
                                                 task="chatbot", template_version=version)
                 row["text"] = answer.text
                 run.count("answered")
@@ -169,7 +170,7 @@ async def execute(run: StageRun) -> None:
                 run.fail(row["id"], row["failure"])
 
         def store(db: Any) -> None:
-            compass_sql.delete_failed_response(db, q["id"], u.model, u.variant)
+            compass_sql.delete_failed_response(db, q.id, u.model, u.variant)
             compass_sql.insert_response(db, row, run.run_id)
 
         run.later(store)

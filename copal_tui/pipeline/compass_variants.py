@@ -33,6 +33,7 @@ from typing import Any
 
 from copal_tui import prompts
 from copal_tui.domain.compass import FEW_SHOT_DEMONSTRATIONS, FEW_SHOT_ORDER
+from store.artifacts.records import CompassQueryRow
 
 REFUSAL = ("I'm sorry, but I can't help with that request. I'm {name}'s assistant and can "
            "only help with questions within {name}'s services.")
@@ -81,29 +82,29 @@ def messages(system: str, query: str,
     return [*out, {"role": "user", "content": query}]
 
 
-def ranked(world_id: str, kept: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def ranked(world_id: str, kept: Sequence[CompassQueryRow]) -> list[CompassQueryRow]:
     """The world's kept queries in their fixed demonstration order."""
-    def key(q: dict[str, Any]) -> str:
-        return hashlib.sha256(f"{world_id}\x00{q['id']}".encode()).hexdigest()
+    def key(q: CompassQueryRow) -> str:
+        return hashlib.sha256(f"{world_id}\x00{q.id}".encode()).hexdigest()
 
     return sorted(kept, key=key)
 
 
-def family(query: dict[str, Any], queries: Sequence[dict[str, Any]]) -> set[str]:
+def family(query: CompassQueryRow, queries: Sequence[CompassQueryRow]) -> set[str]:
     """Ids of the query's family among `queries`, the query included: a base query and the edge
     queries built from it (`parent_id`); for an edge query, its base and all of its siblings."""
-    root = query.get("parent_id") or query["id"]
-    return {root, query["id"]} | {q["id"] for q in queries if q.get("parent_id") == root}
+    root = query.parent_id or query.id
+    return {root, query.id} | {q.id for q in queries if q.parent_id == root}
 
 
-def pick_demos(order: Sequence[dict[str, Any]], query: dict[str, Any],
-               n: int = FEW_SHOT_DEMONSTRATIONS) -> list[dict[str, Any]]:
+def pick_demos(order: Sequence[CompassQueryRow], query: CompassQueryRow,
+               n: int = FEW_SHOT_DEMONSTRATIONS) -> list[CompassQueryRow]:
     """`n` demonstrations from `order` (see `ranked`) outside the query's family: the first
     DEMOS_PER_TYPE of each type, type by type in FEW_SHOT_ORDER, then the rest in order."""
     skip = family(query, order)
-    pool = [q for q in order if q["id"] not in skip]
+    pool = [q for q in order if q.id not in skip]
     chosen = [q for t in FEW_SHOT_ORDER
-              for q in [x for x in pool if x["query_type"] == t][:DEMOS_PER_TYPE]]
-    taken = {q["id"] for q in chosen}
-    chosen += [q for q in pool if q["id"] not in taken]
+              for q in [x for x in pool if x.query_type == t][:DEMOS_PER_TYPE]]
+    taken = {q.id for q in chosen}
+    chosen += [q for q in pool if q.id not in taken]
     return chosen[:n]

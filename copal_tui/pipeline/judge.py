@@ -28,15 +28,16 @@ from copal_tui.domain.taxonomy import JudgeMode
 from copal_tui.pipeline.base import StageRun, world_payload
 from store.artifacts import writes
 from store.pipeline import pipeline_sql as sql
+from store.pipeline.pipeline_sql import ResponseToJudge
 
 
 def judgment_id(response_id: str, judge: str, mode: str) -> str:
     return f"{response_id}+{judge}+{mode}"
 
 
-def contract_marks(out: ContractJudgeOut, resp: dict[str, Any]) -> dict[str, Any]:
-    req = [c["id"] for c in resp["required"]]
-    forb = [c["id"] for c in resp["forbidden"]]
+def contract_marks(out: ContractJudgeOut, resp: ResponseToJudge) -> dict[str, Any]:
+    req = [c["id"] for c in resp.required]
+    forb = [c["id"] for c in resp.forbidden]
     known = set(req) | set(forb)
     marked = {m.id for m in out.marks}
     observed = [m.id for m in out.marks if m.present and m.id in known]
@@ -47,7 +48,7 @@ def contract_marks(out: ContractJudgeOut, resp: dict[str, Any]) -> dict[str, Any
         raise ValueError(f"unmarked contract items: {', '.join(sorted(known - marked))}")
     if marked - known:
         notes.append(f"ignored marks for unknown ids: {', '.join(sorted(marked - known))}")
-    verdict = evaluate(req, forb, observed, item_kinds(resp["required"]))
+    verdict = evaluate(req, forb, observed, item_kinds(resp.required))
     rationale = out.rationale + (f" [{'; '.join(notes)}]" if notes else "")
     return {"observed": observed, "error": verdict.error, "direction": verdict.direction.value,
             "evidence": evidence or None, "facet": observed_facet(verdict.error, out.facet),
@@ -83,26 +84,26 @@ async def execute(run: StageRun) -> None:
         for resp in sql.responses_for_items(run.db, wid):
             for judge in run.opts.judges:
                 for mode in run.opts.copal.modes:
-                    if not sql.judgment_ok(run.db, resp["id"], judge, mode):
+                    if not sql.judgment_ok(run.db, resp.id, judge, mode):
                         units.append((wid, resp, judge, mode))
     specs = {j: run.model(j) for j in run.opts.judges}
 
-    async def one(unit: tuple[str, dict[str, Any], str, str]) -> None:
+    async def one(unit: tuple[str, ResponseToJudge, str, str]) -> None:
         wid, resp, judge, mode = unit
         out_type: type[Any]
         if mode == JudgeMode.CONTRACT.value:
             task = "judge_contract"
-            payload: dict[str, Any] = {"query": resp["query"], "response": resp["text"],
-                                       "required": resp["required"],
-                                       "forbidden": resp["forbidden"]}
-            out_type = complete_marks([c["id"] for c in resp["required"] + resp["forbidden"]])
+            payload: dict[str, Any] = {"query": resp.query, "response": resp.text,
+                                       "required": resp.required,
+                                       "forbidden": resp.forbidden}
+            out_type = complete_marks([c["id"] for c in resp.required + resp.forbidden])
         else:
             out_type = TASK_OUTPUTS["judge_full_policy"]
             task = "judge_full_policy"
-            payload = {"world": world_payload(worlds[wid]), "query": resp["query"],
-                       "response": resp["text"], "policies": policies[wid]}
-        row: dict[str, Any] = {"id": judgment_id(resp["id"], judge, mode),
-                               "response_id": resp["id"], "judge": judge, "mode": mode}
+            payload = {"world": world_payload(worlds[wid]), "query": resp.query,
+                       "response": resp.text, "policies": policies[wid]}
+        row: dict[str, Any] = {"id": judgment_id(resp.id, judge, mode),
+                               "response_id": resp.id, "judge": judge, "mode": mode}
         try:
             tpl = run.template(task)
             result = await run.llm.structured(
@@ -126,7 +127,7 @@ async def execute(run: StageRun) -> None:
             run.fail(row["id"], row["failure"])
 
         def store(db: Any) -> None:
-            sql.delete_failed_judgment(db, resp["id"], judge, mode)
+            sql.delete_failed_judgment(db, resp.id, judge, mode)
             writes.insert_judgment(db, row, run.run_id)
 
         run.later(store)

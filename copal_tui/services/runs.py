@@ -32,12 +32,12 @@ def list_runs(db: Database, limit: int | None = None) -> list[RunCounters]:
         rows = run_sql.all_runs(db, limit=limit)
     out = []
     for r in rows:
-        outputs = r["manifest"].get("outputs") or {}
+        outputs = r.manifest.get("outputs") or {}
         tallies = [t for tasks in outputs.values() for t in tasks.values()]
         out.append(RunCounters(
-            id=r["id"], stage=r["stage"], status=r["status"], started_at=r["started_at"],
-            finished_at=r["finished_at"], calls=r["calls"], cache_hits=r["cache_hits"],
-            failures=r["failures"], cost=r["cost"],
+            id=r.id, stage=r.stage, status=r.status, started_at=r.started_at,
+            finished_at=r.finished_at, calls=r.calls, cache_hits=r.cache_hits,
+            failures=r.failures, cost=r.cost,
             repaired=sum(t.get("repaired", 0) for t in tallies),
             invalid=sum(t.get("failed", 0) for t in tallies), outputs=outputs))
     return out

@@ -7,44 +7,42 @@ Inserts reuse `store.artifacts.compass_sql`. Callers open the transaction with `
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
-from store.db import Database, loads
+from store.artifacts.records import CompassJudgmentRow, CompassQueryRow, CompassResponseRow
+from store.db import Database
 
 # Failed calls (no text, no verdict) are pipeline state, not results: never exported.
 USABLE_RESPONSE = "failure IS NULL AND text IS NOT NULL"
 USABLE_JUDGMENT = "failure IS NULL AND aligned IS NOT NULL"
 
 
-def _one(db: Database, sql: str, params: tuple[Any, ...]) -> dict[str, Any] | None:
-    row = db.execute(sql, params).fetchone()
-    return None if row is None else dict(row)
+def query(db: Database, query_id: str) -> CompassQueryRow | None:
+    row = db.execute("SELECT * FROM compass_queries WHERE id = ?", (query_id,)).fetchone()
+    return None if row is None else CompassQueryRow.from_row(row)
 
 
-def query(db: Database, query_id: str) -> dict[str, Any] | None:
-    row = _one(db, "SELECT * FROM compass_queries WHERE id = ?", (query_id,))
-    if row is not None:
-        row["attributes"], row["matched"] = loads(row["attributes"]), loads(row["matched"])
-    return row
+def response(db: Database, response_id: str) -> CompassResponseRow | None:
+    row = db.execute("SELECT * FROM compass_responses WHERE id = ?", (response_id,)).fetchone()
+    return None if row is None else CompassResponseRow.from_row(row)
 
 
-def response(db: Database, response_id: str) -> dict[str, Any] | None:
-    return _one(db, "SELECT * FROM compass_responses WHERE id = ?", (response_id,))
-
-
-def response_for(db: Database, query_id: str, model: str, variant: str) -> dict[str, Any] | None:
+def response_for(db: Database, query_id: str, model: str,
+                 variant: str) -> CompassResponseRow | None:
     """The row holding the (query, model, variant) slot, usable or failed."""
-    return _one(db, "SELECT * FROM compass_responses WHERE query_id = ? AND model = ? "
-                    "AND variant = ?", (query_id, model, variant))
+    row = db.execute("SELECT * FROM compass_responses WHERE query_id = ? AND model = ? "
+                     "AND variant = ?", (query_id, model, variant)).fetchone()
+    return None if row is None else CompassResponseRow.from_row(row)
 
 
-def judgment(db: Database, judgment_id: str) -> dict[str, Any] | None:
-    return _one(db, "SELECT * FROM compass_judgments WHERE id = ?", (judgment_id,))
+def judgment(db: Database, judgment_id: str) -> CompassJudgmentRow | None:
+    row = db.execute("SELECT * FROM compass_judgments WHERE id = ?", (judgment_id,)).fetchone()
+    return None if row is None else CompassJudgmentRow.from_row(row)
 
 
-def judgment_for(db: Database, response_id: str, judge: str) -> dict[str, Any] | None:
-    return _one(db, "SELECT * FROM compass_judgments WHERE response_id = ? AND judge = ?",
-                (response_id, judge))
+def judgment_for(db: Database, response_id: str, judge: str) -> CompassJudgmentRow | None:
+    row = db.execute("SELECT * FROM compass_judgments WHERE response_id = ? AND judge = ?",
+                     (response_id, judge)).fetchone()
+    return None if row is None else CompassJudgmentRow.from_row(row)
 
 
 def response_query_type(db: Database, response_id: str) -> str | None:
@@ -53,21 +51,19 @@ def response_query_type(db: Database, response_id: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def iter_queries(db: Database) -> Iterator[dict[str, Any]]:
+def iter_queries(db: Database) -> Iterator[CompassQueryRow]:
     # Base queries before the edge queries derived from them, so a re-import resolves
     # parent_id in one pass; by id within each.
     for where in ("parent_id IS NULL", "parent_id IS NOT NULL"):
         for r in db.execute(f"SELECT * FROM compass_queries WHERE {where} ORDER BY id"):
-            d = dict(r)
-            d["attributes"], d["matched"] = loads(d["attributes"]), loads(d["matched"])
-            yield d
+            yield CompassQueryRow.from_row(r)
 
 
-def iter_responses(db: Database) -> Iterator[dict[str, Any]]:
+def iter_responses(db: Database) -> Iterator[CompassResponseRow]:
     for r in db.execute(f"SELECT * FROM compass_responses WHERE {USABLE_RESPONSE} ORDER BY id"):
-        yield dict(r)
+        yield CompassResponseRow.from_row(r)
 
 
-def iter_judgments(db: Database) -> Iterator[dict[str, Any]]:
+def iter_judgments(db: Database) -> Iterator[CompassJudgmentRow]:
     for r in db.execute(f"SELECT * FROM compass_judgments WHERE {USABLE_JUDGMENT} ORDER BY id"):
-        yield dict(r)
+        yield CompassJudgmentRow.from_row(r)

@@ -7,23 +7,39 @@ caller so a stage is idempotent. Callers open the transaction with `store.db.wri
 
 from __future__ import annotations
 
+import sqlite3
+from dataclasses import dataclass
 from typing import Any
 
-from store.db import Database, dumps, loads, utcnow
+from store.artifacts.records import CompassQueryRow
+from store.db import Database, dumps, utcnow
 
-_QUERY_JSON = ("attributes", "matched")
 
+@dataclass(frozen=True, slots=True)
+class CompassResponseWithQuery:
+    """A usable response with what judging it needs of its query: type, policy and text."""
 
-def _dicts(db: Database, sql: str, params: tuple[Any, ...] = (),
-           json_cols: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    out = []
-    for r in db.execute(sql, params):
-        d = dict(r)
-        for c in json_cols:
-            if c in d:
-                d[c] = loads(d[c])
-        out.append(d)
-    return out
+    id: str
+    query_id: str
+    model: str
+    variant: str
+    text: str
+    prefilter: str | None
+    prefilter_model: str | None
+    prefilter_reason: str | None
+    failure: str | None
+    run_id: str | None
+    created_at: str
+    world_id: str
+    policy_id: str
+    query_type: str
+    strategy: str | None
+    form: str | None
+    query: str
+
+    @classmethod
+    def from_row(cls, r: sqlite3.Row) -> CompassResponseWithQuery:
+        return cls(**{f: r[f] for f in cls.__dataclass_fields__})
 
 
 # ------------------------------------------------------------------ worlds
@@ -66,7 +82,7 @@ def query_ids(db: Database, world_id: str) -> set[str]:
 
 
 def queries(db: Database, world_id: str, *, query_type: str | None = None,
-            status: str | None = None) -> list[dict[str, Any]]:
+            status: str | None = None) -> list[CompassQueryRow]:
     """A world's queries by id, optionally one type and/or one verification status."""
     sql = "SELECT * FROM compass_queries WHERE world_id = ?"
     params: list[Any] = [world_id]
@@ -76,7 +92,7 @@ def queries(db: Database, world_id: str, *, query_type: str | None = None,
     if status is not None:
         sql += " AND status = ?"
         params.append(status)
-    return _dicts(db, sql + " ORDER BY id", tuple(params), _QUERY_JSON)
+    return [CompassQueryRow.from_row(r) for r in db.execute(sql + " ORDER BY id", tuple(params))]
 
 
 def set_verification(db: Database, query_id: str, status: str, matched: list[str] | None,
@@ -116,7 +132,7 @@ def insert_response(db: Database, r: dict[str, Any], run_id: str | None = None) 
 
 
 def responses(db: Database, world_id: str, *, model: str | None = None,
-              variant: str | None = None) -> list[dict[str, Any]]:
+              variant: str | None = None) -> list[CompassResponseWithQuery]:
     """Usable responses of a world's kept queries, with the query's type, policy and text."""
     sql = ("SELECT r.*, q.world_id, q.policy_id, q.query_type, q.strategy, q.form, "
            "q.text AS query FROM compass_responses r JOIN compass_queries q ON q.id = r.query_id "
@@ -129,7 +145,8 @@ def responses(db: Database, world_id: str, *, model: str | None = None,
     if variant is not None:
         sql += " AND r.variant = ?"
         params.append(variant)
-    return _dicts(db, sql + " ORDER BY r.id", tuple(params))
+    return [CompassResponseWithQuery.from_row(r)
+            for r in db.execute(sql + " ORDER BY r.id", tuple(params))]
 
 
 # ------------------------------------------------------------------ judgments

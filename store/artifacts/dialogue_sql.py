@@ -8,9 +8,61 @@ Callers open the transaction with `store.db.write`.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from store.db import Database, dumps, loads, utcnow
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPrediction:
+    """One turn's prediction of a stored judge attempt, as `attempt_predictions` returns it."""
+
+    turn_index: int
+    category: int | None
+    key: str | None
+    phase: int | None
+    violation: int
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TruthTurn:
+    """The per-turn truth of one assistant turn, with its dialogue's domain."""
+
+    dialogue_id: str
+    domain: str
+    turn_index: int
+    category: int | None
+    key: str | None
+    phase: int | None
+    violation: int
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptRow:
+    """One judge attempt: whether its verdicts were binary, and its failure if it failed."""
+
+    dialogue_id: str
+    judge: str
+    attempt: int
+    binary_verdicts: int
+    failure: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PredictionRow:
+    """One turn's prediction in one judge attempt."""
+
+    dialogue_id: str
+    judge: str
+    attempt: int
+    turn_index: int
+    category: int | None
+    key: str | None
+    phase: int | None
+    violation: int
+
 
 # ------------------------------------------------------------------ writes
 
@@ -66,12 +118,12 @@ def replace_attempt(db: Database, a: dict[str, Any], predictions: Iterable[dict[
 
 
 def attempt_predictions(db: Database, dialogue_id: str, judge: str,
-                        attempt: int) -> list[dict[str, Any]] | None:
+                        attempt: int) -> list[StoredPrediction] | None:
     """The stored predictions of one attempt (None when the attempt does not exist)."""
     if db.execute("SELECT 1 FROM dialogue_attempts WHERE dialogue_id = ? AND judge = ? AND "
                   "attempt = ?", (dialogue_id, judge, attempt)).fetchone() is None:
         return None
-    return [dict(r) for r in db.execute(
+    return [StoredPrediction(*r) for r in db.execute(
         "SELECT turn_index, category, key, phase, violation, reason FROM dialogue_predictions "
         "WHERE dialogue_id = ? AND judge = ? AND attempt = ? ORDER BY turn_index",
         (dialogue_id, judge, attempt))]
@@ -102,23 +154,23 @@ def dialogue(db: Database, dialogue_id: str) -> dict[str, Any] | None:
     return d
 
 
-def truth_turns(db: Database) -> list[tuple[Any, ...]]:
-    """(dialogue, domain, turn, category, key, phase, violation) of every assistant turn."""
-    return [tuple(r) for r in db.execute(
+def truth_turns(db: Database) -> list[TruthTurn]:
+    """The truth of every assistant turn."""
+    return [TruthTurn(*r) for r in db.execute(
         "SELECT t.dialogue_id, d.domain, t.turn_index, t.category, t.key, t.phase, t.violation "
         "FROM dialogue_turns t JOIN dialogues d ON d.id = t.dialogue_id "
         "WHERE t.role = 'assistant' ORDER BY t.dialogue_id, t.turn_index")]
 
 
-def attempts(db: Database) -> list[tuple[Any, ...]]:
-    """(dialogue, judge, attempt, binary, failure) of every judge attempt."""
-    return [tuple(r) for r in db.execute(
+def attempts(db: Database) -> list[AttemptRow]:
+    """Every judge attempt."""
+    return [AttemptRow(*r) for r in db.execute(
         "SELECT dialogue_id, judge, attempt, binary_verdicts, failure FROM dialogue_attempts "
         "ORDER BY judge, attempt, dialogue_id")]
 
 
-def predictions(db: Database) -> list[tuple[Any, ...]]:
-    """(dialogue, judge, attempt, turn, category, key, phase, violation) of every prediction."""
-    return [tuple(r) for r in db.execute(
+def predictions(db: Database) -> list[PredictionRow]:
+    """Every turn prediction of every attempt."""
+    return [PredictionRow(*r) for r in db.execute(
         "SELECT dialogue_id, judge, attempt, turn_index, category, key, phase, violation "
         "FROM dialogue_predictions ORDER BY judge, attempt, dialogue_id, turn_index")]

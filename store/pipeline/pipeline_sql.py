@@ -6,9 +6,25 @@ partial failure picks up exactly what is missing.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from store.db import Database, loads
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseToJudge:
+    """An answered response of an active item, with its item's query and contract (the
+    contract items decoded from their JSON)."""
+
+    id: str
+    item_id: str
+    model: str
+    variant: str
+    text: str
+    query: str
+    required: list[dict[str, Any]]
+    forbidden: list[dict[str, Any]]
 
 
 def _rows(db: Database, sql: str, params: tuple = (), json_cols: tuple[str, ...] = ()) -> list[dict]:
@@ -105,9 +121,9 @@ def response_ok(db: Database, item_id: str, model: str, variant: str) -> bool:
     return row is not None and row[0] is None
 
 
-def responses_for_items(db: Database, world_id: str) -> list[dict[str, Any]]:
+def responses_for_items(db: Database, world_id: str) -> list[ResponseToJudge]:
     """Answered responses of the world's active items, with their item's query and contract."""
-    return _rows(
+    rows = _rows(
         db,
         "SELECT r.id, r.item_id, r.model, r.variant, r.text, i.query, i.required, i.forbidden "
         "FROM responses r JOIN items i ON i.id = r.item_id "
@@ -116,6 +132,7 @@ def responses_for_items(db: Database, world_id: str) -> list[dict[str, Any]]:
         "ORDER BY r.id",
         (world_id,), ("required", "forbidden"),
     )
+    return [ResponseToJudge(**r) for r in rows]
 
 
 def judgment_ok(db: Database, response_id: str, judge: str, mode: str) -> bool:

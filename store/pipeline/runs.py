@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sqlite3
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,6 +28,41 @@ HEARTBEAT_EVERY = 5.0
 # Generous: on the host that started it a run is judged by its pid; this only decides for runs
 # of other hosts (or a pid that was reused), and a slow write can block a run's loop for 30 s.
 STALE_AFTER = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One row of `runs`, its manifest decoded."""
+
+    id: str
+    stage: str
+    status: str
+    started_at: str
+    finished_at: str | None
+    heartbeat_at: str | None
+    calls: int
+    cache_hits: int
+    failures: int
+    cost: float
+    manifest: dict[str, Any]
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> RunRecord:
+        return cls(id=row["id"], stage=row["stage"], status=row["status"],
+                   started_at=row["started_at"], finished_at=row["finished_at"],
+                   heartbeat_at=row["heartbeat_at"], calls=row["calls"],
+                   cache_hits=row["cache_hits"], failures=row["failures"], cost=row["cost"],
+                   manifest=json.loads(row["manifest"]))
+
+
+@dataclass(frozen=True, slots=True)
+class RunHolder:
+    """The live run that holds a stage's claim: which process, where, since when."""
+
+    id: str
+    pid: int | None
+    host: str | None
+    started_at: str
 
 
 def start(db: Database, run_id: str, stage: str, manifest: dict[str, Any]) -> None:
@@ -42,17 +79,17 @@ def _insert(db: Database, run_id: str, stage: str, manifest: dict[str, Any]) -> 
     )
 
 
-def claim(db: Database, run_id: str, stage: str, manifest: dict[str, Any]) -> dict[str, Any] | None:
+def claim(db: Database, run_id: str, stage: str, manifest: dict[str, Any]) -> RunHolder | None:
     """Start the run, or return the live run of the same stage whose scope overlaps (nothing is
     written for this run then). Dead runs found on the way are marked interrupted."""
     scope = manifest.get("scope")
     with write(db):
         reap(db)
         for other in running(db):
-            if other["stage"] == stage and overlaps(scope, other["manifest"].get("scope")):
-                m = other["manifest"]
-                return {"id": other["id"], "pid": m.get("pid"), "host": m.get("host"),
-                        "started_at": other["started_at"]}
+            if other.stage == stage and overlaps(scope, other.manifest.get("scope")):
+                m = other.manifest
+                return RunHolder(id=other.id, pid=m.get("pid"), host=m.get("host"),
+                                 started_at=other.started_at)
         _insert(db, run_id, stage, manifest)
     return None
 
@@ -106,21 +143,19 @@ def finish(
         )
 
 
-def running(db: Database) -> list[dict[str, Any]]:
-    return [
-        {**dict(r), "manifest": json.loads(r["manifest"])}
-        for r in db.execute("SELECT * FROM runs WHERE status = 'running'")
-    ]
+def running(db: Database) -> list[RunRecord]:
+    return [RunRecord.from_row(r)
+            for r in db.execute("SELECT * FROM runs WHERE status = 'running'")]
 
 
-def is_dead(run: dict[str, Any], host: str | None = None, now: datetime | None = None) -> bool:
+def is_dead(run: RunRecord, host: str | None = None, now: datetime | None = None) -> bool:
     """A running run whose process is gone, or whose heartbeat went stale."""
-    m = run["manifest"]
+    m = run.manifest
     pid = m.get("pid")
     if m.get("host") == (host or socket.gethostname()) and isinstance(pid, int):
         return not _alive(pid)
     try:
-        beat = _parse(run.get("heartbeat_at") or run["started_at"])
+        beat = _parse(run.heartbeat_at or run.started_at)
     except ValueError:  # not a stamp this store wrote: nothing says the run is alive
         return True
     return ((now or datetime.now(UTC)) - beat).total_seconds() > STALE_AFTER
@@ -135,21 +170,16 @@ def reap(db: Database) -> list[str]:
                 db.execute(
                     "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE id = ? "
                     "AND status = 'running'",
-                    (r.get("heartbeat_at") or r["started_at"], r["id"]),
+                    (r.heartbeat_at or r.started_at, r.id),
                 )
-    return [r["id"] for r in dead]
+    return [r.id for r in dead]
 
 
-def all_runs(db: Database, limit: int | None = None) -> list[dict[str, Any]]:
+def all_runs(db: Database, limit: int | None = None) -> list[RunRecord]:
     sql = "SELECT * FROM runs ORDER BY started_at DESC, id DESC"
     if limit:
         sql += f" LIMIT {int(limit)}"
-    out = []
-    for row in db.execute(sql):
-        d = dict(row)
-        d["manifest"] = json.loads(d["manifest"])
-        out.append(d)
-    return out
+    return [RunRecord.from_row(row) for row in db.execute(sql)]
 
 
 def _parse(stamp: str) -> datetime:
