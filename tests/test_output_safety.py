@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from copal_tui.services import store_admin
 from copal_tui.export import writer
 from copal_tui.interchange import exporter
+from copal_tui.services import store_admin
 
 EXPORT_JSONL = ("export", "--format", "jsonl", "--out")
 BACKUP = ("backup",)
