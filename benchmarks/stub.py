@@ -16,7 +16,6 @@ import sys
 from aiohttp import web
 
 
-
 def judge_answer(prompt: str) -> str:
     """A valid contract-judge answer: one mark per contract item of the task's input object
     (every item absent), as the judge's output model requires."""
