@@ -48,6 +48,15 @@ def table(pilot: Any, name: str | None = None) -> PagedTable:
     return screen.query_one(f"#{name}-table", PagedTable)  # type: ignore[no-any-return]
 
 
+async def until(pilot: Any, done: Any) -> None:
+    """Let the app work (tab switch, focus, page loads) until `done()` holds; bounded, and
+    the caller asserts the outcome: on a loaded machine one refresh is not always enough."""
+    for _ in range(50):
+        if done():
+            return
+        await settle(pilot)
+
+
 async def open_world(pilot: Any, world: str = W) -> WorldScreen:
     await settle(pilot)
     t = table(pilot)
@@ -111,7 +120,8 @@ async def test_world_tabs_list_the_world_rows_in_order(browse_db: Path) -> None:
         }
         for n, name in enumerate(["policies", "clauses", "compositions", "items", "runs"], 1):
             await pilot.press(str(n))
-            await pilot.pause()
+            await until(pilot, lambda name=name: pilot.app.screen.active_table().id ==
+                        f"{name}-table" and pilot.app.screen.focused is table(pilot, name).table)
             assert pilot.app.screen.active_table().id == f"{name}-table"
             assert pilot.app.screen.focused is table(pilot, name).table
             if name in expected:
@@ -282,6 +292,7 @@ async def test_a_long_list_loads_one_page(browse_db: Path, tmp_path: Path) -> No
         await pilot.press("4")
         await settle(pilot)
         items = table(pilot, "items")
+        await until(pilot, lambda: pilot.app.screen.focused is items.table)
         assert items.page.total == total  # type: ignore[union-attr]
         assert items.table.row_count == 100
         for _ in range(10):
