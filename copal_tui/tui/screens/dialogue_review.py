@@ -124,29 +124,27 @@ class DialogueReviewScreen(QueueLabelScreen):
         # move to the next, so the view lays out the turns it has shown without a lookup.
         self._turn_blocks: dict[tuple[int, bool], TurnBlock] = {}
         self._loads = 0  # dialogues read: part of the facts' key (their guideline texts)
+        self._key: tuple[str, ReviewKey] | None = None  # the subject last parsed, its key
+        # The panes, kept rather than looked up in the DOM on every move.
+        self.view = ConversationView(id="review-context", classes="label-read")
+        self.facts = ConversationView(id="review-facts-pane")
+        self.picker = ErrorTypePicker(id="review-picker")
 
     @property
     def key(self) -> ReviewKey | None:
-        return None if self.subject is None else key_of(self.subject)
-
-    @property
-    def picker(self) -> ErrorTypePicker:
-        return self.query_one(ErrorTypePicker)
-
-    @property
-    def view(self) -> ConversationView:
-        return self.query_one(self.READING_PANE, ConversationView)
-
-    @property
-    def facts(self) -> ConversationView:
-        return self.query_one("#review-facts-pane", ConversationView)
+        subject = self.subject
+        if subject is None:
+            return None
+        if self._key is None or self._key[0] != subject:
+            self._key = (subject, key_of(subject))
+        return self._key[1]
 
     def compose_panes(self) -> ComposeResult:
-        yield ConversationView(id="review-context", classes="label-read")
+        yield self.view
         with Vertical(id="review-side", classes="label-side"):
-            yield ConversationView(id="review-facts-pane")
+            yield self.facts
             # Outside the scrolling facts, so the choice is always in view.
-            yield ErrorTypePicker(id="review-picker")
+            yield self.picker
 
     def on_mount(self) -> None:
         self.title = "copal \u00b7 judge mistakes" + (
@@ -173,7 +171,13 @@ class DialogueReviewScreen(QueueLabelScreen):
 
     def render_subject(self, mine: Annotation | None, undone: Annotation | None) -> None:
         chosen = undone or mine
-        self.picker.reset(None if chosen is None else chosen.payload, relabel=mine is not None)
+        review = None if chosen is None else chosen.payload
+        picker, relabel = self.picker, mine is not None
+        # Moving between mistakes not reviewed yet leaves the picker as it is: not repainted.
+        if (picker.error_type, picker.note, picker.relabel) != (
+                None if review is None else review.get("error_type"),
+                None if review is None else review.get("note"), relabel):
+            picker.reset(review, relabel=relabel)
         # At once to the end, the turn under review (the view knows its height as soon as it
         # has the blocks), so no frame shows the new turns at the old offset.
         self.view.show(self._conversation())

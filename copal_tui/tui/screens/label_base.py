@@ -114,6 +114,9 @@ class LabelScreen(QueueWrites, Screen[None]):
         super().__init__(**kwargs)
         self.last_saved: Text | None = None
         self.status_text = ""
+        self._status_widget: Static | None = None
+        self._other_panes: list[ScrollPane] | None = None
+        self._reading: Widget | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -133,7 +136,9 @@ class LabelScreen(QueueWrites, Screen[None]):
 
     @property
     def reading_pane(self) -> Widget:
-        return self.query_one(self.READING_PANE, Widget)
+        if self._reading is None or not self._reading.is_attached:
+            self._reading = self.query_one(self.READING_PANE, Widget)
+        return self._reading
 
     def action_read_page(self, delta: int) -> None:
         pane = self.reading_pane
@@ -148,9 +153,10 @@ class LabelScreen(QueueWrites, Screen[None]):
         other pane at its top."""
         pane = self.reading_pane
         pane.focus()
-        for other in self.query(ScrollPane):
-            if other is not pane:
-                other.scroll_home(animate=False)
+        if self._other_panes is None:  # the panes are composed once: looked up once
+            self._other_panes = [p for p in self.query(ScrollPane) if p is not pane]
+        for other in self._other_panes:
+            other.scroll_home(animate=False)
         if end:
             # The content was just replaced: scroll once it is laid out.
             self.call_after_refresh(pane.scroll_end, animate=False)
@@ -161,9 +167,12 @@ class LabelScreen(QueueWrites, Screen[None]):
 
     def set_status(self, text: Text) -> None:
         self.status_text = text.plain
-        found = self.query("#queue-status")
-        if found:  # a worker may report after the screen has been closed
-            found.first(Static).update(text, layout=False)
+        if self._status_widget is None:  # looked up once, not on every key
+            found = self.query("#queue-status")
+            self._status_widget = found.first(Static) if found else None
+        line = self._status_widget
+        if line is not None and line.is_attached:  # a worker may report after a close
+            line.update(text, layout=False)
 
     def status_line(self, progress: str, *extra: Text) -> Text:
         """The annotator, the progress ("12/200 of campaign NAME"), the screen's own parts,

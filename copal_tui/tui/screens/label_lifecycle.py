@@ -10,7 +10,11 @@ through the app's line of writes (copal_tui.tui.busy): committed before the key 
 when the database is free, waiting its turn ("waiting for the database") while it is busy; the
 next subject is then picked with reads, never one whose label still waits.
 
-One lease at a time: moving to another subject gives the previous one back.
+One lease at a time: moving to another subject gives the previous one back, in one
+transaction handed over once the new subject is on screen (its commit waits for the disk, which
+the annotator need not watch); moves made before it lands (a key held down) hand over once,
+from the subject left first to the one reached last. Any other write first lands a pending
+handover, so writes still land in the order they were made.
 
 A screen supplies: `load(subject)` (read what it shows), `render_subject(mine, undone)` and
 `render_empty(message)` (draw it), `answer()` (the label fields from its form, or None after
@@ -20,6 +24,7 @@ saying what is missing) and `saved_words(label)` (the status line's confirmation
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
@@ -53,6 +58,13 @@ class QueueLabelScreen(LabelScreen):
         self.ready = False
         self.ordering = False  # new subjects wait for the database to get their places
         self.notes: dict[str, str] = {}  # notes written here (shown before they are saved)
+        # A handover waiting for the new subject to be drawn: the subject whose lease it gives
+        # back (None: none); the subject it leases is whatever is shown when it runs.
+        self._handover_pending = False
+        self._handover_from: str | None = None
+        # Positions never change in a campaign (subjects are only appended): read once each.
+        self._positions: dict[str, int] = {}
+        self._mine: int | None = None  # our label count for the status line, until a write
 
     # -------------------------------------------------------------- start
 
@@ -99,6 +111,7 @@ class QueueLabelScreen(LabelScreen):
         else:
             self.set_timer(ORDER_RETRY_S, self._prepare)
         self.queue.reload()  # the worker may have frozen this annotator's queue
+        self._mine = None
         self.progress, self.counted = progress, True
         if not self.ready or self.subject is None:
             self.ready = True
@@ -114,7 +127,7 @@ class QueueLabelScreen(LabelScreen):
         self._from_worker(self._counted, progress)
 
     def _counted(self, progress: Progress) -> None:
-        self.progress = progress
+        self.progress, self._mine = progress, None
         self._status()
 
     # -------------------------------------------------------------- leases, picking
@@ -136,8 +149,20 @@ class QueueLabelScreen(LabelScreen):
         self.write("release", lambda _db: queue.release(subject), keep=False)
 
     def _move_lease(self, old: str | None, new: str | None) -> None:
-        queue = self.queue
+        """Hand the lease from `old` over to `new` after the next frame (see the module's
+        docstring); a handover still waiting keeps its `old`."""
+        if not self._handover_pending:
+            self._handover_pending, self._handover_from = True, old
+            self.call_after_refresh(self._hand_over)
+
+    def _hand_over(self) -> None:
+        if not self._handover_pending:
+            return  # landed already, before another write
+        self._handover_pending = False
+        old, new, queue = self._handover_from, self.subject, self.queue
         assert queue is not None
+        if old == new:
+            return  # back where it started before the frame: the lease is still ours
         if new is None:
             if old is not None:
                 self._release(old)
@@ -147,13 +172,38 @@ class QueueLabelScreen(LabelScreen):
         self.write(f"lease on #{self.pos(new)}", lambda _db: queue.move(old, new),
                    keep=False, key=f"lease:{new}")
 
+    def write(self, what: str, run: Callable[[Database], Any],
+              done: Callable[[Any], None] | None = None, *, keep: bool = True,
+              subject: Any = None, key: str | None = None) -> bool:
+        """The base's write, after any handover still waiting (writes land in order); a
+        write that may change our labels makes the status line count them again."""
+        self._hand_over()
+        if keep:
+            self._mine = None  # before too: `done` may redraw the status as it lands
+        landed = super().write(what, run, done, keep=keep, subject=subject, key=key)
+        if keep:
+            self._mine = None
+        return landed
+
+    def writes_changed(self) -> None:
+        self._mine = None  # a waiting write may have landed
+        super().writes_changed()
+
     def leave(self) -> None:
+        self._hand_over()
         if self.subject is not None and self.queue is not None:
             self._release(self.subject)
 
     def pos(self, subject: str | None) -> int | None:
         assert self.queue is not None
-        return self.queue.position(subject)
+        if subject is None:
+            return None
+        found = self._positions.get(subject)
+        if found is None:
+            found = self.queue.position(subject)
+            if found is not None:
+                self._positions[subject] = found
+        return found
 
     def _first(self) -> str | None:
         """Where we left off (our live unfinished lease), else the first subject open to us."""
@@ -226,8 +276,10 @@ class QueueLabelScreen(LabelScreen):
         if self.ordering:
             extra.append(Text("\u00b7 waiting for the database to add new subjects ",
                               style="yellow"))
-        self.set_status(self.status_line(self.queue.tally(total=total, done=self.DONE_WORD),
-                                         *extra))
+        if self._mine is None:
+            self._mine = self.queue.mine()
+        self.set_status(self.status_line(
+            self.queue.tally(self._mine, total=total, done=self.DONE_WORD), *extra))
 
     # -------------------------------------------------------------- actions
 
