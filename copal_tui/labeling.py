@@ -64,12 +64,18 @@ def record(db: Database, response_id: str, annotator: str, action: str, *,
                                                                          "flag": flag})
 
 
-def stale_labels(db: Database) -> list[dict]:
+@dataclass(frozen=True)
+class StaleLabel:
+    label_event_id: int
+    response_id: str
+    annotator: str
+
+
+def stale_labels(db: Database) -> list[StaleLabel]:
     """Current labels whose query, contract or response changed since they were given."""
     out = []
     for row in label_sql.labels_with_content(db):
-        now = content_sha256(row["query"], row["required"], row["forbidden"], row["response"] or "")
-        if row["content_sha256"] and row["content_sha256"] != now:
-            out.append({"label_event_id": row["id"], "response_id": row["response_id"],
-                        "annotator": row["annotator"]})
+        now = content_sha256(row.query, row.required, row.forbidden, row.response or "")
+        if row.content_sha256 and row.content_sha256 != now:
+            out.append(StaleLabel(row.id, row.response_id, row.annotator))
     return out

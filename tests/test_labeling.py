@@ -50,7 +50,7 @@ def test_marks_outside_the_contract_are_refused(db):
 def test_label_on_changed_content_is_stale(db):
     rid = _response(db)
     labeling.submit(db, rid, "carl", [])
-    assert not [s for s in labeling.stale_labels(db) if s["annotator"] == "carl"]
+    assert not [s for s in labeling.stale_labels(db) if s.annotator == "carl"]
     db.execute("UPDATE responses SET text = text || ' (edited)' WHERE id = ?", (rid,))
-    stale = [s for s in labeling.stale_labels(db) if s["annotator"] == "carl"]
-    assert [s["response_id"] for s in stale] == [rid]
+    stale = [s for s in labeling.stale_labels(db) if s.annotator == "carl"]
+    assert [s.response_id for s in stale] == [rid]

@@ -157,9 +157,9 @@ async def test_the_responding_model_is_hidden_unless_asked_for(tmp_path):
             await settle(pilot)
             ctx = app.screen.ctx
             shown = screen_text(app)
-            assert ctx["model"].startswith("sample/") and ctx["query"][:30] in shown
-            assert (ctx["model"] in shown) is show
-            assert (ctx["response_id"] in shown) is show
+            assert ctx.model.startswith("sample/") and ctx.query[:30] in shown
+            assert (ctx.model in shown) is show
+            assert (ctx.response_id in shown) is show
             assert ("Response \u00b7 item" in shown) is not show
 
 
@@ -185,7 +185,7 @@ async def test_compass_queue_hides_the_policy_list_and_the_model(tmp_path):
             for word in ("allow", "deny", "allowlist", "denylist", "test/bot", "variant"):
                 assert word not in lowered, (screen.rid, word)
             assert not re.search(r"\b[AD][12]\b", shown), screen.rid
-            assert screen.ctx["policy_text"] in shown  # the policy itself is there
+            assert screen.ctx.policy_text in shown  # the policy itself is there
             await pilot.press("n")
             await pilot.pause()
         assert seen == ["r1", "r2", "r3", "r4", "r5", "r6"]

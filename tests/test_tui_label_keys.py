@@ -79,10 +79,10 @@ async def test_the_observed_facet_is_stored_with_an_erroneous_label(tmp_path):
         screen = pilot.app.screen
         assert isinstance(screen, LabelQueueScreen)
         first, ctx = screen.rid, screen.ctx
-        assert ctx is not None and ctx["facet"]
+        assert ctx is not None and ctx.facet
         # Blind: the item's target facet is not shown while labelling.
         body = plain(screen.context_pane.query_one("#label-context-body").content, 300)
-        assert ctx["facet"] not in body
+        assert ctx.facet not in body
         assert screen.marks.verdict.error == 1  # nothing marked: every required item missing
         await pilot.press("o")
         await pilot.pause()
@@ -109,7 +109,7 @@ async def test_the_observed_facet_is_stored_with_an_erroneous_label(tmp_path):
                       "prerequisite_gating": ["skipped_gate", "wrong_scope_gate"],
                       "selective_disclosure": ["protected_field_leakage", "all_withholding"],
                       "workflow_transfer": ["missed_transfer", "wrong_route"]}
-    assert chosen == pattern_facets[ctx["pattern"]][1]
+    assert chosen == pattern_facets[ctx.pattern][1]
     assert got == [{"subject": first, "facet": chosen, "error": 1},
                    {"subject": second, "facet": None, "error": 0}]
 

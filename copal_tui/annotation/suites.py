@@ -25,6 +25,7 @@ from copal_tui.domain.taxonomy import Facet
 from store.annotation import campaigns, compass_labels, dialogue_reviews
 from store.annotation import labels as copal_sql
 from store.annotation.campaigns import Candidate
+from store.annotation.compass_labels import CompassContext
 from store.artifacts import dialogue_sql, reads
 from store.db import Database, StoreError
 
@@ -137,11 +138,11 @@ def observed_facet(facet: Any, error: int) -> str | None:
     return str(facet)
 
 
-def compass_shown_sha256(ctx: Mapping[str, Any]) -> str:
+def compass_shown_sha256(ctx: CompassContext) -> str:
     """The hash of what a COMPASS annotator is shown (the query, the intended policy, the
     world's policies and the response): a later edit of any part makes the label stale."""
-    intended = {"id": ctx["policy_id"], "kind": ctx["policy_kind"], "text": ctx["policy_text"]}
-    return content_sha256(ctx["query"], intended, ctx["policies"], ctx["response"] or "")
+    intended = {"id": ctx.policy_id, "kind": ctx.policy_kind, "text": ctx.policy_text}
+    return content_sha256(ctx.query, intended, ctx.policies, ctx.response or "")
 
 
 class Compass(Suite):

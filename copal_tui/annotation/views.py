@@ -15,12 +15,15 @@ from store.annotation import annotations as log
 from store.annotation import compass_labels, dialogue_reviews
 from store.annotation import labels as copal_sql
 from store.annotation.annotations import Annotation
+from store.annotation.compass_labels import CompassContext
 from store.annotation.dialogue_reviews import ReviewKey, key_of, subject_of
+from store.annotation.labels import Clause, CopalJudgment, ResponseContext
 from store.artifacts import dialogue_sql
 from store.browse import compass_browse_sql
 from store.db import Database
 
-__all__ = ["Annotation", "CompassReveal", "CopalReveal", "ReviewKey", "compass_context",
+__all__ = ["Annotation", "Clause", "CompassContext", "CompassReveal", "CopalJudgment",
+           "CopalReveal", "ResponseContext", "ReviewKey", "compass_context",
            "compass_reveal", "copal_context", "copal_reveal", "dialogue", "key_of",
            "latest_note", "mistake", "subject_of"]
 
@@ -30,20 +33,21 @@ class CopalReveal:
     """Everything a COPAL response's reveal shows: the annotators' current labels, the judges'
     marks, and the notes and flags left on it."""
 
-    labels: list[dict[str, Any]]
-    judgments: list[dict[str, Any]]
-    remarks: list[dict[str, Any]]
+    labels: list[Annotation]
+    judgments: list[CopalJudgment]
+    remarks: list[Annotation]
 
 
 @dataclass(frozen=True)
 class CompassReveal:
-    """The judges' verdicts and the other annotators' current labels on a COMPASS response."""
+    """The judges' verdicts (rows of the COMPASS browse, as it reads them) and the other
+    annotators' current labels on a COMPASS response."""
 
     judgments: list[dict[str, Any]]
-    others: list[dict[str, Any]]
+    others: list[Annotation]
 
 
-def copal_context(db: Database, response_id: str) -> dict[str, Any] | None:
+def copal_context(db: Database, response_id: str) -> ResponseContext | None:
     """The response with its query, contract, clauses and item (None when it is gone)."""
     return copal_sql.response_context(db, response_id)
 
@@ -53,21 +57,21 @@ def latest_note(db: Database, suite: str, subject: str, annotator: str) -> str |
 
 
 def copal_reveal(db: Database, response_id: str) -> CopalReveal:
-    return CopalReveal([lab.row() for lab in log.labels_of(db, "copal", response_id)],
+    return CopalReveal(log.labels_of(db, "copal", response_id),
                        copal_sql.judgments_of(db, response_id),
-                       [r.row() for r in log.remarks(db, "copal", response_id)])
+                       log.remarks(db, "copal", response_id))
 
 
-def copal_remarks(db: Database, response_id: str) -> list[dict[str, Any]]:
-    return [r.row() for r in log.remarks(db, "copal", response_id)]
+def copal_remarks(db: Database, response_id: str) -> list[Annotation]:
+    return log.remarks(db, "copal", response_id)
 
 
-def compass_context(db: Database, response_id: str) -> dict[str, Any] | None:
+def compass_context(db: Database, response_id: str) -> CompassContext | None:
     return compass_labels.label_context(db, response_id)
 
 
 def compass_reveal(db: Database, response_id: str, annotator: str) -> CompassReveal:
-    others = [lab.row() for lab in compass_browse_sql.current_labels(db, response_id)
+    others = [lab for lab in compass_browse_sql.current_labels(db, response_id)
               if lab.annotator != annotator]
     return CompassReveal(compass_browse_sql.judgments_of(db, response_id), others)
 

@@ -7,6 +7,7 @@ queue is the one every suite shares (copal_tui.annotation.queue).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from store.annotation.campaigns import Candidate
@@ -42,7 +43,33 @@ def exists(db: Database, response_id: str) -> bool:
                       (response_id,)).fetchone() is not None
 
 
-def label_context(db: Database, response_id: str) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class CompassContext:
+    """What the COMPASS annotator is shown for a response. `policies` are every policy of the
+    world in their order (as the COMPASS browse reads them: id, kind, text); `policy_kind` and
+    `policy_text` are None when the intended policy is not one of them."""
+
+    response_id: str
+    model: str
+    variant: str
+    response: str | None
+    prefilter: str | None
+    prefilter_model: str | None
+    prefilter_reason: str | None
+    query_id: str
+    world_id: str
+    policy_id: str
+    query_type: str
+    strategy: str | None
+    form: str | None
+    query: str
+    world_name: str | None
+    policy_kind: str | None
+    policy_text: str | None
+    policies: list[dict[str, Any]]
+
+
+def label_context(db: Database, response_id: str) -> CompassContext | None:
     """What the annotator is shown: the response, its query, the intended policy and every
     policy of the world (`policies`). The query type and strategy are returned too; the screen
     decides whether to show them."""
@@ -57,6 +84,4 @@ def label_context(db: Database, response_id: str) -> dict[str, Any] | None:
         "WHERE r.id = ?", (response_id,)).fetchone()
     if row is None:
         return None
-    out = dict(row)
-    out["policies"] = world_policies(db, out["world_id"])
-    return out
+    return CompassContext(**dict(row), policies=world_policies(db, row["world_id"]))

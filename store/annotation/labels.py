@@ -7,6 +7,7 @@ were given on (stale detection). The labels themselves are events of the annotat
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from store.annotation.annotations import CURRENT
@@ -53,7 +54,47 @@ def candidates(db: Database, ids: Sequence[str] | None = None, *,
     return out
 
 
-def response_context(db: Database, response_id: str) -> dict[str, Any] | None:
+def _json_list(text: str | None) -> list[Any]:
+    """A stored JSON list column, decoded ([] for NULL)."""
+    value = loads(text)
+    return value if isinstance(value, list) else []
+
+
+@dataclass(frozen=True)
+class Clause:
+    """An active clause as the label screens show it."""
+
+    id: str
+    effect: str | None
+    trigger: str
+    scope: str
+    source_span: str | None
+
+
+@dataclass(frozen=True)
+class ResponseContext:
+    """Everything the label screen shows for a response. `required` and `forbidden` are the
+    contract items as stored (decoded JSON objects: id, text, clause_id, ...); `clauses` are the
+    composition's members plus any clause a contract item cites, in that order."""
+
+    response_id: str
+    model: str
+    variant: str
+    response: str | None
+    item_id: str
+    world_id: str
+    world_name: str | None
+    query: str
+    required: list[dict[str, Any]]
+    forbidden: list[dict[str, Any]]
+    method: str | None
+    pattern: str | None
+    facet: str | None
+    clause_ids: list[str]
+    clauses: list[Clause]
+
+
+def response_context(db: Database, response_id: str) -> ResponseContext | None:
     """Everything the label screen shows for a response, with contract JSON decoded."""
     row = db.execute(
         "SELECT r.id AS response_id, r.model, r.variant, r.text AS response, i.id AS item_id, "
@@ -68,45 +109,74 @@ def response_context(db: Database, response_id: str) -> dict[str, Any] | None:
     ).fetchone()
     if row is None:
         return None
-    out = dict(row)
-    for col in ("required", "forbidden", "clause_ids"):
-        out[col] = loads(out[col]) or []
+    required, forbidden = _json_list(row["required"]), _json_list(row["forbidden"])
+    clause_ids = _json_list(row["clause_ids"])
     # Active clauses: the composition's members, plus any clause a contract item cites.
-    ids = list(dict.fromkeys([*out["clause_ids"],
-                              *(c.get("clause_id") for c in out["required"] + out["forbidden"]
-                                if c.get("clause_id"))]))
-    out["clauses"] = clauses(db, ids)
-    return out
+    ids = list(dict.fromkeys([*clause_ids, *(c.get("clause_id") for c in required + forbidden
+                                             if c.get("clause_id"))]))
+    return ResponseContext(
+        row["response_id"], row["model"], row["variant"], row["response"], row["item_id"],
+        row["world_id"], row["world_name"], row["query"], required, forbidden, row["method"],
+        row["pattern"], row["facet"], clause_ids, clauses(db, ids))
 
 
-def clauses(db: Database, ids: Sequence[str]) -> list[dict[str, Any]]:
+def clauses(db: Database, ids: Sequence[str]) -> list[Clause]:
+    """The clauses of `ids` in that order (unknown ids left out)."""
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
-    rows = {r["id"]: dict(r) for r in db.execute(
-        f"SELECT id, effect, trigger, scope, source_span FROM clauses WHERE id IN ({marks})",
-        tuple(ids))}
+    rows = {r["id"]: Clause(r["id"], r["effect"], r["trigger"], r["scope"], r["source_span"])
+            for r in db.execute(
+                f"SELECT id, effect, trigger, scope, source_span FROM clauses WHERE id IN ({marks})",
+                tuple(ids))}
     return [rows[i] for i in ids if i in rows]
 
 
-def judgments_of(db: Database, response_id: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class CopalJudgment:
+    """A judge's marks on a response (`observed` None when the judgment failed)."""
+
+    judge: str
+    mode: str
+    observed: list[str] | None
+    error: int | None
+    direction: str | None
+    rationale: str | None
+    failure: str | None
+
+
+def judgments_of(db: Database, response_id: str) -> list[CopalJudgment]:
     rows = db.execute(
         "SELECT judge, mode, observed, error, direction, rationale, failure FROM judgments "
         "WHERE response_id = ? ORDER BY mode, judge", (response_id,))
-    return [{**dict(r), "observed": loads(r["observed"])} for r in rows]
+    return [CopalJudgment(r["judge"], r["mode"],
+                          None if r["observed"] is None else _json_list(r["observed"]), r["error"],
+                          r["direction"], r["rationale"], r["failure"]) for r in rows]
 
 
-def labels_with_content(db: Database) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class LabelContent:
+    """A current COPAL label (event `id`) with the content its response has now; `required` and
+    `forbidden` are the stored contract JSON, decoded."""
+
+    id: int
+    response_id: str
+    annotator: str
+    content_sha256: str | None
+    response: str | None
+    query: str
+    required: list[dict[str, Any]]
+    forbidden: list[dict[str, Any]]
+
+
+def labels_with_content(db: Database) -> list[LabelContent]:
     """Every current COPAL label with the content it refers to now (for stale detection)."""
     rows = db.execute(
         "SELECT e.id, e.subject AS response_id, e.annotator, e.content_sha256, "
         "r.text AS response, i.query, i.required, i.forbidden FROM annotations e "
         "JOIN responses r ON r.id = e.subject JOIN items i ON i.id = r.item_id "
         f"WHERE e.suite = 'copal' AND {CURRENT} ORDER BY e.id"
-    ).fetchall()
-    out = []
-    for r in rows:
-        d = dict(r)
-        d["required"], d["forbidden"] = loads(d["required"]), loads(d["forbidden"])
-        out.append(d)
-    return out
+    )
+    return [LabelContent(int(r["id"]), r["response_id"], r["annotator"], r["content_sha256"],
+                         r["response"], r["query"], _json_list(r["required"]),
+                         _json_list(r["forbidden"])) for r in rows]

@@ -24,11 +24,38 @@ RUN_FILTERS = {"stage": "stage = ?", "status": "status = ?"}
 
 
 @dataclass(frozen=True)
+class RunRow:
+    """One run of the list (everything but its manifest, which can be large)."""
+
+    id: str
+    stage: str
+    status: str
+    started_at: str
+    finished_at: str | None
+    calls: int
+    cache_hits: int
+    failures: int
+    cost: float
+
+
+@dataclass(frozen=True)
+class RunDetail(RunRow):
+    """One run with its manifest: decoded JSON, or the stored text when it does not parse (a
+    damaged manifest is still worth showing)."""
+
+    manifest: dict[str, Any] | str = ""
+
+
+@dataclass(frozen=True)
 class RunPage:
-    rows: list[dict[str, Any]]
+    rows: list[RunRow]
     total: int
     offset: int
     limit: int
+
+
+def _run_row(r: Any) -> RunRow:
+    return RunRow(*(r[k] for k in RUN_COLUMNS))
 
 
 def _like(word: str) -> str:
@@ -60,22 +87,23 @@ def runs_page(db: Database, search: str = "", *, offset: int = 0, limit: int = 1
     where, params = run_filter(search)
     total = int(db.execute(f"SELECT COUNT(*) FROM runs{where}", params).fetchone()[0])
     cols = ", ".join(RUN_COLUMNS)
-    rows = [dict(r) for r in db.execute(
+    rows = [_run_row(r) for r in db.execute(
         f"SELECT {cols} FROM runs{where} ORDER BY rowid DESC LIMIT ? OFFSET ?",
         [*params, int(limit), int(offset)])]
     return RunPage(rows, total, offset, limit)
 
 
-def run_detail(db: Database, run_id: str) -> dict[str, Any] | None:
+def run_detail(db: Database, run_id: str) -> RunDetail | None:
     """One run with its manifest parsed (None when the id is unknown)."""
-    row = db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+    row = db.execute(f"SELECT {', '.join(RUN_COLUMNS)}, manifest FROM runs WHERE id = ?",
+                     (run_id,)).fetchone()
     if row is None:
         return None
-    out = dict(row)
+    manifest: dict[str, Any] | str = row["manifest"] or ""
     # A damaged manifest stays text: it is still worth showing.
     with contextlib.suppress(ValueError):
-        out["manifest"] = json.loads(out["manifest"] or "{}")
-    return out
+        manifest = json.loads(row["manifest"] or "{}")
+    return RunDetail(**{k: row[k] for k in RUN_COLUMNS}, manifest=manifest)
 
 
 def world_choices(db: Database, limit: int = 500) -> list[tuple[str, str]]:

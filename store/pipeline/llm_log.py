@@ -99,19 +99,43 @@ def _per_run(calls: Sequence[CallRow]) -> dict[str, tuple[int, int, float]]:
     return out
 
 
-def calls_for_hash(db: Database, request_hash: str) -> list[dict[str, Any]]:
-    rows = db.execute(
-        "SELECT * FROM llm_calls WHERE request_hash = ? ORDER BY id", (request_hash,)
-    ).fetchall()
-    return [dict(r) for r in rows]
+@dataclass(frozen=True)
+class LoggedCall(CallRow):
+    """A row of `llm_calls` as read back: the stored attempt with its log id."""
+
+    id: int = 0
 
 
-def calls_for_run(db: Database, run_id: str) -> list[dict[str, Any]]:
-    rows = db.execute("SELECT * FROM llm_calls WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()
-    return [dict(r) for r in rows]
+_LOGGED = ("SELECT id, request_hash, run_id, model, request, response, prompt_tokens, "
+           "completion_tokens, latency_ms, cost, error, cached, attempt, created_at "
+           "FROM llm_calls")
 
 
-def run_totals(db: Database, run_id: str) -> dict[str, float | int]:
+def _logged(r: Any) -> LoggedCall:
+    return LoggedCall(r["request_hash"], r["run_id"], r["model"], r["request"], r["response"],
+                      r["prompt_tokens"], r["completion_tokens"], r["latency_ms"], r["cost"],
+                      r["error"], bool(r["cached"]), r["attempt"], r["created_at"], id=r["id"])
+
+
+def calls_for_hash(db: Database, request_hash: str) -> list[LoggedCall]:
+    return [_logged(r) for r in db.execute(f"{_LOGGED} WHERE request_hash = ? ORDER BY id",
+                                           (request_hash,))]
+
+
+def calls_for_run(db: Database, run_id: str) -> list[LoggedCall]:
+    return [_logged(r) for r in db.execute(f"{_LOGGED} WHERE run_id = ? ORDER BY id",
+                                           (run_id,))]
+
+
+@dataclass(frozen=True)
+class RunTotals:
+    calls: int  # provider calls (cache hits not counted)
+    cache_hits: int
+    failed_attempts: int
+    cost: float
+
+
+def run_totals(db: Database, run_id: str) -> RunTotals:
     """Provider calls, cache hits, failed attempts and cost logged for a run."""
     row = db.execute(
         "SELECT COALESCE(SUM(cached = 0), 0), COALESCE(SUM(cached = 1), 0), "
@@ -119,4 +143,4 @@ def run_totals(db: Database, run_id: str) -> dict[str, float | int]:
         "FROM llm_calls WHERE run_id = ?",
         (run_id,),
     ).fetchone()
-    return {"calls": row[0], "cache_hits": row[1], "failed_attempts": row[2], "cost": row[3]}
+    return RunTotals(int(row[0]), int(row[1]), int(row[2]), float(row[3]))

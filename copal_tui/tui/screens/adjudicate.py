@@ -25,12 +25,18 @@ from textual.binding import Binding
 from textual.widgets import Input
 
 from copal_tui.annotation import adjudication as adj
-from copal_tui.annotation.views import Annotation, copal_context, copal_remarks, copal_reveal
+from copal_tui.annotation.views import (
+    Annotation,
+    ResponseContext,
+    copal_context,
+    copal_remarks,
+    copal_reveal,
+)
 from copal_tui.tui.safe import one_line
 from copal_tui.tui.screens.label_base import LabelScreen
-from copal_tui.tui.screens.marking import MARK_BINDINGS, Marking
+from copal_tui.tui.screens.marking import MARK_BINDINGS, Marking, remark_rows, reveal_columns
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
-from copal_tui.tui.widgets.marks_matrix import MarksMatrix, columns_for
+from copal_tui.tui.widgets.marks_matrix import MarksMatrix
 
 
 class AdjudicateScreen(Marking, LabelScreen):
@@ -49,7 +55,7 @@ class AdjudicateScreen(Marking, LabelScreen):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.rid: str | None = None
-        self.ctx: dict[str, Any] | None = None
+        self.ctx: ResponseContext | None = None
         self.search = ""
         self.note: str | None = None
         self.counts = adj.Counts()
@@ -104,16 +110,14 @@ class AdjudicateScreen(Marking, LabelScreen):
         current = adj.current_decision(db, rid)
         if marks is None:
             marks = list(current.get("observed") or []) if current else []
-        items = contract_items(self.ctx["required"], self.ctx["forbidden"])
+        items = contract_items(self.ctx.required, self.ctx.forbidden)
         self.context_pane.show(self.ctx)
         self.marks.set_contract(items, marks, title="Your decision" + (
             " (decided: enter re-decides)" if current else ""))
         seen = copal_reveal(db, rid)
-        cols = columns_for(seen.labels, seen.judgments,
-                           None if current is None else {**current.row(),
-                                                         "adjudicator": current.annotator})
+        cols = reveal_columns(seen, current)
         self.matrix.show(items, cols, title=f"Why here: {adj.reason(db, rid) or 'not a candidate'}")
-        self.remarks.show(items, cols, notes=seen.remarks)
+        self.remarks.show(items, cols, notes=remark_rows(seen.remarks))
         self.reset_reading()
         self._status()
 
@@ -156,7 +160,7 @@ class AdjudicateScreen(Marking, LabelScreen):
             self.app.bell()
             return
         assert self.ctx is not None
-        self._decide([c["id"] for c in self.ctx["required"]])
+        self._decide([c["id"] for c in self.ctx.required])
 
     def _decide(self, observed: list[str] | None) -> None:
         if not self.has_current():
@@ -242,7 +246,7 @@ class AdjudicateScreen(Marking, LabelScreen):
         self._saved(f"flagged: {reason}", style="yellow")
         if rid == self.rid:
             self.remarks.show(self.marks.items, self.remarks.columns,
-                              notes=copal_remarks(self.copal.db, rid))
+                              notes=remark_rows(copal_remarks(self.copal.db, rid)))
 
     def leave(self) -> None:
         if self.rid is not None:

@@ -17,6 +17,7 @@ copal_tui.annotation.suites.compass_shown_sha256.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -25,7 +26,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from copal_tui.annotation.views import Annotation, compass_context, compass_reveal
+from copal_tui.annotation.views import (
+    Annotation,
+    CompassContext,
+    compass_context,
+    compass_reveal,
+)
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.screens.label_lifecycle import QueueLabelScreen
 from copal_tui.tui.widgets.compass_blind import (
@@ -82,7 +88,7 @@ class CompassLabelScreen(QueueLabelScreen):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.ctx: dict[str, Any] | None = None
+        self.ctx: CompassContext | None = None
         self.words: dict[str, str] = {}  # the verdict in words per label not landed yet
 
     @property
@@ -121,7 +127,7 @@ class CompassLabelScreen(QueueLabelScreen):
         revealed = not self.copal.settings.blind or mine is not None
         self.form.hide_kind = not revealed
         chosen = undone or mine
-        self.form.reset(self.ctx["query_type"], None if chosen is None else chosen.payload,
+        self.form.reset(self.ctx.query_type, None if chosen is None else chosen.payload,
                         relabel=mine is not None)
         self.query_one("#compass-ctx", Static).update(self._context_view(revealed))
         self.query_one("#compass-reveal", Static).update(self._reveal(revealed, mine))
@@ -129,29 +135,31 @@ class CompassLabelScreen(QueueLabelScreen):
     def _context_view(self, revealed: bool) -> RenderableType:
         ctx = self.ctx
         assert ctx is not None
-        meta = safe(one_line(ctx["world_name"] or ctx["world_id"], 40), style="bold")
-        meta.append_text(safe(f"  {one_line(ctx['model'], 40)} \u00b7 variant "
-                              f"{ctx['variant']}" if self.copal.settings.show_model
+        meta = safe(one_line(ctx.world_name or ctx.world_id, 40), style="bold")
+        meta.append_text(safe(f"  {one_line(ctx.model, 40)} \u00b7 variant "
+                              f"{ctx.variant}" if self.copal.settings.show_model
                               else "  Response", style="dim"))
         parts: list[RenderableType] = [meta]
         if revealed:
-            parts.append(safe(query_meta(ctx), style="dim"))
-            pre = prefilter_line(ctx)
+            # The shared COMPASS views read flat mappings (the browse screens' rows).
+            flat = asdict(ctx)
+            parts.append(safe(query_meta(flat), style="dim"))
+            pre = prefilter_line(flat)
             if pre is not None:
                 parts.append(pre)
         parts.append(heading("Intended policy"))
-        text = ctx["policy_text"] or "(not a policy of this world)"
+        text = ctx.policy_text or "(not a policy of this world)"
         if revealed:
-            parts.append(policy_line({"id": ctx["policy_id"], "kind": ctx["policy_kind"] or "?",
+            parts.append(policy_line({"id": ctx.policy_id, "kind": ctx.policy_kind or "?",
                                       "text": text}))
         else:
-            name = policy_names(ctx["policies"]).get(ctx["policy_id"], "policy")
+            name = policy_names(ctx.policies).get(ctx.policy_id, "policy")
             parts.append(neutral_policy_line(name, text))
-        parts += [heading("Query"), safe(ctx["query"]), heading("Response"),
-                  safe(ctx["response"]) if ctx["response"] else Text("(empty)", style="dim"),
+        parts += [heading("Query"), safe(ctx.query), heading("Response"),
+                  safe(ctx.response) if ctx.response else Text("(empty)", style="dim"),
                   heading("Policies of the world")]
-        parts.extend(policies_block(ctx["policies"], ctx["policy_id"]) if revealed
-                     else neutral_policies(ctx["policies"], ctx["policy_id"]))
+        parts.extend(policies_block(ctx.policies, ctx.policy_id) if revealed
+                     else neutral_policies(ctx.policies, ctx.policy_id))
         return Group(*parts)
 
     def _reveal(self, revealed: bool, mine: Annotation | None) -> RenderableType:
@@ -161,7 +169,8 @@ class CompassLabelScreen(QueueLabelScreen):
         seen = compass_reveal(self.copal.db, self.rid, self.copal.annotator)
         title = "Judges and labels" + (" (you have labelled this)" if mine else " (not blind)")
         return Group(Text(title, style="bold underline"), *judgment_lines(seen.judgments),
-                     heading("Other annotators"), *label_lines(seen.others))
+                     heading("Other annotators"),
+                     *label_lines([lab.row() for lab in seen.others]))
 
     def status_extra(self) -> list[Text]:
         if self.rid is not None and self.copal.settings.show_model and not self.form.hide_kind:
@@ -203,7 +212,7 @@ class CompassLabelScreen(QueueLabelScreen):
         assert self.rid is not None
         self.words[self.rid] = verdict_words(refused, compliant, form.aligned, form.failure_mode)
         return {"refused": refused, "compliant": compliant,
-                "failure_mode": kept_mode(ctx["query_type"], refused, compliant,
+                "failure_mode": kept_mode(ctx.query_type, refused, compliant,
                                           form.failure_mode)}
 
     def saved_words(self, label: Annotation) -> str:

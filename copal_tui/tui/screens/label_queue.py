@@ -23,11 +23,16 @@ from typing import Any
 from rich.text import Text
 from textual.binding import Binding
 
-from copal_tui.annotation.views import Annotation, copal_context, copal_reveal, latest_note
+from copal_tui.annotation.views import (
+    Annotation,
+    ResponseContext,
+    copal_context,
+    copal_reveal,
+    latest_note,
+)
 from copal_tui.tui.screens.label_lifecycle import QueueLabelScreen
-from copal_tui.tui.screens.marking import MARK_BINDINGS, Marking
+from copal_tui.tui.screens.marking import MARK_BINDINGS, Marking, remark_rows, reveal_columns
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
-from copal_tui.tui.widgets.marks_matrix import columns_for
 
 
 class LabelQueueScreen(Marking, QueueLabelScreen):
@@ -42,7 +47,7 @@ class LabelQueueScreen(Marking, QueueLabelScreen):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.ctx: dict[str, Any] | None = None
+        self.ctx: ResponseContext | None = None
 
     @property
     def rid(self) -> str | None:
@@ -95,7 +100,7 @@ class LabelQueueScreen(Marking, QueueLabelScreen):
         chosen = undone or mine
         marks = list(chosen.get("observed") or []) if chosen else []
         facet = chosen.get("facet") if chosen else None
-        items = contract_items(self.ctx["required"], self.ctx["forbidden"])
+        items = contract_items(self.ctx.required, self.ctx.forbidden)
         self._show_context(revealed=self._revealed(mine))
         self.marks.set_contract(items, marks, facet=facet, title=(
             "Contract (your label: relabel with enter)" if mine else "Contract"))
@@ -123,10 +128,11 @@ class LabelQueueScreen(Marking, QueueLabelScreen):
                              "have submitted your own.")
             return
         seen = copal_reveal(self.copal.db, self.subject)
-        items = contract_items(self.ctx["required"], self.ctx["forbidden"])
-        self.matrix.show(items, columns_for(seen.labels, seen.judgments),
+        items = contract_items(self.ctx.required, self.ctx.forbidden)
+        self.matrix.show(items, reveal_columns(seen),
                          title="Labels and judges (you have labelled this)"
-                         if labelled else "Labels and judges (not blind)", notes=seen.remarks)
+                         if labelled else "Labels and judges (not blind)",
+                         notes=remark_rows(seen.remarks))
 
     def status_extra(self) -> list[Text]:
         p = self.progress
@@ -154,7 +160,7 @@ class LabelQueueScreen(Marking, QueueLabelScreen):
         if not self.has_current() or self.ctx is None:
             self.app.bell()
             return
-        self.marks.set_observed([c["id"] for c in self.ctx["required"]])
+        self.marks.set_observed([c["id"] for c in self.ctx.required])
         self.action_submit()
 
     def action_facet(self) -> None:
@@ -168,7 +174,7 @@ class LabelQueueScreen(Marking, QueueLabelScreen):
             return
         from copal_tui.tui.screens.label_facet import FacetScreen
 
-        self.app.push_screen(FacetScreen(self.ctx["pattern"], self.marks.facet), self._faceted)
+        self.app.push_screen(FacetScreen(self.ctx.pattern, self.marks.facet), self._faceted)
 
     def _faceted(self, facet: str | None) -> None:
         if facet is not None:  # "" is "none"

@@ -11,14 +11,16 @@ left; the contract with its marks, and the other labels and judges when shown, o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 
+from copal_tui.annotation.views import Annotation, CopalReveal
 from copal_tui.tui.widgets.contract_marks import ContractMarks
 from copal_tui.tui.widgets.label_context import LabelContext
-from copal_tui.tui.widgets.marks_matrix import MarksMatrix
+from copal_tui.tui.widgets.marks_matrix import MarkColumn, MarksMatrix, columns_for
 from copal_tui.tui.widgets.scroll_pane import ScrollPane
 
 if TYPE_CHECKING:
@@ -39,6 +41,20 @@ MARK_BINDINGS: list[Binding] = [
     Binding("space", "toggle_cursor", "toggle the item at the cursor", show=False,
             id="label.toggle_cursor"),
 ]
+
+
+def reveal_columns(seen: CopalReveal, decision: Annotation | None = None) -> list[MarkColumn]:
+    """The matrix's columns for a reveal: each annotator, each judge, then the adjudicator's
+    decision when there is one. The matrix widget (shared with the browse screens) reads flat
+    mappings, so the typed rows are flattened here."""
+    return columns_for([lab.row() for lab in seen.labels], [asdict(j) for j in seen.judgments],
+                       None if decision is None
+                       else {**decision.row(), "adjudicator": decision.annotator})
+
+
+def remark_rows(remarks: list[Annotation]) -> list[dict[str, Any]]:
+    """The notes and flags as the matrix lists them (payload beside the event's fields)."""
+    return [r.row() for r in remarks]
 
 
 class Marking(_Base):

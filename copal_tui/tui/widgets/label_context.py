@@ -9,18 +9,17 @@ the response id (which embeds it) give way to a neutral "Response" and the item 
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
+from copal_tui.annotation.views import ResponseContext
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.scroll_pane import ScrollPane
 
 
-def context_renderable(ctx: dict[str, Any], *, with_response: bool = True,
+def context_renderable(ctx: ResponseContext, *, with_response: bool = True,
                        show_model: bool = True, note: str | None = None,
                        show_facet: bool = True) -> RenderableType:
     """One meta line, the annotator's own note, the query, the response (what is being
@@ -28,35 +27,35 @@ def context_renderable(ctx: dict[str, Any], *, with_response: bool = True,
     before the response) so the response starts high on an 80x24 terminal. The item's target
     facet is left out with `show_facet=False`: while labelling blind it would suggest the
     failure to look for."""
-    meta = Text(one_line(ctx["world_name"] or ctx["world_id"], 40), style="bold")
-    meta.append(f"  {one_line(ctx['pattern'] or '-', 24)}", style="dim")
+    meta = Text(one_line(ctx.world_name or ctx.world_id, 40), style="bold")
+    meta.append(f"  {one_line(ctx.pattern or '-', 24)}", style="dim")
     if show_facet:
-        meta.append(f" / {one_line(ctx['facet'] or '-', 26)}", style="dim")
+        meta.append(f" / {one_line(ctx.facet or '-', 26)}", style="dim")
     parts: list[RenderableType] = [meta]
     if note:
         line = Text("Your note: ", style="bold yellow")
         line.append_text(safe(note))
         parts.append(line)
     query = Text("Query ", style="bold underline")
-    query.append_text(safe(ctx["query"]))
+    query.append_text(safe(ctx.query))
     parts.append(query)
     if with_response:
         parts += [Text("Response", style="bold underline"),
-                  safe(ctx["response"]) if ctx["response"] else Text("(empty)", style="dim")]
+                  safe(ctx.response) if ctx.response else Text("(empty)", style="dim")]
     parts += [Text(""), Text("Active clauses", style="bold underline")]
-    if not ctx["clauses"]:
+    if not ctx.clauses:
         parts.append(Text("(none recorded)", style="dim"))
-    for c in ctx["clauses"]:
-        line = Text(f"{one_line(c['id'].rsplit(':', 1)[-1], 12)} ", style="bold")
-        line.append(f"{one_line(c['effect'] or 'note', 14)} ", style="cyan")
-        line.append_text(safe(f"when {one_line(c['trigger'], 200)}; "
-                              f"scope {one_line(c['scope'], 200)}"))
+    for c in ctx.clauses:
+        line = Text(f"{one_line(c.id.rsplit(':', 1)[-1], 12)} ", style="bold")
+        line.append(f"{one_line(c.effect or 'note', 14)} ", style="cyan")
+        line.append_text(safe(f"when {one_line(c.trigger, 200)}; "
+                              f"scope {one_line(c.scope, 200)}"))
         parts.append(line)
     if show_model:
-        parts.append(safe(f"{one_line(ctx['model'], 40)} \u00b7 "
-                          f"{one_line(ctx['response_id'], 90)}", style="dim"))
+        parts.append(safe(f"{one_line(ctx.model, 40)} \u00b7 "
+                          f"{one_line(ctx.response_id, 90)}", style="dim"))
     else:
-        parts.append(safe(f"Response \u00b7 item {one_line(ctx['item_id'], 80)}", style="dim"))
+        parts.append(safe(f"Response \u00b7 item {one_line(ctx.item_id, 80)}", style="dim"))
     return Group(*parts)
 
 
@@ -66,7 +65,7 @@ class LabelContext(ScrollPane):
     def compose(self) -> ComposeResult:
         yield Static(Text("Loading the queue\u2026", style="dim"), id="label-context-body")
 
-    def show(self, ctx: dict[str, Any] | None, message: str = "", *, show_model: bool = True,
+    def show(self, ctx: ResponseContext | None, message: str = "", *, show_model: bool = True,
              note: str | None = None, show_facet: bool = True) -> None:
         body = self.query_one("#label-context-body", Static)
         body.update(context_renderable(ctx, show_model=show_model, note=note,
