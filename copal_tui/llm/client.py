@@ -5,9 +5,9 @@ the loop's thread. A request is answered from the cache when an identical one (s
 endpoint, messages, sampling settings, task and template version) was answered before, so a
 re-run costs nothing and a crashed run resumes. Otherwise it goes to the provider under the
 model's concurrency cap and rpm limit, with a per-attempt timeout and ONE retry loop (litellm's
-retries are off). Every attempt is logged. Log and cache rows are written in batches (every
-`flush_interval` seconds or `flush_rows` rows, and at `aclose()`): losing the unflushed tail in
-a crash only means calling those requests again.
+retries are off). Every attempt is logged. This file owns what is asked and when (cache
+lookup, in-flight sharing, limits, retries, the structured repair round); where the answers and
+the log rows are kept, buffered and flushed in batches, is copal_tui.llm.call_store's.
 
 API key values are read from the environment at call time and scrubbed from everything stored.
 """
@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,6 +24,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from copal_tui.llm import http_target, parsing, provider
+from copal_tui.llm.call_store import CallStore
 from copal_tui.llm.models import ModelConfigError, ModelSpec, resolve
 from copal_tui.llm.request import (
     describe,
@@ -43,16 +43,10 @@ from copal_tui.llm.retry import (
     retry_after,
     status_of,
 )
-from store.db import connect, dumps, utcnow
+from store.db import dumps, utcnow
 from store.pipeline import llm_log
 
 T = TypeVar("T", bound=BaseModel)
-
-
-@dataclass
-class _Buffers:
-    calls: list[llm_log.CallRow] = field(default_factory=list)
-    cache: dict[str, llm_log.CacheRow] = field(default_factory=dict)
 
 
 class LLMClient:
@@ -81,19 +75,14 @@ class LLMClient:
         # litellm enforces spec.timeout itself; this outer guard (a little later) also covers
         # providers that ignore it.
         self.timeout_grace = timeout_grace
-        self.flush_interval = flush_interval
-        self.flush_rows = flush_rows
         self.use_cache = use_cache
         self.models_file = Path(models_file) if models_file is not None else None
         self._rng = rng or random.Random()
-        self._db: Any = None
-        self._buf = _Buffers()
-        self._timer: asyncio.TimerHandle | None = None
+        self._store = CallStore(db_path, flush_interval=flush_interval, flush_rows=flush_rows)
         self._sems: dict[str, asyncio.Semaphore] = {}
         self._limiters: dict[str, RateLimiter] = {}
         self._inflight: dict[str, asyncio.Future[None]] = {}
         self._closed = False
-        self._known: set[str] | None = None
         self.calls = 0  # provider attempts
         self.cache_hits = 0
         self.failures = 0  # requests (items) that ended without a usable answer
@@ -176,7 +165,7 @@ class LLMClient:
             self.failures += 1
             if exc.fatal:
                 raise
-            self._evict(first_key)
+            self._store.evict(first_key)
             return Structured(None, exc.raw or bad or None,
                               f"{problem}; the repair call failed: {exc.reason}", cached=False,
                               calls=2, attempts=attempts + exc.attempts, cost=cost)
@@ -189,8 +178,8 @@ class LLMClient:
             self.failures += 1
             # Neither answer stays cached: a re-run must ask again, not replay the failure.
             # (After a successful repair both stay, so a re-run replays it for free.)
-            self._evict(first_key)
-            self._evict(second.key)
+            self._store.evict(first_key)
+            self._store.evict(second.key)
             cut = " (cut off at the token limit)" if second.finish_reason == "length" else ""
             return Structured(None, second.text, f"invalid after one repair: {exc}{cut} (first "
                               f"answer: {problem})", cached=cached, calls=2, attempts=attempts,
@@ -202,12 +191,7 @@ class LLMClient:
         if self._closed:
             return
         self._closed = True
-        try:
-            self._flush()
-        finally:
-            if self._db is not None:
-                self._db.conn.close()
-                self._db = None
+        self._store.close()
 
     async def __aenter__(self) -> LLMClient:
         return self
@@ -241,7 +225,7 @@ class LLMClient:
             await asyncio.shield(pending)
         request_json = scrub(dumps({"name": spec.name, **payload}), secret_values(spec)) or ""
         if self.use_cache:
-            hit = self._cache_get(key)
+            hit = self._store.get(key)
             if hit is not None:
                 self.cache_hits += 1
                 self._log(llm_log.CallRow(key, self.run_id, spec.name, request_json, hit, None, None,
@@ -309,8 +293,7 @@ class LLMClient:
             # not cached (a later run should ask again).
             raise LLMError(error or "empty response", attempts=attempt, raw=text, empty=True)
         if self.use_cache:
-            self._buf.cache[key] = llm_log.CacheRow(key, spec.name, text, utcnow())
-            self._maybe_flush()
+            self._store.cache(llm_log.CacheRow(key, spec.name, text, utcnow()))
         return Completion(text, False, answer.cost, answer.prompt_tokens, answer.completion_tokens,
                           latency, attempt, answer.finish_reason, key=key)
 
@@ -335,69 +318,6 @@ class LLMClient:
             limiter = self._limiters[spec.name] = RateLimiter(spec.rpm)
         return limiter
 
-    # -- storage ------------------------------------------------------------------------------
-
-    def _conn(self) -> Any:
-        if self._db is None:
-            # Opened here, in the event loop's thread (sqlite connections are per thread).
-            self._db = connect(self.db_path)
-        return self._db
-
-    def _cache_get(self, key: str) -> str | None:
-        row = self._buf.cache.get(key)
-        if row is not None:
-            return row.response
-        if self._known is None:
-            # One read of the cached hashes instead of a query per request: on a new run most
-            # requests miss, and each query would hand the GIL to litellm's worker threads.
-            # A row another process adds meanwhile is only missed (re-called), never wrong.
-            self._known = llm_log.cache_keys(self._conn())
-        if key not in self._known:
-            return None
-        return llm_log.cache_get(self._conn(), key)
-
-    def _evict(self, key: str) -> None:
-        """Forget a cached answer that turned out unusable."""
-        if not key:
-            return
-        self._buf.cache.pop(key, None)
-        if self._known is not None:
-            self._known.discard(key)
-        llm_log.cache_delete(self._conn(), key)
-
     def _log(self, row: llm_log.CallRow) -> None:
-        self._buf.calls.append(row)
-        self._maybe_flush()
-
-    def _maybe_flush(self) -> None:
-        if len(self._buf.calls) + len(self._buf.cache) >= self.flush_rows:
-            self._flush()
-        elif self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(self.flush_interval, self._on_timer)
-
-    def _on_timer(self) -> None:
-        self._timer = None
-        try:
-            self._flush()
-        except Exception:
-            # Rows were put back by _flush; try again later rather than lose them. A lasting
-            # problem surfaces at aclose(), which flushes without this guard.
-            if not self._closed:
-                self._timer = asyncio.get_running_loop().call_later(
-                    self.flush_interval, self._on_timer)
-
-    def _flush(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        buf, self._buf = self._buf, _Buffers()
-        if not buf.calls and not buf.cache:
-            return
-        try:
-            llm_log.flush(self._conn(), buf.calls, list(buf.cache.values()))
-        except Exception:
-            self._buf.calls[:0] = buf.calls
-            self._buf.cache = {**buf.cache, **self._buf.cache}
-            raise
-        if self._known is not None:
-            self._known.update(buf.cache)
+        """Every attempt and cache hit goes to the call log (a dry pass overrides this)."""
+        self._store.log(row)
