@@ -4,6 +4,11 @@ terminal, so the four renderings can never disagree.
 Each table has typed columns (str, int, float, bool) so a CSV reader can restore the types, and a
 `display` subset for the narrow renderings (Markdown, LaTeX, terminal); CSV carries every column.
 Rows come in the order of the report, which is already sorted.
+
+This file owns the tabular model (`Table`, the column spelling) and the COPAL tables (error
+rates, atlas, contrasts and controls, judge validity and sensitivity, corpus, provenance,
+structured outputs), and assembles every table of a report in order; the COMPASS and CompliBench
+tables are copal_tui.export.suite_tables', the facet and confusion tables their own modules'.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ class Table:
         return [self.columns[i] for i in keep], [[row[i] for i in keep] for row in self.rows]
 
 
-def _cols(spec: str) -> list[tuple[str, str]]:
+def cols(spec: str) -> list[tuple[str, str]]:
     """'model:str n:int rate:float' -> [('model', 'str'), ...]."""
     return [(part.split(":")[0], part.split(":")[1]) for part in spec.split()]
 
@@ -48,20 +53,20 @@ def _rate(row: dict[str, Any]) -> list[Any]:
     return [row["n"], row["errors"], row["error_rate"], row["ci_low"], row["ci_high"]]
 
 
-def _reason(row: dict[str, Any], key: str) -> str:
+def reason_text(row: dict[str, Any], key: str) -> str:
     return str(row.get(f"{key}_reason") or "")
 
 
 def error_tables(doc: dict[str, Any]) -> list[Table]:
     main = Table("error_rates", "Error rates on composed items (primary judge), Wilson 95% CI",
-                 _cols(f"model:str {RATE}"))
+                 cols(f"model:str {RATE}"))
     for row in doc["error_rates"]:
         main.rows.append([row["model"], *_rate(row)])
     main.rows.append([ALL, *_rate(doc["overall"])])
     out = [main]
     for key, label in (("by_pattern", "pattern"), ("by_facet", "facet"), ("by_world", "world")):
         t = Table(f"error_rates_{key}", f"Error rates {key.replace('_', ' ')}",
-                  _cols(f"model:str {label}:str {RATE}"))
+                  cols(f"model:str {label}:str {RATE}"))
         for row in doc["error_rates"]:
             for name, cell in row[key].items():
                 t.rows.append([row["model"], name, *_rate(cell)])
@@ -71,7 +76,7 @@ def error_tables(doc: dict[str, Any]) -> list[Table]:
 
 def atlas_tables(doc: dict[str, Any]) -> list[Table]:
     atlas = Table("facet_atlas", "Facet atlas: error direction shares per target facet "
-                  "(all models)", _cols(
+                  "(all models)", cols(
                       "pattern:str facet:str n:int errors:int under_enforcement:int "
                       "over_enforcement:int mixed:int unknown_direction:int "
                       "under_enforcement_share:float over_enforcement_share:float "
@@ -86,7 +91,7 @@ def atlas_tables(doc: dict[str, Any]) -> list[Table]:
     sided = Table("one_sided", "One-sided failures: share of errors that are only "
                   "under-enforcement (a forbidden item present, or a required gate, route or "
                   "action missing) or only over-enforcement (a required content item missing)",
-                  _cols("model:str errors:int under_enforcement:int over_enforcement:int "
+                  cols("model:str errors:int under_enforcement:int over_enforcement:int "
                         "mixed:int unknown_direction:int under_enforcement_share:float "
                         "over_enforcement_share:float one_sided_share:float mixed_share:float"),
                   display=["model", "errors", "under_enforcement_share", "over_enforcement_share",
@@ -103,7 +108,7 @@ def atlas_tables(doc: dict[str, Any]) -> list[Table]:
 
 def contrast_tables(doc: dict[str, Any]) -> list[Table]:
     pc = Table("paired_contrast", "Paired contrast: single-policy projections vs composed items "
-               "(items with every projection judged)", _cols(
+               "(items with every projection judged)", cols(
                    "model:str n:int n_projections:int single_error_rate:float "
                    "composed_error_rate:float composition_induced:int "
                    "composition_induced_rate:float composition_induced_ci_low:float "
@@ -123,7 +128,7 @@ def contrast_tables(doc: dict[str, Any]) -> list[Table]:
                         r.get("excluded_rejected_projections", 0),
                         r.get("excluded_unanswered", 0), r.get("excluded_unjudged", 0)])
     ab = Table("ablation", "Construction ablation at matched budget (pooled over models judged "
-               "on every method)", _cols(f"method:str model:str selected_items:int {RATE}"))
+               "on every method)", cols(f"method:str model:str selected_items:int {RATE}"))
     for r in doc["ablation"]:
         ab.rows.append([r["method"], POOLED, r["selected_items"], *_rate(r)])
         for model, cell in r["by_model"].items():
@@ -136,7 +141,7 @@ def control_tables(doc: dict[str, Any]) -> list[Table]:
     non-interacting multi-clause controls beside the composed items of the same models."""
     c = doc.get("controls") or {}
     t = Table("controls", "Controls (primary judge): error by active clauses, by query-length "
-              "quartile, and on non-interacting multi-clause controls", _cols(
+              "quartile, and on non-interacting multi-clause controls", cols(
                   "control:str group:str model:str min_length:int max_length:int "
                   f"{RATE}"),
               display=["control", "group", "model", "n", "error_rate", "ci_low", "ci_high"])
@@ -164,7 +169,7 @@ VALIDITY_METRICS = ("agreement", "precision", "recall", "f1", "fn_rate", "fp_rat
 def validity_tables(doc: dict[str, Any]) -> list[Table]:
     ci_cols = " ".join(f"{m}_ci_low:float {m}_ci_high:float" for m in VALIDITY_METRICS)
     jv = Table("judge_validity", "Judge validity against human reference labels (positive: "
-               "error; fp: judge error, reference no error), item-bootstrap 95% CI", _cols(
+               "error; fp: judge error, reference no error), item-bootstrap 95% CI", cols(
                    "judge:str mode:str pattern:str n_items:int n:int tp:int fp:int tn:int "
                    "fn:int " + " ".join(f"{m}:float" for m in VALIDITY_METRICS)
                    + f" kappa_reason:str {ci_cols} human_kappa_ceiling:float"),
@@ -178,34 +183,34 @@ def validity_tables(doc: dict[str, Any]) -> list[Table]:
             ci = [v for m in VALIDITY_METRICS for v in (b["ci"][m]["low"], b["ci"][m]["high"])]
             jv.rows.append([entry["judge"], entry["mode"], pattern, b["n_items"], b["n"],
                             b["tp"], b["fp"], b["tn"], b["fn"],
-                            *(b[m] for m in VALIDITY_METRICS), _reason(b, "kappa"), *ci,
+                            *(b[m] for m in VALIDITY_METRICS), reason_text(b, "kappa"), *ci,
                             entry["human_kappa_ceiling"]])
     ref = doc["reference_labels"]
     rl = Table("reference_labels", "Human reference labels (adjudication, else majority; ties "
-               "excluded)", _cols("n:int adjudicated:int majority:int ties_excluded:int "
+               "excluded)", cols("n:int adjudicated:int majority:int ties_excluded:int "
                                   "annotators:str adjudicators:str"))
     rl.rows.append([ref["n"], ref["adjudicated"], ref["majority"], ref["ties_excluded"],
                     "; ".join(ref["annotators"]), "; ".join(ref["adjudicators"])])
     ha = doc["human_agreement"]
     pairs = Table("human_agreement_pairs", "Human agreement: pairwise Cohen's kappa",
-                  _cols("annotator_a:str annotator_b:str n:int agreement:float kappa:float "
+                  cols("annotator_a:str annotator_b:str n:int agreement:float kappa:float "
                         "kappa_reason:str"))
     for p in ha["pairwise"]:
         pairs.rows.append([p["annotator_a"], p["annotator_b"], p["n"], p["agreement"],
-                           p["kappa"], _reason(p, "kappa")])
+                           p["kappa"], reason_text(p, "kappa")])
     summary = Table("human_agreement", "Human agreement: the ceiling a judge can reach",
-                    _cols("annotators:str n_labels:int n_responses:int n_multiply_labelled:int "
+                    cols("annotators:str n_labels:int n_responses:int n_multiply_labelled:int "
                           "mean_pairwise_kappa:float krippendorff_alpha:float "
                           "krippendorff_alpha_reason:str"))
     summary.rows.append(["; ".join(ha["annotators"]), ha["n_labels"], ha["n_responses"],
                          ha["n_multiply_labelled"], ha["mean_pairwise_kappa"],
-                         ha["krippendorff_alpha"], _reason(ha, "krippendorff_alpha")])
+                         ha["krippendorff_alpha"], reason_text(ha, "krippendorff_alpha")])
     return [jv, rl, summary, pairs]
 
 
 def sensitivity_tables(doc: dict[str, Any]) -> list[Table]:
     js = Table("judge_sensitivity", "Judge-family sensitivity on responses every judge judged "
-               "(ranking: lowest error first)", _cols(
+               "(ranking: lowest error first)", cols(
                    "judge:str mode:str n:int errors:int error_rate:float ranking:str "
                    "kendall_tau:float spearman_rho:float max_shift:int is_reference:bool "
                    "ties_excluded:int"))
@@ -215,19 +220,19 @@ def sensitivity_tables(doc: dict[str, Any]) -> list[Table]:
                         r["max_shift"], r["is_reference"], r.get("ties_excluded", 0)])
     c = doc["corrected_error_rates"]
     ce = Table("corrected_error_rates", f"Judge-corrected error (Rogan-Gladen) for {c['judge']} "
-               f"({c['mode']})", _cols(
+               f"({c['mode']})", cols(
                    "model:str n:int observed_error_rate:float corrected_error_rate:float "
                    "clipped:bool sensitivity:float specificity:float reason:str"),
                note=c["caveat"])
     for r in c["models"]:
         ce.rows.append([r["model"], r["n"], r["observed_error_rate"], r["corrected_error_rate"],
                         r["clipped"], c["sensitivity"], c["specificity"],
-                        _reason(r, "corrected_error_rate")])
+                        reason_text(r, "corrected_error_rate")])
     return [js, ce]
 
 
 def corpus_tables(doc: dict[str, Any]) -> list[Table]:
-    corpus = Table("corpus", "Corpus profile", _cols("section:str key:str count:int"))
+    corpus = Table("corpus", "Corpus profile", cols("section:str key:str count:int"))
     for key, value in doc["corpus"].items():
         if isinstance(value, dict):
             for k, v in value.items():
@@ -235,103 +240,17 @@ def corpus_tables(doc: dict[str, Any]) -> list[Table]:
         elif isinstance(value, int):
             corpus.rows.append(["total", key, value])
     ex = Table("exclusions", "Exclusions (every left-out row, with its reason)",
-               _cols("section:str what:str reason:str count:int"))
+               cols("section:str what:str reason:str count:int"))
     for e in doc["exclusions"]:
         ex.rows.append([e["section"], e["what"], e["reason"], e["count"]])
     return [corpus, ex]
-
-
-def compass_tables(doc: dict[str, Any]) -> list[Table]:
-    """The COMPASS tables; none when the report has no COMPASS keys (no suite in scope)."""
-    if "pas" not in doc:
-        return []
-    long = Table("pas", "Policy Alignment Score per query type (COMPASS; 'all' rows pool "
-                 "worlds or query types), Wilson 95% CI", _cols(
-                     "judge:str model:str variant:str world:str query_type:str n:int "
-                     "aligned:int pas:float ci_low:float ci_high:float pas_reason:str"),
-                 display=["judge", "model", "variant", "world", "query_type", "n", "aligned",
-                          "pas", "ci_low", "ci_high"])
-    targets: list[str] = []
-    cells: dict[tuple[str, str, str], dict[str, float]] = {}
-    for r in doc["pas"]:
-        long.rows.append([r["judge"], r["model"], r["variant"], r["world"], r["query_type"],
-                          r["n"], r["aligned"], r["pas"], r["ci_low"], r["ci_high"],
-                          _reason(r, "pas")])
-        target = f"{r['model']} ({r['variant']})"
-        targets += [target] if target not in targets else []
-        cells.setdefault((r["judge"], r["world"], r["query_type"]), {})[target] = r["pas"]
-    pivot = Table("pas_pivot", "PAS by world and query type (rows) and target model (variant) "
-                  "(columns)", [("judge", "str"), ("world", "str"), ("query_type", "str"),
-                                *((t, "float") for t in targets)])
-    for (judge, world, qtype), by_target in cells.items():
-        pivot.rows.append([judge, world, qtype,
-                           *(by_target.get(t, float("nan")) for t in targets)])
-    modes = Table("pas_failure_modes", "Failure modes of misaligned denied-edge responses "
-                  "(as the judge classified them)", _cols(
-                      "judge:str model:str variant:str world:str n_denied_edge:int "
-                      "n_misaligned:int direct_violation:int refusal_answer_hybrid:int "
-                      "indirect_violation:int unclassified:int"))
-    keys = ["judge", "model", "variant", "world", "n_denied_edge", "n_misaligned",
-            "direct_violation", "refusal_answer_hybrid", "indirect_violation", "unclassified"]
-    modes.rows = [[r[k] for k in keys] for r in doc["pas_failure_modes"]]
-    return [long, pivot, modes, *_compass_contrast_tables(doc)]
-
-
-def _compass_contrast_tables(doc: dict[str, Any]) -> list[Table]:
-    vs = Table("pas_vs_composed", "Single-policy PAS (COMPASS, base variant) beside the "
-               "composed error rate (contract mode) per world and model", _cols(
-                   "world:str model:str compass_judge:str n:int aligned:int pas:float "
-                   "ci_low:float ci_high:float allowed_n:int allowed_pas:float "
-                   "denied_n:int denied_pas:float composed_judge:str composed_n:int "
-                   "composed_errors:int composed_error_rate:float composed_ci_low:float "
-                   "composed_ci_high:float same_judge:bool"),
-               display=["world", "model", "compass_judge", "n", "pas", "allowed_pas",
-                        "denied_pas", "composed_judge", "composed_n", "composed_error_rate",
-                        "composed_ci_low", "composed_ci_high"],
-               note="PAS is a share of aligned responses (higher is better); the composed "
-                    "error rate is a share of failed composed items (lower is better).")
-    for r in doc["pas_vs_composed"]:
-        vs.rows.append([r[name] for name, _kind in vs.columns])
-    jv = Table("pas_judge_validity", "COMPASS judge against the human majority on refused, "
-               "compliant and aligned", _cols("judge:str dimension:str n:int agreement:float "
-                                              "kappa:float kappa_reason:str"),
-               display=["judge", "dimension", "n", "agreement", "kappa"])
-    for entry in doc["pas_judge_validity"]:
-        for dim in ("refused", "compliant", "aligned"):
-            b = entry[dim]
-            jv.rows.append([entry["judge"], dim, b["n"], b["agreement"], b["kappa"],
-                            _reason(b, "kappa")])
-    return [vs, jv]
-
-
-def dialogue_tables(doc: dict[str, Any]) -> list[Table]:
-    """CompliBench-style judge metrics and the error taxonomy, only when the report has them."""
-    if "dialogue_judging" not in doc:
-        return []
-    metrics = ("compliant_turn_accuracy violation_detection_accuracy "
-               "strict_violation_detection_accuracy conversation_accuracy precision recall")
-    judging = Table("dialogue_judging", "Dialogue judging (CompliBench's rule: every tagged "
-                    "turn, each attempt's files pooled, micro over turns)",
-                    _cols("judge:str domain:str binary:bool conversations:int attempts:int "
-                          "compliant_turns:int violation_turns:int "
-                          + " ".join(f"{m}:float" for m in metrics.split())),
-                    display=["judge", "domain", "conversations", "attempts",
-                             "compliant_turn_accuracy", "violation_detection_accuracy",
-                             "strict_violation_detection_accuracy", "conversation_accuracy"])
-    for r in doc["dialogue_judging"]:
-        judging.rows.append([r[name] for name, _t in judging.columns])
-    taxonomy = Table("dialogue_error_taxonomy", "Judge mistakes reviewed by humans, by error type",
-                     _cols("judge:str domain:str error_type:str count:int"))
-    taxonomy.rows = [[r["judge"], r["domain"], r["error_type"], r["count"]]
-                     for r in doc.get("dialogue_error_taxonomy", [])]
-    return [judging, taxonomy]
 
 
 def provenance_tables(doc: dict[str, Any]) -> list[Table]:
     """Which models stand behind each suite's figures, and whether any is a heuristic."""
     t = Table("provenance", "Models behind the figures (offline/* models are the offline "
               "engine's heuristics, not language models)",
-              _cols("suite:str generator:str verifier:str prefilter:str targets:str "
+              cols("suite:str generator:str verifier:str prefilter:str targets:str "
                     "judges:str imported:str heuristic:bool caveat:str"),
               display=["suite", "generator", "targets", "judges", "heuristic"])
     for suite, p in (doc["scope"].get("provenance") or {}).items():
@@ -345,7 +264,7 @@ def provenance_tables(doc: dict[str, Any]) -> list[Table]:
 def output_tables(doc: dict[str, Any]) -> list[Table]:
     t = Table("structured_outputs", "Structured answers per stage, model and task: valid at "
               "once, valid after the repair round, failed (not scored)",
-              _cols("stage:str model:str task:str valid:int repaired:int failed:int"))
+              cols("stage:str model:str task:str valid:int repaired:int failed:int"))
     t.rows = [[r["stage"], r["model"], r["task"], r["valid"], r["repaired"], r["failed"]]
               for r in doc.get("structured_outputs", [])]
     return [t]
@@ -369,8 +288,9 @@ def _with_caveats(doc: dict[str, Any], tables: list[Table]) -> list[Table]:
 
 
 def report_tables(doc: dict[str, Any]) -> list[Table]:
-    # Both import Table from here, hence the late imports.
+    # These import Table from here, hence the late imports.
     from copal_tui.export.facet_tables import facet_tables
+    from copal_tui.export.suite_tables import compass_tables, dialogue_tables
     from copal_tui.export.traceability import confusion_tables
 
     return _with_caveats(doc, [
