@@ -3,12 +3,15 @@ event, and no assertion measures wall-clock time.
 
 Each file `tests/*.py` is parsed with `ast` (nothing is imported or run) and three rules apply:
 
-- `no-assertion`: a test function must assert: an `assert` statement (`assert snap_compare(...)`
+- `no-assertion`: a test function must assert: an `assert` statement on something other than
+  a constant (`assert True` checks nothing; `assert snap_compare(...)`
   for a snapshot: the fixture returns whether it matched, it does not fail by itself),
   `pytest.raises` / `warns` / `fail`, an `assert*` method, a `raise AssertionError`, or a call
   to a helper of the test modules that does one of these (followed transitively);
 - `sleep-then-assert`: `time.sleep(x)`, `asyncio.sleep(x)` or a Pilot's `pause(x)` with a
-  literal delay directly followed by an `assert`: what the assert needs may or may not have
+  delay (a positive literal, or any name or expression: `sleep(DELAY)` waits just as blindly)
+  followed by an `assert`, directly or after plain statements that do not wait (reading a
+  row, then asserting on it, is the same bet): what the assert needs may or may not have
   happened by then, so such a test passes or fails with the machine's load. Poll the condition
   in a bounded loop or wait on an event instead;
 - `clock-assertion`: an `assert` comparing a value taken from a clock (`time.time()`,
@@ -88,13 +91,54 @@ def _is_clock_call(node: ast.AST) -> bool:
             and (_call_name(owner) or "").endswith("_loop"))
 
 
-def _literal_delay(call: ast.Call) -> bool:
-    """A sleep or pause with a positive number literal as its delay (sleep(0) only yields)."""
+def _delay(call: ast.Call) -> bool:
+    """A sleep or pause with a delay: a positive number literal, or a name or expression
+    (whatever its value, it stands in for waiting on something). sleep(0) and a bare pause()
+    only yield to the loop."""
     if _call_name(call) not in SLEEPS:
         return False
     args = list(call.args) + [k.value for k in call.keywords if k.arg in ("delay", "seconds")]
-    return bool(args) and isinstance(args[0], ast.Constant) \
-        and isinstance(args[0].value, int | float) and args[0].value > 0
+    if not args:
+        return False
+    if isinstance(args[0], ast.Constant):
+        return isinstance(args[0].value, int | float) and args[0].value > 0
+    return True
+
+
+WAIT_WORDS = ("sleep", "pause", "wait", "until", "join", "settle")
+
+
+def _waits(stmt: ast.stmt) -> bool:
+    """Whether a statement may wait for something: a block (a loop, a branch, a `with`), an
+    `await`, or a call named like a wait. Only statements that do not wait may sit between a
+    sleep and the assert it stands in for."""
+    if not isinstance(stmt, ast.Expr | ast.Assign | ast.AnnAssign | ast.AugAssign):
+        return True
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Await):
+            return True
+        if isinstance(node, ast.Call) and any(w in (_call_name(node) or "").lower()
+                                              for w in WAIT_WORDS):
+            return True
+    return False
+
+
+def _after_sleep(block: list[ast.stmt]) -> Iterator[ast.Assert]:
+    """Each assert reached from a sleep of the block through statements that do not wait."""
+    for i, stmt in enumerate(block):
+        call = _statement_call(stmt)
+        if call is None or not _delay(call):
+            continue
+        for nxt in block[i + 1:]:
+            if isinstance(nxt, ast.Assert):
+                yield nxt
+                break
+            if _waits(nxt):
+                break
+
+
+def _checks_something(node: ast.Assert) -> bool:
+    return not isinstance(node.test, ast.Constant)
 
 
 def _statement_call(stmt: ast.stmt) -> ast.Call | None:
@@ -166,7 +210,7 @@ class Modules:
 
     def asserts(self, module: str, fn: ast.AST) -> bool:
         for node in ast.walk(fn):
-            if isinstance(node, ast.Assert):
+            if isinstance(node, ast.Assert) and _checks_something(node):
                 return True
             if isinstance(node, ast.Raise) and node.exc is not None:
                 exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
@@ -242,10 +286,8 @@ def scan(sources: dict[str, str]) -> list[Finding]:
                 found.append(Finding(file, fn.name, "no-assertion", fn.lineno))
             nodes = list(ast.walk(fn))  # walked once: the rules below share it
             for block in _statement_lists(nodes):
-                for first, second in zip(block, block[1:], strict=False):
-                    call = _statement_call(first)
-                    if call is not None and _literal_delay(call) and isinstance(second, ast.Assert):
-                        found.append(Finding(file, fn.name, "sleep-then-assert", second.lineno))
+                for blind in _after_sleep(block):
+                    found.append(Finding(file, fn.name, "sleep-then-assert", blind.lineno))
             if not any(_is_clock_call(n) for n in nodes):
                 continue
             tainted, polls = _clock_names(nodes), _polling_asserts(nodes)
@@ -298,6 +340,19 @@ def test_loop_clock(loop):
 
 def test_unasserted_snapshot(snap_compare):
     snap_compare(app)
+
+def test_sleeps_a_named_delay():
+    time.sleep(SETTLE)
+    assert done()
+
+def test_sleeps_then_reads():
+    time.sleep(0.5)
+    rows = read_rows()
+    assert rows
+
+def test_asserts_a_constant():
+    run()
+    assert True
 '''
 
 GOOD = '''
@@ -325,6 +380,19 @@ def test_snapshot(snap_compare):
 async def test_yield():
     await asyncio.sleep(0)
     assert done()
+
+async def test_sleep_then_wait():
+    await asyncio.sleep(0.05)
+    await wait_for(done)
+    rows = read_rows()
+    assert rows
+
+async def test_sleep_in_a_poll_then_assert():
+    for _ in range(100):
+        if done():
+            break
+        await asyncio.sleep(0.05)
+    assert done()
 '''
 
 HELPERS = '''
@@ -339,6 +407,9 @@ def check(x):
     ("test_duration", "clock-assertion"),
     ("test_loop_clock", "clock-assertion"),
     ("test_unasserted_snapshot", "no-assertion"),
+    ("test_sleeps_a_named_delay", "sleep-then-assert"),
+    ("test_sleeps_then_reads", "sleep-then-assert"),
+    ("test_asserts_a_constant", "no-assertion"),
 ])
 def test_the_checker_catches(function: str, rule: str) -> None:
     found = {(f.function, f.rule) for f in scan({"bad.py": BAD, "helpers_mod.py": HELPERS})}
