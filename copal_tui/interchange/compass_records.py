@@ -1,7 +1,7 @@
 """Importing COMPASS suite records (`compass_query`, `compass_response`, `compass_judgment`)
 from JSONL interchange files: the reference and consistency checks the schema cannot make.
 
-Called by `importer._Importer` (which owns the transaction, the duplicate check within one
+Called by `importer.Importer` (which owns the transaction, the duplicate check within one
 import and the "identical or error" rule for ids already stored). Beyond references, a query's
 intended policy must be of the kind its type is written against, and a judgment's `aligned`
 must follow from `refused` and `compliant` by the alignment rule of the query's type: a file

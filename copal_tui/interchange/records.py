@@ -246,3 +246,14 @@ def _contract(value: Any) -> list[dict[str, Any]]:
          "clause_id": c.get("clause_id")}
         for c in items
     ]
+
+
+def norm(d: dict[str, Any]) -> dict[str, Any]:
+    """The record without its null fields (a null and a missing field say the same)."""
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def same(stored: dict[str, Any], incoming: dict[str, Any]) -> bool:
+    """Whether an incoming record says what the stored one (as exported) says."""
+    kept = norm(stored)
+    return all(kept.get(k) == incoming.get(k) for k in kept.keys() | norm(incoming).keys())

@@ -71,6 +71,9 @@ def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 # cost more than the parse of a short record.
 _DECODER = json.JSONDecoder(object_pairs_hook=unique_object)
 _SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
+# The scanner alone, for callers that check what surrounds the value themselves (a bulk load
+# scanning line after line); the depth bound is theirs to keep.
+SCAN = _SCAN
 
 
 # ------------------------------------------------------------------ JSON
