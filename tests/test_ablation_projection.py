@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from click.testing import CliRunner
 from copal_tui.cli import main
 from copal_tui.domain.selection import greedy_select
 from copal_tui.pipeline.ablate import baseline_candidates
+from store.pipeline.rows import ItemRow
 
 WORLD = "skyline-air"
 BUDGET = 12
@@ -135,10 +137,13 @@ def test_baseline_selection_ignores_the_mapping(suite, tmp_path):
 
 
 def _cand(iid: str, query: str, confidence: float, naturalness: float, *, passed: bool = True,
-          comp: str | None = None, pattern: str | None = None) -> dict[str, Any]:
-    return {"id": iid, "query": query, "composition_id": comp, "run_id": "r", "pattern": pattern,
-            "facet": None, "screening": {"passed": passed, "confidence": confidence,
-                                         "naturalness": naturalness}}
+          comp: str | None = None, pattern: str | None = None) -> ItemRow:
+    return ItemRow(id=iid, world_id="w", composition_id=comp, pattern=pattern, facet=None,
+                   query=query, required=(), forbidden=(), method="no_facet",
+                   parent_item_id=None, selected=0, trap=None,
+                   screening={"passed": passed, "confidence": confidence,
+                              "naturalness": naturalness},
+                   run_id="r", created_at="2026-01-01T00:00:00Z", gate=None, route=None)
 
 
 def test_baseline_selection_rule_by_hand():
@@ -154,7 +159,7 @@ def test_baseline_selection_rule_by_hand():
     assert greedy_select(baseline_candidates(items), 3) == ["b", "c", "a"]
     assert greedy_select(baseline_candidates(items), 10) == ["b", "c", "a", "e"]
     # A mapping on the items changes nothing.
-    mapped = [{**i, "pattern": "workflow_transfer", "facet": "wrong_route"} if i["id"] == "c"
+    mapped = [replace(i, pattern="workflow_transfer", facet="wrong_route") if i.id == "c"
               else i for i in items]
     assert baseline_candidates(mapped) == baseline_candidates(items)
 

@@ -195,7 +195,7 @@ def test_exclusions_name_each_reason(report):
 
 def test_a_rejected_projection_is_never_answered(tmp_path: Path):
     db = connect(_store(tmp_path))
-    active = {i["id"] for i in pipeline_sql.active_items(db, W)}
+    active = {i.id for i in pipeline_sql.active_items(db, W)}
     # Five composed items and the seven accepted projections; not I2:p2.
     assert active == {f"I{n}" for n in range(1, 6)} | {
         "I1:p1", "I1:p2", "I2:p1", "I3:p1", "I3:p2", "I4:p1", "I4:p2"}

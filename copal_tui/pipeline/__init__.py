@@ -11,50 +11,73 @@ come last, variants before the judge so a run of both judges the new variant dia
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, Protocol
+
+from copal_tui.pipeline.options import CompassOptions, CopalOptions, DialogueOptions
+
+Suite = Literal["copal", "compass", "dialogue"]
+SUITE_OPTIONS: dict[str, type[CopalOptions | CompassOptions | DialogueOptions]] = {
+    "copal": CopalOptions, "compass": CompassOptions, "dialogue": DialogueOptions}
+
+
+class StageExecute(Protocol):
+    """What a stage does: `execute(run)` over a `StageRun` (typed loosely here so that the
+    registry imports no stage and no run machinery)."""
+
+    def __call__(self, run: Any, /) -> Awaitable[None]: ...
 
 
 @dataclass(frozen=True)
 class Stage:
     """One pipeline stage: its name, its suite (which of `Options`' per-suite options it
-    reads: copal, compass or dialogue), and what it needs to start."""
+    reads: `Options.copal`, `.compass` or `.dialogue`), its entry point ("module:function",
+    named here rather than derived from the stage's name, and imported on first use), and
+    what it needs to start."""
 
     name: str
-    suite: str
+    suite: Suite
+    entry: str
     needs_generator: bool = False
     needs_models: bool = False
     needs_judges: bool = False
 
     @property
-    def module(self) -> str:
-        return f"copal_tui.pipeline.{self.name}"
+    def options(self) -> type[CopalOptions | CompassOptions | DialogueOptions]:
+        """The options model of the stage's suite (the `Options` field named after it)."""
+        return SUITE_OPTIONS[self.suite]
 
-    def execute(self) -> Callable[[Any], Awaitable[None]]:
+    def execute(self) -> StageExecute:
         """The stage's `execute(run)` coroutine function."""
-        execute: Callable[[Any], Awaitable[None]] = importlib.import_module(self.module).execute
-        return execute
+        module, _, function = self.entry.partition(":")
+        found: StageExecute = getattr(importlib.import_module(module), function)
+        return found
+
+
+def _entry(module: str) -> str:
+    return f"copal_tui.pipeline.{module}:execute"
 
 
 REGISTRY: dict[str, Stage] = {s.name: s for s in (
-    Stage("ground", "copal", needs_generator=True),
-    Stage("compose", "copal", needs_generator=True),
-    Stage("generate", "copal", needs_generator=True),
-    Stage("select", "copal", needs_generator=True),
-    Stage("project", "copal", needs_generator=True),
-    Stage("ablate", "copal", needs_generator=True),
-    Stage("respond", "copal", needs_models=True),
-    Stage("judge", "copal", needs_judges=True),
+    Stage("ground", "copal", _entry("ground"), needs_generator=True),
+    Stage("compose", "copal", _entry("compose"), needs_generator=True),
+    Stage("generate", "copal", _entry("generate"), needs_generator=True),
+    Stage("select", "copal", _entry("select"), needs_generator=True),
+    Stage("project", "copal", _entry("project"), needs_generator=True),
+    Stage("ablate", "copal", _entry("ablate"), needs_generator=True),
+    Stage("respond", "copal", _entry("respond"), needs_models=True),
+    Stage("judge", "copal", _entry("judge"), needs_judges=True),
     # compass_generate writes base queries, verifies them and writes edge queries from the
     # kept denied-base ones (edges need kept bases); compass_verify verifies whatever is still
     # pending.
-    Stage("compass_generate", "compass", needs_generator=True),
-    Stage("compass_verify", "compass", needs_generator=True),
-    Stage("compass_respond", "compass", needs_models=True),
-    Stage("compass_judge", "compass", needs_judges=True),
-    Stage("dialogue_variants", "dialogue", needs_generator=True, needs_judges=True),
-    Stage("dialogue_judge", "dialogue", needs_judges=True),
+    Stage("compass_generate", "compass", _entry("compass_generate"), needs_generator=True),
+    Stage("compass_verify", "compass", _entry("compass_verify"), needs_generator=True),
+    Stage("compass_respond", "compass", _entry("compass_respond"), needs_models=True),
+    Stage("compass_judge", "compass", _entry("compass_judge"), needs_judges=True),
+    Stage("dialogue_variants", "dialogue", _entry("dialogue_variants"), needs_generator=True,
+          needs_judges=True),
+    Stage("dialogue_judge", "dialogue", _entry("dialogue_judge"), needs_judges=True),
 )}
 STAGES = tuple(REGISTRY)
 COPAL_STAGES = tuple(n for n, s in REGISTRY.items() if s.suite == "copal")

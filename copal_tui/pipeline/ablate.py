@@ -28,11 +28,12 @@ from typing import Any
 from copal_tui.domain.outputs import GenerationOut, MappingOut, PlannerOut, ScreeningOut
 from copal_tui.domain.selection import Candidate, greedy_select, screening_passes
 from copal_tui.domain.taxonomy import PATTERN_FACETS, Method
-from copal_tui.pipeline.base import StageRun, ask, clause_payload, world_payload
+from copal_tui.pipeline.base import StageRun, ask, clause_payload, policy_views, world_payload
 from copal_tui.pipeline.generate import contract_rows
 from store.artifacts import writes
 from store.db import dumps, write
 from store.pipeline import pipeline_sql as sql
+from store.pipeline.rows import ClauseRow, ItemRow, WorldRow, contract_view
 
 METHODS = (Method.RAW_POLICY, Method.CLAUSE_ONLY, Method.NO_FACET)
 # Candidates generated per final item: the method's 36 direct candidates for 12 final items.
@@ -50,15 +51,15 @@ def _known(ids: list[str], known: set[str]) -> list[str]:
     return sorted({i for i in ids if i in known})
 
 
-def _jobs(run: StageRun, world: dict[str, Any], budget: int) -> list[Job]:
-    wid = world["id"]
-    clauses = [c for c in sql.clauses(run.db, wid) if c["effect"]]
-    clause_ids = {c["id"] for c in clauses}
+def _jobs(run: StageRun, world: WorldRow, budget: int) -> list[Job]:
+    wid = world.id
+    clauses = [c for c in sql.clauses(run.db, wid) if c.effect]
+    clause_ids = {c.id for c in clauses}
     n_items = POOL_FACTOR * budget
     jobs: list[Job] = []
     if not sql.item_ids_with_prefix(run.db, f"{wid}:raw_policy:"):
         jobs.append(("planner_raw_policy", f"{wid}:raw_policy:",
-                     {"world": world_payload(world), "policies": sql.policies(run.db, wid),
+                     {"world": world_payload(world), "policies": policy_views(sql.policies(run.db, wid)),
                       "n_items": n_items}, Method.RAW_POLICY.value, set()))
     if not sql.item_ids_with_prefix(run.db, f"{wid}:clause_only:"):
         jobs.append(("planner_clause_only", f"{wid}:clause_only:",
@@ -68,21 +69,21 @@ def _jobs(run: StageRun, world: dict[str, Any], budget: int) -> list[Job]:
     # Variants per composition so that the compositions together give the pool.
     per_comp = max(run.opts.copal.variants, math.ceil(n_items / max(1, len(comps))))
     for comp in comps:
-        prefix = f"{comp['id']}:no_facet:"
+        prefix = f"{comp.id}:no_facet:"
         if not sql.item_ids_with_prefix(run.db, prefix):
-            members = sql.clauses_by_id(run.db, comp["clause_ids"])
+            members = sql.clauses_by_id(run.db, comp.clause_ids)
             jobs.append(("planner_no_facet", prefix,
                          {"world": world_payload(world),
-                          "composition": {"id": comp["id"], "pattern": comp["pattern"],
+                          "composition": {"id": comp.id, "pattern": comp.pattern,
                                           "clauses": [clause_payload(c) for c in members]},
                           "n_variants": per_comp},
-                         Method.NO_FACET.value, set(comp["clause_ids"])))
+                         Method.NO_FACET.value, set(comp.clause_ids)))
     return jobs
 
 
-async def plan(run: StageRun, world: dict[str, Any], budget: int) -> None:
-    wid = world["id"]
-    policy_ids = {p["id"] for p in sql.policies(run.db, wid)}
+async def plan(run: StageRun, world: WorldRow, budget: int) -> None:
+    wid = world.id
+    policy_ids = {p.id for p in sql.policies(run.db, wid)}
 
     async def one(job: Job) -> None:
         task, prefix, payload, method, allowed = job
@@ -111,36 +112,37 @@ async def plan(run: StageRun, world: dict[str, Any], budget: int) -> None:
     await run.each(_jobs(run, world, budget), one)
 
 
-def active_clause_ids(item: dict[str, Any], by_id: dict[str, dict[str, Any]],
-                      comps: dict[str, list[str]]) -> list[str]:
+def active_clause_ids(item: ItemRow, by_id: dict[str, ClauseRow],
+                      comps: dict[str, tuple[str, ...]]) -> list[str]:
     """The clauses an item involves, from its own construction: the composition's clauses
     (no-facet), the clauses of the policies the raw-policy planner named, or the clause-only
     planner's clauses plus those its contract cites."""
-    planned = (item["screening"] or {}).get("planned") or {}
-    if item["composition_id"] in comps:
-        return list(comps[item["composition_id"]])
-    ids = {c["clause_id"] for c in item["required"] + item["forbidden"] if c.get("clause_id")}
+    planned = (item.screening or {}).get("planned") or {}
+    if item.composition_id is not None and item.composition_id in comps:
+        return list(comps[item.composition_id])
+    ids = {c.clause_id for c in (*item.required, *item.forbidden) if c.clause_id}
     ids |= set(planned.get("clause_ids") or [])
     policies = set(planned.get("policy_ids") or [])
-    ids |= {cid for cid, c in by_id.items() if policies & set(c["policy_ids"])}
+    ids |= {cid for cid, c in by_id.items() if policies & set(c.policy_ids)}
     return sorted(i for i in ids if i in by_id)
 
 
-async def screen_and_map(run: StageRun, world: dict[str, Any], method: str) -> None:
+async def screen_and_map(run: StageRun, world: WorldRow, method: str) -> None:
     """Screen (no pattern or facet) and then map every candidate still missing either."""
-    wid = world["id"]
+    wid = world.id
     todo = [i for i in sql.items(run.db, wid, method=method, parent=False)
-            if i["run_id"] is not None
-            and not {"passed", "mapping"} <= set(i["screening"] or {})]
-    by_id = {c["id"]: c for c in sql.clauses(run.db, wid)}
-    comps = {c["id"]: c["clause_ids"] for c in sql.compositions(run.db, wid)}
+            if i.run_id is not None
+            and not {"passed", "mapping"} <= set(i.screening or {})]
+    by_id = {c.id: c for c in sql.clauses(run.db, wid)}
+    comps = {c.id: c.clause_ids for c in sql.compositions(run.db, wid)}
     patterns = {p.value: [f.value for f in fs] for p, fs in PATTERN_FACETS.items()}
 
-    async def one(item: dict[str, Any]) -> None:
-        verdict = dict(item["screening"] or {})
+    async def one(item: ItemRow) -> None:
+        verdict = dict(item.screening or {})
         active = [clause_payload(by_id[c]) for c in active_clause_ids(item, by_id, comps)]
-        base = {"world": world_payload(world), "query": item["query"], "clauses": active,
-                "required": item["required"], "forbidden": item["forbidden"]}
+        base = {"world": world_payload(world), "query": item.query, "clauses": active,
+                "required": contract_view(item.required),
+                "forbidden": contract_view(item.forbidden)}
         if "passed" not in verdict:
             if len(active) < 2:
                 verdict.update({"passed": False, "decision": "involves fewer than two known "
@@ -149,18 +151,17 @@ async def screen_and_map(run: StageRun, world: dict[str, Any], method: str) -> N
                 screened: ScreeningOut | None = await ask(
                     run, run.generator, "screening",
                     {**base, "pattern": None, "facet": None, "facet_definition": ""},
-                    item["id"])
+                    item.id)
                 if screened is None:
                     return
                 s = {**screened.model_dump(mode="json"), "fits_facet": True}
-                passed, why = screening_passes(s, len(item["required"]),
-                                               len(item["forbidden"]))
+                passed, why = screening_passes(s, len(item.required), len(item.forbidden))
                 verdict.update({**s, "passed": passed, "decision": why})
             run.count(f"screen_{'passed' if verdict['passed'] else 'rejected'}_{method}")
         mapped: MappingOut | None = None
         if "mapping" not in verdict:
             mapped = await ask(run, run.generator, "mapping", {**base, "patterns": patterns},
-                               item["id"])
+                               item.id)
         pattern = facet = None
         if mapped is not None:
             pattern = mapped.pattern.value if mapped.pattern else None
@@ -171,32 +172,32 @@ async def screen_and_map(run: StageRun, world: dict[str, Any], method: str) -> N
 
         def store(db: Any) -> None:
             if mapped is not None:
-                sql.set_mapping(db, item["id"], pattern, facet)
-            sql.set_screening(db, item["id"], text)
+                sql.set_mapping(db, item.id, pattern, facet)
+            sql.set_screening(db, item.id, text)
 
         run.later(store)
 
     await run.each(todo, one)
 
 
-def combination(item: dict[str, Any]) -> str:
+def combination(item: ItemRow) -> str:
     """The planner's own grouping of an item (what COPAL's selection spreads over)."""
-    if item["composition_id"]:
-        return str(item["composition_id"])
-    planned = (item["screening"] or {}).get("planned") or {}
+    if item.composition_id:
+        return item.composition_id
+    planned = (item.screening or {}).get("planned") or {}
     return "policies:" + ",".join(planned.get("policy_ids") or []) + ";clauses:" + \
         ",".join(planned.get("clause_ids") or [])
 
 
-def baseline_candidates(items: list[dict[str, Any]]) -> list[Candidate]:
+def baseline_candidates(items: list[ItemRow]) -> list[Candidate]:
     """Screened pipeline items as selection candidates. Pattern and facet are left out on
     purpose: the mapping is for evaluation only and must not steer the selection."""
     return [
-        Candidate(i["id"], None, None, i["query"],
-                  float(i["screening"].get("confidence") or 0),
-                  float(i["screening"].get("naturalness") or 0), combination(i))
+        Candidate(i.id, None, None, i.query,
+                  float(i.screening.get("confidence") or 0),
+                  float(i.screening.get("naturalness") or 0), combination(i))
         for i in items
-        if i["run_id"] is not None and i["screening"] and i["screening"].get("passed")
+        if i.run_id is not None and i.screening and i.screening.get("passed")
     ]
 
 
@@ -212,25 +213,25 @@ def select_baseline(run: StageRun, world_id: str, method: str, budget: int) -> t
 
 async def execute(run: StageRun) -> None:
     worlds = sql.worlds(run.db, run.opts.worlds)
-    budgets = {w["id"]: matched_budget(run, w["id"]) for w in worlds}
+    budgets = {w.id: matched_budget(run, w.id) for w in worlds}
     for world in worlds:
-        if not budgets[world["id"]]:
-            run.fail(world["id"], "ablate: the world has no selected COPAL suite to match "
+        if not budgets[world.id]:
+            run.fail(world.id, "ablate: the world has no selected COPAL suite to match "
                      "the budget to; run `select` first")
             continue
-        await plan(run, world, budgets[world["id"]])
+        await plan(run, world, budgets[world.id])
     short: list[str] = []
     for world in worlds:
-        budget = budgets[world["id"]]
+        budget = budgets[world.id]
         if not budget:
             continue
         for method in METHODS:
             await screen_and_map(run, world, method.value)
-            chosen, pool = select_baseline(run, world["id"], method.value, budget)
+            chosen, pool = select_baseline(run, world.id, method.value, budget)
             run.count(f"selected_{method.value}", len(chosen))
             if len(chosen) < budget:
                 run.count(f"short_{method.value}", budget - len(chosen))
-                short.append(f"{method.value} in {world['id']}: {len(chosen)} of {budget} "
+                short.append(f"{method.value} in {world.id}: {len(chosen)} of {budget} "
                              f"({pool} screened candidates)")
     if short:
         run.progress.message = ("below the matched budget (COPAL's selected suite), the "

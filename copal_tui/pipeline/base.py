@@ -37,6 +37,7 @@ from copal_tui.pipeline.options import (  # noqa: F401 - the stages' options, us
 )
 from store.db import Database, connect, write
 from store.pipeline import runs
+from store.pipeline.rows import ClauseRow, PolicyRow, WorldRow
 from store.schema_state import require_current, schema_version
 
 T = TypeVar("T")
@@ -366,10 +367,30 @@ async def ask(run: StageRun, model_name: str, task: str, payload: dict[str, Any]
     return result.value
 
 
-def world_payload(world: dict[str, Any]) -> dict[str, Any]:
-    return {k: world[k] for k in ("id", "name", "industry", "use_case", "context")}
+# ------------------------------------------------------------------ prompt views
+# The typed rows become plain mappings here, at the prompt boundary, with the keys and values the
+# prompts have always carried (the trailer's JSON, and with it the call cache key, depends on
+# them byte for byte).
 
 
-def clause_payload(clause: dict[str, Any]) -> dict[str, Any]:
-    return {k: clause[k] for k in ("id", "policy_ids", "trigger", "scope", "effect",
-                                   "source_span")}
+def world_payload(world: WorldRow) -> dict[str, str]:
+    return {"id": world.id, "name": world.name, "industry": world.industry,
+            "use_case": world.use_case, "context": world.context}
+
+
+def world_view(world: WorldRow) -> dict[str, Any]:
+    """Every column of the world, for the chatbot prompts (which read the system prompts too)."""
+    return asdict(world)
+
+
+def policy_view(policy: PolicyRow) -> dict[str, str]:
+    return {"id": policy.id, "kind": policy.kind, "text": policy.text}
+
+
+def policy_views(policies: Iterable[PolicyRow]) -> list[dict[str, str]]:
+    return [policy_view(p) for p in policies]
+
+
+def clause_payload(clause: ClauseRow) -> dict[str, Any]:
+    return {"id": clause.id, "policy_ids": list(clause.policy_ids), "trigger": clause.trigger,
+            "scope": clause.scope, "effect": clause.effect, "source_span": clause.source_span}

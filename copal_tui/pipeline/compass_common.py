@@ -13,10 +13,11 @@ from typing import Any
 from copal_tui import prompts
 from copal_tui.domain.compass import verification_keeps
 from copal_tui.domain.outputs import TASK_OUTPUTS, CompassVerifyOut
-from copal_tui.pipeline.base import StageRun, world_payload
+from copal_tui.pipeline.base import StageRun, policy_views, world_payload
 from store.artifacts import compass_sql
 from store.artifacts.records import CompassQueryRow
 from store.pipeline import pipeline_sql as sql
+from store.pipeline.rows import PolicyRow, WorldRow
 
 SUITE_KINDS = ("allow", "deny")  # procedure policies are not part of a COMPASS suite
 _CODES = {"allowed_base": "ab", "denied_base": "db", "allowed_edge": "ae"}
@@ -44,23 +45,23 @@ def judgment_id(response_id: str, judge: str) -> str:
 # ------------------------------------------------------------------ worlds and payloads
 
 
-def suite_policies(db: Any, world_id: str) -> list[dict[str, Any]]:
+def suite_policies(db: Any, world_id: str) -> list[PolicyRow]:
     """The world's allowlist and denylist, in inventory order."""
-    return [p for p in sql.policies(db, world_id) if p["kind"] in SUITE_KINDS]
+    return [p for p in sql.policies(db, world_id) if p.kind in SUITE_KINDS]
 
 
-def organisation(world: dict[str, Any], *, full: bool = True) -> dict[str, Any]:
+def organisation(world: WorldRow, *, full: bool = True) -> dict[str, str]:
     """The organisation as a task sees it: with its context for writers, name only for
     checkers (the context can be pages long and does not change what a policy rules out)."""
-    return world_payload(world) if full else {"id": world["id"], "name": world["name"]}
+    return world_payload(world) if full else {"id": world.id, "name": world.name}
 
 
-def listed(policies: list[dict[str, Any]], kind: str) -> list[dict[str, str]]:
-    return [{"id": p["id"], "text": p["text"]} for p in policies if p["kind"] == kind]
+def listed(policies: list[PolicyRow], kind: str) -> list[dict[str, str]]:
+    return [{"id": p.id, "text": p.text} for p in policies if p.kind == kind]
 
 
-def policy_payload(policies: list[dict[str, Any]]) -> list[dict[str, str]]:
-    return [{"id": p["id"], "kind": p["kind"], "text": p["text"]} for p in policies]
+def policy_payload(policies: list[PolicyRow]) -> list[dict[str, str]]:
+    return policy_views(policies)
 
 
 # ------------------------------------------------------------------ calls
@@ -84,15 +85,15 @@ async def structured(run: StageRun, model: str, task: str, payload: dict[str, An
 
 # ------------------------------------------------------------------ verification
 
-Unit = tuple[dict[str, Any], list[dict[str, Any]], CompassQueryRow]  # world, policies, query
+Unit = tuple[WorldRow, list[PolicyRow], CompassQueryRow]  # world, policies, query
 
 
 def to_verify(run: StageRun, query_types: tuple[str, ...] | None = None) -> list[Unit]:
     """Queries of the run's worlds still pending, or failed in an earlier verification."""
     units: list[Unit] = []
     for world in sql.worlds(run.db, run.opts.worlds):
-        policies = suite_policies(run.db, world["id"])
-        for q in compass_sql.queries(run.db, world["id"]):
+        policies = suite_policies(run.db, world.id)
+        for q in compass_sql.queries(run.db, world.id):
             if q.status in ("pending", "failed") and (
                     query_types is None or q.query_type in query_types):
                 units.append((world, policies, q))
@@ -116,7 +117,7 @@ async def verify(run: StageRun, units: list[Unit]) -> None:
         else:
             matched = list(dict.fromkeys(out.matched_policy_ids))
             keep, reason = verification_keeps(q.query_type, q.policy_id, matched,
-                                              {p["id"]: p["kind"] for p in policies})
+                                              {p.id: p.kind for p in policies})
             status = "kept" if keep else "rejected"
             if out.reason:
                 reason += f" (verifier: {out.reason[:500]})"

@@ -41,6 +41,12 @@ from copal_tui.pipeline.compass_common import (
 from store.artifacts import compass_sql
 from store.artifacts.records import CompassQueryRow
 from store.pipeline import pipeline_sql as sql
+from store.pipeline.rows import PolicyRow, WorldRow
+
+# (world, its suite policies, the policy written for, query type, missing slots, its place)
+PolicyUnit = tuple[WorldRow, list[PolicyRow], PolicyRow, str, list[int], int]
+# (world, its suite policies, the kept denied base query, missing (slot, form, strategy))
+EdgeUnit = tuple[WorldRow, list[PolicyRow], CompassQueryRow, list[tuple[int, str, str]]]
 
 ALLOWED_EDGE_ANGLES = (
     "touches a sensitive-sounding subject",
@@ -93,19 +99,19 @@ def _rows(run: StageRun, out: CompassQueriesOut | None, wanted: dict[int, dict[s
 async def execute(run: StageRun) -> None:
     per = max(1, run.opts.compass.per_policy)
     worlds = sql.worlds(run.db, run.opts.worlds)
-    units = []
+    units: list[PolicyUnit] = []
     for world in worlds:
-        policies = suite_policies(run.db, world["id"])
-        have = compass_sql.query_ids(run.db, world["id"])
+        policies = suite_policies(run.db, world.id)
+        have = compass_sql.query_ids(run.db, world.id)
         for offset, p in enumerate(policies):
-            for qt in (("allowed_base", "allowed_edge") if p["kind"] == "allow"
+            for qt in (("allowed_base", "allowed_edge") if p.kind == "allow"
                        else ("denied_base",)):
                 missing = [n for n in range(1, per + 1)
-                           if query_id(world["id"], p["id"], qt, n) not in have]
+                           if query_id(world.id, p.id, qt, n) not in have]
                 if missing:
                     units.append((world, policies, p, qt, missing, offset))
 
-    async def write_policy(unit: tuple[Any, ...]) -> None:
+    async def write_policy(unit: PolicyUnit) -> None:
         world, policies, p, qt, missing, offset = unit
         wanted, slots = {}, []
         for n in missing:
@@ -115,17 +121,17 @@ async def execute(run: StageRun) -> None:
             else:
                 attrs.update(base_axes(n, offset))
             slots.append(attrs)
-            wanted[n] = {"id": query_id(world["id"], p["id"], qt, n), "world_id": world["id"],
-                         "policy_id": p["id"], "query_type": qt, "attributes": attrs}
-        others = [o for o in policies if o["id"] != p["id"] and
-                  (qt != "allowed_edge" or o["kind"] == "deny")]
+            wanted[n] = {"id": query_id(world.id, p.id, qt, n), "world_id": world.id,
+                         "policy_id": p.id, "query_type": qt, "attributes": attrs}
+        others = [o for o in policies if o.id != p.id and
+                  (qt != "allowed_edge" or o.kind == "deny")]
         task = "compass_generate_edge" if qt == "allowed_edge" else "compass_generate_base"
         out, _ = await structured(
             run, run.generator, task,
             {"organisation": organisation(world), "policy": policy_payload([p])[0],
              "query_type": qt, "other_policies": policy_payload(others), "slots": slots},
-            f"{world['id']}:{p['id']}:{qt}")
-        rows = _rows(run, out, wanted, f"{world['id']}:{p['id']}:{qt}")
+            f"{world.id}:{p.id}:{qt}")
+        rows = _rows(run, out, wanted, f"{world.id}:{p.id}:{qt}")
         run.count(qt, len(rows))
         run.insert_later(compass_sql.insert_query, rows)
 
@@ -134,13 +140,13 @@ async def execute(run: StageRun) -> None:
     await run.each(_edge_units(run, worlds), lambda u: write_edges(run, u))
 
 
-def _edge_units(run: StageRun, worlds: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    units = []
+def _edge_units(run: StageRun, worlds: list[WorldRow]) -> list[EdgeUnit]:
+    units: list[EdgeUnit] = []
     for world in worlds:
-        policies = suite_policies(run.db, world["id"])
-        deny_place = {p["id"]: i for i, p in enumerate(x for x in policies
-                                                       if x["kind"] == "deny")}
-        queries = compass_sql.queries(run.db, world["id"])
+        policies = suite_policies(run.db, world.id)
+        deny_place = {p.id: i for i, p in enumerate(x for x in policies
+                                                       if x.kind == "deny")}
+        queries = compass_sql.queries(run.db, world.id)
         have = {q.id for q in queries}
         for q in queries:
             if q.query_type != "denied_base" or q.status != "kept":
@@ -155,16 +161,16 @@ def _edge_units(run: StageRun, worlds: list[dict[str, Any]]) -> list[tuple[Any, 
     return units
 
 
-async def write_edges(run: StageRun, unit: tuple[Any, ...]) -> None:
+async def write_edges(run: StageRun, unit: EdgeUnit) -> None:
     world, policies, base, missing = unit
-    policy = next(p for p in policies if p["id"] == base.policy_id)
+    policy = next(p for p in policies if p.id == base.policy_id)
     wanted, slots = {}, []
     for n, form, strategy in missing:
         spec = EDGE_FORMS[form]
         slots.append({"slot": n, "strategy": strategy, "definition": STRATEGIES[strategy],
                       "form": form, "min_words": spec.min_words, "max_words": spec.max_words})
-        wanted[n] = {"id": edge_id(base.id, form, strategy), "world_id": world["id"],
-                     "policy_id": policy["id"], "query_type": "denied_edge",
+        wanted[n] = {"id": edge_id(base.id, form, strategy), "world_id": world.id,
+                     "policy_id": policy.id, "query_type": "denied_edge",
                      "strategy": strategy, "form": form, "parent_id": base.id,
                      "attributes": {"slot": n}}
     if not slots:
@@ -173,7 +179,7 @@ async def write_edges(run: StageRun, unit: tuple[Any, ...]) -> None:
         run, run.generator, "compass_generate_edge",
         {"organisation": organisation(world), "policy": policy_payload([policy])[0],
          "query_type": "denied_edge", "base_query": base.text,
-         "other_policies": policy_payload([p for p in policies if p["kind"] == "allow"]),
+         "other_policies": policy_payload([p for p in policies if p.kind == "allow"]),
          "slots": slots}, f"{base.id}:edges")
     rows = _rows(run, out, wanted, f"{base.id}:edges")
     run.count("denied_edge", len(rows))

@@ -33,6 +33,7 @@ from copal_tui.pipeline.compass_common import judgment_id, listed, structured, s
 from store.artifacts import compass_sql
 from store.artifacts.compass_sql import CompassResponseWithQuery
 from store.pipeline import pipeline_sql as sql
+from store.pipeline.rows import PolicyRow
 
 
 def judge_label(judge: str, variant: str) -> str:
@@ -62,18 +63,17 @@ async def execute(run: StageRun) -> None:
     variant = run.opts.compass.judge_variant
     task = "compass_judge_with_query" if variant == "with-query" else "compass_judge"
     judges = [(judge, judge_label(judge, variant)) for judge in run.opts.judges]
-    units = []
+    units: list[tuple[list[PolicyRow], CompassResponseWithQuery, str, str]] = []
     for world in sql.worlds(run.db, run.opts.worlds):
-        suite = suite_policies(run.db, world["id"])
-        for resp in compass_sql.responses(run.db, world["id"]):
+        suite = suite_policies(run.db, world.id)
+        for resp in compass_sql.responses(run.db, world.id):
             for judge, name in judges:
                 if not compass_sql.judgment_ok(run.db, resp.id, name):
                     units.append((suite, resp, judge, name))
     for judge, _name in judges:
         run.model(judge)  # an unknown model name fails here, before any call
 
-    async def one(unit: tuple[list[dict[str, Any]], CompassResponseWithQuery, str,
-                                str]) -> None:
+    async def one(unit: tuple[list[PolicyRow], CompassResponseWithQuery, str, str]) -> None:
         suite, resp, judge, name = unit
         row: dict[str, Any] = {"id": judgment_id(resp.id, name),
                                "response_id": resp.id, "judge": name}

@@ -25,12 +25,13 @@ exactly those rows (a cached pre-filter decision costs nothing the second time).
 from __future__ import annotations
 
 import asyncio
+import functools
 from dataclasses import dataclass
 from typing import Any
 
 from copal_tui.domain.compass import VARIANTS
 from copal_tui.pipeline import compass_variants as cv
-from copal_tui.pipeline.base import StageRun
+from copal_tui.pipeline.base import StageRun, policy_views, world_view
 from copal_tui.pipeline.compass_common import (
     listed,
     organisation,
@@ -42,14 +43,20 @@ from copal_tui.pipeline.compass_common import (
 from store.artifacts import compass_sql
 from store.artifacts.records import CompassQueryRow
 from store.pipeline import pipeline_sql as sql
+from store.pipeline.rows import PolicyRow, WorldRow
 
 
 @dataclass
 class World:
-    row: dict[str, Any]
-    policies: list[dict[str, Any]]  # the whole inventory (what the chatbot prompt shows)
-    suite: list[dict[str, Any]]  # allowlist and denylist
+    row: WorldRow
+    policies: list[PolicyRow]  # the whole inventory (what the chatbot prompt shows)
+    suite: list[PolicyRow]  # allowlist and denylist
     order: list[CompassQueryRow]  # kept queries in demonstration order
+
+    @functools.cached_property
+    def shown(self) -> tuple[dict[str, Any], list[dict[str, str]]]:
+        """The world and its inventory as the chatbot prompts read them."""
+        return world_view(self.row), policy_views(self.policies)
 
 
 @dataclass
@@ -63,11 +70,11 @@ class Unit:
 def _units(run: StageRun) -> list[Unit]:
     units = []
     for row in sql.worlds(run.db, run.opts.worlds):
-        kept = compass_sql.queries(run.db, row["id"], status="kept")
+        kept = compass_sql.queries(run.db, row.id, status="kept")
         if not kept:
             continue
-        w = World(row, sql.policies(run.db, row["id"]), suite_policies(run.db, row["id"]),
-                  cv.ranked(row["id"], kept))
+        w = World(row, sql.policies(run.db, row.id), suite_policies(run.db, row.id),
+                  cv.ranked(row.id, kept))
         for q in kept:
             for model in run.opts.models:
                 for variant in run.opts.compass.variants:
@@ -81,7 +88,7 @@ async def _references(run: StageRun, demos: dict[str, tuple[World, CompassQueryR
     """Reference answers of the allowed demonstrations, by query id (None: the call failed)."""
 
     async def one(world: World, q: CompassQueryRow) -> str | None:
-        policy = next((p for p in world.suite if p["id"] == q.policy_id), None)
+        policy = next((p for p in world.suite if p.id == q.policy_id), None)
         out, _ = await structured(
             run, run.generator, "compass_reference",
             {"organisation": organisation(world.row),
@@ -121,18 +128,19 @@ async def execute(run: StageRun) -> None:
 
     def demo_answer(world: World, q: CompassQueryRow) -> str | None:
         return refs.get(q.id) if q.query_type.startswith("allowed") \
-            else cv.refusal_message(world.row)
+            else cv.refusal_message(world.shown[0])
 
     async def one(u: Unit) -> None:
         w, q = u.world, u.query
         row: dict[str, Any] = {"id": response_id(q.id, u.model, u.variant),
                                "query_id": q.id, "model": u.model, "variant": u.variant}
         version = chatbot.version
-        system = cv.base_system(w.row, w.policies, chatbot)
+        world, policies = w.shown
+        system = cv.base_system(world, policies, chatbot)
         shots: list[tuple[str, str]] = []
         if u.variant == "explicit-refusal":
-            system = cv.explicit_refusal_system(w.row, w.policies, chatbot, refusal_tpl)
-            if cv.own_explicit_refusal(w.row) is None:  # else copal's templates are unused
+            system = cv.explicit_refusal_system(world, policies, chatbot, refusal_tpl)
+            if cv.own_explicit_refusal(world) is None:  # else copal's templates are unused
                 version = f"{chatbot.version}+{refusal_tpl.version}"
         elif u.variant == "few-shot":
             pairs = [(d.text, demo_answer(w, d)) for d in demos[id(u)]]
@@ -153,7 +161,7 @@ async def execute(run: StageRun) -> None:
                            prefilter_reason=out.reason or None)
                 run.count(f"prefilter_{out.decision.lower()}")
                 if out.decision == "DENY":
-                    row["text"] = cv.refusal_message(w.row)  # the target is never called
+                    row["text"] = cv.refusal_message(world)  # the target is never called
         if "failure" not in row and "text" not in row:
             try:
                 answer = await run.llm.complete(specs[u.model], cv.messages(system, q.text, shots),

@@ -28,7 +28,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from copal_tui import prompts
@@ -40,18 +40,18 @@ REFUSAL = ("I'm sorry, but I can't help with that request. I'm {name}'s assistan
 DEMOS_PER_TYPE = 2
 
 
-def refusal_message(world: dict[str, Any]) -> str:
+def refusal_message(world: Mapping[str, Any]) -> str:
     """The fixed refusal naming the organisation: pre-filter DENY and denied demonstrations."""
     return REFUSAL.format(name=" ".join(str(world["name"]).split()))
 
 
-def _with_context(prompt: str | None, world: dict[str, Any]) -> str | None:
+def _with_context(prompt: str | None, world: Mapping[str, Any]) -> str | None:
     if prompt and prompt.strip():
         return prompt.replace("{context}", str(world["context"]))
     return None
 
 
-def base_system(world: dict[str, Any], policies: Sequence[dict[str, Any]],
+def base_system(world: Mapping[str, Any], policies: Sequence[Mapping[str, Any]],
                 chatbot: prompts.Template) -> str:
     own = _with_context(world.get("system_prompt"), world)
     if own is not None:
@@ -59,12 +59,12 @@ def base_system(world: dict[str, Any], policies: Sequence[dict[str, Any]],
     return prompts.render_chatbot(world, policies, "", using=chatbot)[0]["content"]
 
 
-def own_explicit_refusal(world: dict[str, Any]) -> str | None:
+def own_explicit_refusal(world: Mapping[str, Any]) -> str | None:
     """The organisation's explicit-refusal prompt with its context filled in, or None."""
     return _with_context(world.get("explicit_refusal_prompt"), world)
 
 
-def explicit_refusal_system(world: dict[str, Any], policies: Sequence[dict[str, Any]],
+def explicit_refusal_system(world: Mapping[str, Any], policies: Sequence[Mapping[str, Any]],
                             chatbot: prompts.Template, refusal: prompts.Template) -> str:
     own = own_explicit_refusal(world)
     if own is not None:

@@ -31,6 +31,7 @@ from copal_tui.domain.taxonomy import Pattern
 from copal_tui.pipeline.base import StageRun, ask, clause_payload, world_payload
 from store.artifacts import writes
 from store.pipeline import pipeline_sql as sql
+from store.pipeline.rows import ClauseRow, WorldRow
 
 Key = tuple[tuple[str, ...], str]  # (sorted clause ids, pattern) of a confirmed composition
 
@@ -70,7 +71,7 @@ def decide(world_id: str, cand: Candidate, out: CompositionOut, taken: set[Key])
 class Group:
     """One (world, pattern, size) group: its queue in proposal order and what it has used."""
 
-    world: dict[str, Any]
+    world: WorldRow
     pattern: Pattern
     size: int
     quota: int
@@ -86,19 +87,20 @@ class Group:
         return batch
 
 
-def plan(run: StageRun) -> tuple[list[Group], dict[str, set[Key]], dict[str, dict[str, Any]]]:
+def plan(run: StageRun) -> tuple[list[Group], dict[str, set[Key]], dict[str, ClauseRow]]:
     groups: list[Group] = []
     taken: dict[str, set[Key]] = {}
-    by_id: dict[str, dict[str, Any]] = {}
+    by_id: dict[str, ClauseRow] = {}
     for world in sql.worlds(run.db, run.opts.worlds):
-        wid = world["id"]
+        wid = world.id
         clauses = sql.clauses(run.db, wid)
-        by_id.update({c["id"]: c for c in clauses})
+        by_id.update({c.id: c for c in clauses})
         decided = sql.composition_ids(run.db, wid)
         confirmed = sql.compositions(run.db, wid)
-        confirmed_ids = {c["id"] for c in confirmed}
-        taken[wid] = {(tuple(sorted(c["clause_ids"])), c["pattern"]) for c in confirmed}
-        found = candidates(clauses, seed=run.opts.seed, per_pattern=run.opts.copal.per_pattern)
+        confirmed_ids = {c.id for c in confirmed}
+        taken[wid] = {(tuple(sorted(c.clause_ids)), c.pattern) for c in confirmed}
+        found = candidates([clause_payload(c) for c in clauses], seed=run.opts.seed,
+                           per_pattern=run.opts.copal.per_pattern)
         for pattern in Pattern:
             for size in SIZES:
                 g = Group(world, pattern, size, quota(run.opts.copal.per_pattern, size),
@@ -121,7 +123,7 @@ async def execute(run: StageRun) -> None:
 
     async def one(unit: tuple[Group, Candidate]) -> None:
         g, cand = unit
-        wid = g.world["id"]
+        wid = g.world.id
         answers[cand.composition_id(wid)] = await ask(
             run, model, "composition",
             {"world": world_payload(g.world), "pattern": cand.pattern.value,
@@ -138,10 +140,10 @@ async def execute(run: StageRun) -> None:
         # Applied in candidate order, not in the order the answers came back: which of two
         # duplicates is kept must not depend on timing.
         for g, cand in wave:
-            out = answers.pop(cand.composition_id(g.world["id"]), None)
+            out = answers.pop(cand.composition_id(g.world.id), None)
             if out is None:
                 continue  # the failure is recorded; a re-run asks it again
-            row = decide(g.world["id"], cand, out, taken[g.world["id"]])
+            row = decide(g.world.id, cand, out, taken[g.world.id])
             confirmed = row["status"] == "confirmed"
             g.accepted += confirmed
             run.count("confirmed" if confirmed else "rejected")

@@ -8,11 +8,15 @@ tell a judge where the violation is.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
 
 from copal_tui.domain.dialogue import CATEGORIES, norm_key
 from copal_tui.pipeline.base import StageRun
+from store.artifacts.dialogue_sql import GuidelineRow, StoredDialogue, TurnRow
 from store.pipeline import dialogue_pipeline_sql as psql
+
+# A turn as the models see it: {turn_index, role, content}.
+Shown = dict[str, int | str]
 
 
 def selected(run: StageRun, *, originals_only: bool = False) -> list[str]:
@@ -32,33 +36,37 @@ def phase_name(phase: int | None) -> str | None:
     return None if phase is None else f"Phase {phase}"
 
 
-def guideline_document(guidelines: list[dict[str, Any]]) -> dict[str, Any]:
-    """The stored guidelines as `assistant_guidelines` of the public layout."""
-    doc: dict[str, dict[str, Any]] = {}
+def guideline_document(guidelines: Iterable[GuidelineRow]
+                       ) -> dict[str, dict[str, str | dict[str, str]]]:
+    """The stored guidelines as `assistant_guidelines` of the public layout (Category 2
+    entries by key, then by phase; the others by key)."""
+    doc: dict[str, dict[str, str | dict[str, str]]] = {}
+    phased: dict[tuple[str, str], dict[str, str]] = {}
     for g in guidelines:
-        section = doc.setdefault(CATEGORIES[g["category"]], {})
-        if g["category"] == 2:
-            section.setdefault(g["key"], {})[phase_name(g["phase"]) or "Phase ?"] = g["text"]
+        section = doc.setdefault(CATEGORIES[g.category], {})
+        if g.category == 2:
+            phases = phased.setdefault((CATEGORIES[g.category], g.key), {})
+            section[g.key] = phases
+            phases[phase_name(g.phase) or "Phase ?"] = g.text
         else:
-            section[g["key"]] = g["text"]
+            section[g.key] = g.text
     return doc
 
 
-def conversation(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"turn_index": t["turn_index"], "role": t["role"], "content": t["content"]}
-            for t in turns]
+def conversation(turns: Iterable[TurnRow]) -> list[Shown]:
+    return [{"turn_index": t.turn_index, "role": t.role, "content": t.content} for t in turns]
 
 
-def governing(d: dict[str, Any], turn: dict[str, Any]) -> dict[str, Any] | None:
+def governing(d: StoredDialogue, turn: TurnRow) -> GuidelineRow | None:
     """The document entry of a turn's governing guideline (category, key, phase, text)."""
-    for g in d["guidelines"]:
-        if (g["category"] == turn["category"] and norm_key(g["key"]) == norm_key(turn["key"])
-                and (g["phase"] == turn["phase"] or g["category"] != 2)):
+    for g in d.guidelines:
+        if (g.category == turn.category and norm_key(g.key) == norm_key(turn.key)
+                and (g.phase == turn.phase or g.category != 2)):
             return g
     return None
 
 
-def guideline_payload(g: dict[str, Any], text: str | None = None) -> dict[str, Any]:
-    return {"category": CATEGORIES[g["category"]], "key": g["key"],
-            "phase": phase_name(g["phase"]) if g["category"] == 2 else None,
-            "text": g["text"] if text is None else text}
+def guideline_payload(g: GuidelineRow, text: str | None = None) -> dict[str, str | None]:
+    return {"category": CATEGORIES[g.category], "key": g.key,
+            "phase": phase_name(g.phase) if g.category == 2 else None,
+            "text": g.text if text is None else text}

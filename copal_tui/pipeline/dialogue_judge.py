@@ -28,6 +28,7 @@ from copal_tui.pipeline.base import StageRun
 from copal_tui.pipeline.compass_common import structured
 from copal_tui.pipeline.dialogue_common import conversation, guideline_document, selected
 from store.artifacts import dialogue_sql
+from store.artifacts.dialogue_sql import StoredDialogue
 from store.pipeline import dialogue_pipeline_sql as psql
 
 BINARY_SUFFIX = "+binary"
@@ -37,10 +38,10 @@ def judge_label(judge: str, binary: bool) -> str:
     return judge + BINARY_SUFFIX if binary else judge
 
 
-def predictions(out: DialogueBinaryJudgeOut, d: dict[str, Any], *,
+def predictions(out: DialogueBinaryJudgeOut, d: StoredDialogue, *,
                 binary: bool) -> tuple[list[dict[str, Any]], list[int], list[int]]:
     """(prediction rows, dropped turn indexes, assistant turns left out) of one answer."""
-    assistant = {t["turn_index"] for t in d["turns"] if t["role"] == "assistant"}
+    assistant = {t.turn_index for t in d.turns if t.role == "assistant"}
     rows: list[dict[str, Any]] = []
     dropped: list[int] = []
     for v in out.turn_guidelines:
@@ -73,7 +74,7 @@ async def execute(run: StageRun) -> None:
     for judge in run.opts.judges:
         done = psql.completed_attempts(run.db, judge_label(judge, binary))
         units.extend((did, judge, k) for did in ids for k in attempts if (did, k) not in done)
-    dialogues = {did: dialogue_sql.dialogue(run.db, did) for did in {u[0] for u in units}}
+    dialogues = {did: dialogue_sql.stored_dialogue(run.db, did) for did in {u[0] for u in units}}
     task = "dialogue_judge_binary" if binary else "dialogue_judge"
 
     async def one(unit: tuple[str, str, int]) -> None:
@@ -83,8 +84,8 @@ async def execute(run: StageRun) -> None:
         label = judge_label(judge, binary)
         name = f"{did}+{label}#{k}"
         out, failure = await structured(
-            run, judge, task, {"attempt": k, "guidelines": guideline_document(d["guidelines"]),
-                               "conversation": conversation(d["turns"])}, name)
+            run, judge, task, {"attempt": k, "guidelines": guideline_document(d.guidelines),
+                               "conversation": conversation(d.turns)}, name)
         attempt: dict[str, Any] = {"dialogue_id": did, "judge": label, "attempt": k,
                                    "binary": binary, "source": "run"}
         rows: list[dict[str, Any]] = []

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections import defaultdict
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from copal_tui.pipeline.base import StageRun
@@ -45,7 +46,9 @@ from copal_tui.pipeline.dialogue_common import (
     selected,
 )
 from store.artifacts import dialogue_sql
+from store.artifacts.dialogue_sql import GuidelineRow, StoredDialogue, TurnRow
 from store.pipeline import dialogue_pipeline_sql as psql
+from store.pipeline.rows import VariantRound
 
 MAX_ROUNDS = 3
 _FEEDBACK = ("content judge: ", "compliance judge: ")
@@ -59,17 +62,17 @@ def round_id(dialogue_id: str, turn: int, round_no: int) -> str:
     return f"{variant_id(dialogue_id, turn)}#r{round_no}"
 
 
-def eligible(d: dict[str, Any]) -> list[dict[str, Any]]:
-    return [t for t in d["turns"] if t["role"] == "assistant" and t["category"] in (2, 3)
-            and not t["violation"] and t["key"] is not None]
+def eligible(d: StoredDialogue) -> list[TurnRow]:
+    return [t for t in d.turns if t.role == "assistant" and t.category in (2, 3)
+            and not t.violation and t.key is not None]
 
 
-def pick(dialogue_id: str, turns: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
+def pick(dialogue_id: str, turns: list[TurnRow], k: int) -> list[TurnRow]:
     """At most k turns, the same ones on every run (sha256, not Python's salted hash)."""
-    def rank(t: dict[str, Any]) -> str:
-        return hashlib.sha256(f"{dialogue_id}#{t['turn_index']}".encode()).hexdigest()
+    def rank(t: TurnRow) -> str:
+        return hashlib.sha256(f"{dialogue_id}#{t.turn_index}".encode()).hexdigest()
 
-    return sorted(sorted(turns, key=rank)[:max(0, k)], key=lambda t: t["turn_index"])
+    return sorted(sorted(turns, key=rank)[:max(0, k)], key=lambda t: t.turn_index)
 
 
 def _line(text: str) -> str:
@@ -88,34 +91,62 @@ def reason_text(kept: bool, changed: bool, detected: bool, content_reason: str,
                       f"{_FEEDBACK[1]}{_line(compliance_reason)}", f"change: {_line(change)}"])
 
 
-def feedback(row: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Round:
+    """One round this run played, as it is stored (`dialogue_variants`), with the content
+    judge's reason that a kept variant's turn carries as its evidence."""
+
+    id: str
+    dialogue_id: str
+    turn_index: int
+    round: int
+    category: int
+    key: str
+    phase: int | None
+    original_guideline: str
+    original_reply: str
+    modified_guideline: str | None = None
+    new_reply: str | None = None
+    behaviour_changed: bool | None = None
+    violation_detected: bool | None = None
+    kept: bool = False
+    reason: str | None = None
+    failure: str | None = None
+    evidence: str | None = None
+
+    def as_row(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def feedback(row: VariantRound | Round) -> dict[str, Any]:
     """Both judges' verdicts and reasons of a finished round, as the refiner gets them."""
-    lines = (row.get("reason") or "").splitlines()
+    lines = (row.reason or "").splitlines()
     said = [next((ln[len(p):] for ln in lines if ln.startswith(p)), "") for p in _FEEDBACK]
-    return {"content_judge": {"behaviour_changed": bool(row["behaviour_changed"]),
+    return {"content_judge": {"behaviour_changed": bool(row.behaviour_changed),
                               "reason": said[0]},
-            "compliance_judge": {"violates": bool(row["violation_detected"]),
+            "compliance_judge": {"violates": bool(row.violation_detected),
                                  "reason": said[1]}}
 
 
+# (dialogue row, guideline document, turns) as `dialogue_sql.insert_dialogue` writes them
 Variant = tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]
 
 
-def variant_dialogue(d: dict[str, Any], turn: dict[str, Any], g: dict[str, Any],
-                     row: dict[str, Any]) -> Variant:
+def variant_dialogue(d: StoredDialogue, turn: TurnRow, g: GuidelineRow, row: Round) -> Variant:
     """(dialogue row, guideline document, turns) of a kept variant."""
-    modified = row["modified_guideline"]
-    change = {"original": g["text"], "modified": modified}
-    overrides = ({"cat2_overrides": {g["key"]: {phase_name(g["phase"]) or "Phase ?": change}}}
-                 if g["category"] == 2 else {"cat3_overrides": {g["key"]: change}})
-    turns = [t for t in d["turns"] if t["turn_index"] < turn["turn_index"]]
-    turns.append({**turn, "content": row["new_reply"], "violation": 1,
-                  "guideline_text": modified, "evidence": row["evidence"]})
-    return ({"id": variant_id(d["id"], turn["turn_index"]), "domain": d["domain"],
-             "overrides": overrides, "variant_of": d["id"]}, d["guidelines"], turns)
+    modified = row.modified_guideline
+    change = {"original": g.text, "modified": modified}
+    overrides = ({"cat2_overrides": {g.key: {phase_name(g.phase) or "Phase ?": change}}}
+                 if g.category == 2 else {"cat3_overrides": {g.key: change}})
+    turns = [asdict(t) for t in d.turns if t.turn_index < turn.turn_index]
+    turns.append({**asdict(turn), "content": row.new_reply, "violation": 1,
+                  "guideline_text": modified, "evidence": row.evidence})
+    return ({"id": variant_id(d.id, turn.turn_index), "domain": d.domain,
+             "overrides": overrides, "variant_of": d.id},
+            [asdict(x) for x in d.guidelines], turns)
 
 
-Unit = tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]  # dialogue, turn, rounds
+Unit = tuple[StoredDialogue, TurnRow, list[VariantRound]]  # dialogue, turn, rounds
 
 
 async def execute(run: StageRun) -> None:
@@ -127,39 +158,39 @@ async def execute(run: StageRun) -> None:
     existing = set(psql.select_dialogues(run.db))
     units: list[Unit] = []
     for did in selected(run, originals_only=True):
-        d = dialogue_sql.dialogue(run.db, did)
+        d = dialogue_sql.stored_dialogue(run.db, did)
         assert d is not None
-        rounds: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        rounds: dict[int, list[VariantRound]] = defaultdict(list)
         for r in psql.variant_rounds(run.db, did):
-            if r["failure"] is None:
-                rounds[r["turn_index"]].append(r)
+            if r.failure is None:
+                rounds[r.turn_index].append(r)
         for t in pick(did, eligible(d), run.opts.dialogue.per_dialogue):
-            done = rounds[t["turn_index"]]
-            if variant_id(did, t["turn_index"]) in existing or any(r["kept"] for r in done) \
+            done = rounds[t.turn_index]
+            if variant_id(did, t.turn_index) in existing or any(r.kept for r in done) \
                     or len(done) >= MAX_ROUNDS:
                 continue
             units.append((d, t, done))
 
     async def one(unit: Unit) -> None:
         d, turn, done = unit
-        name = variant_id(d["id"], turn["turn_index"])
+        name = variant_id(d.id, turn.turn_index)
         g = governing(d, turn)
         if g is None:
             run.fail(name, "the turn's guideline is not in the dialogue's document")
             return
-        history = conversation([t for t in d["turns"] if t["turn_index"] < turn["turn_index"]])
+        history = conversation([t for t in d.turns if t.turn_index < turn.turn_index])
         base = {"guideline": guideline_payload(g), "history": history,
-                "original_reply": turn["content"]}
-        previous = done[-1] if done else None
+                "original_reply": turn.content}
+        previous: VariantRound | Round | None = done[-1] if done else None
         for r in range(len(done) + 1, MAX_ROUNDS + 1):
             row, kept = await one_round(run, gen, judge, base, previous, r, d, turn, g)
             if kept:
                 run.count("kept")
-            elif row["failure"] is None:
+            elif row.failure is None:
                 run.count("not_kept")
             run.count("rounds")
             store_round(run, row, variant_dialogue(d, turn, g, row) if kept else None)
-            if kept or row["failure"] is not None:
+            if kept or row.failure is not None:
                 return
             previous = row
 
@@ -167,54 +198,51 @@ async def execute(run: StageRun) -> None:
 
 
 async def one_round(run: StageRun, gen: str, judge: str, base: dict[str, Any],
-                    previous: dict[str, Any] | None, r: int, d: dict[str, Any],
-                    turn: dict[str, Any], g: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+                    previous: VariantRound | Round | None, r: int, d: StoredDialogue,
+                    turn: TurnRow, g: GuidelineRow) -> tuple[Round, bool]:
     """One generate (or refine), regenerate, judge round; returns (round row, kept)."""
-    ti = turn["turn_index"]
-    unit = round_id(d["id"], ti, r)
-    row: dict[str, Any] = {"id": unit, "dialogue_id": d["id"], "turn_index": ti, "round": r,
-                           "category": g["category"], "key": g["key"],
-                           "phase": g["phase"] if g["category"] == 2 else None,
-                           "original_guideline": g["text"], "original_reply": turn["content"],
-                           "failure": None, "evidence": None}
+    ti = turn.turn_index
+    unit = round_id(d.id, ti, r)
+    row = Round(unit, d.id, ti, r, g.category, g.key, g.phase if g.category == 2 else None,
+                g.text, turn.content)
     if previous is None:
         mod, failure = await structured(run, gen, "dialogue_variant", base, unit)
     else:
         mod, failure = await structured(run, gen, "dialogue_refine", {
-            **base, "round": r, "previous": {"modified_guideline": previous["modified_guideline"],
-                                             "new_reply": previous["new_reply"]},
+            **base, "round": r, "previous": {"modified_guideline": previous.modified_guideline,
+                                             "new_reply": previous.new_reply},
             "feedback": feedback(previous)}, unit)
     if mod is None:
-        return {**row, "failure": failure}, False
-    row["modified_guideline"] = mod.modified_guideline
+        return replace(row, failure=failure), False
+    row = replace(row, modified_guideline=mod.modified_guideline)
     regen, failure = await structured(run, gen, "dialogue_regenerate", {
         **base, "guideline": guideline_payload(g, mod.modified_guideline)}, unit)
     if regen is None:
-        return {**row, "failure": failure}, False
-    row["new_reply"] = regen.reply
+        return replace(row, failure=failure), False
+    row = replace(row, new_reply=regen.reply)
     modified = [*base["history"], {"turn_index": ti, "role": "assistant",
                                    "content": regen.reply}]
     (content, f1), (compliance, f2) = await asyncio.gather(
         structured(run, judge, "dialogue_content_judge", {
-            "history": base["history"], "original_reply": turn["content"],
+            "history": base["history"], "original_reply": turn.content,
             "new_reply": regen.reply}, unit),
         structured(run, judge, "dialogue_compliance_judge", {
             "guideline": base["guideline"], "conversation": modified, "turn_index": ti}, unit))
     if content is None or compliance is None:
-        return {**row, "failure": f1 or f2}, False
+        return replace(row, failure=f1 or f2), False
     kept = content.behaviour_changed and not compliance.violates
-    row.update(behaviour_changed=content.behaviour_changed,
-               violation_detected=compliance.violates, kept=kept, evidence=content.reason,
-               reason=reason_text(kept, content.behaviour_changed, compliance.violates,
-                                  content.reason, compliance.reason, mod.change))
+    row = replace(row, behaviour_changed=content.behaviour_changed,
+                  violation_detected=compliance.violates, kept=kept, evidence=content.reason,
+                  reason=reason_text(kept, content.behaviour_changed, compliance.violates,
+                                     content.reason, compliance.reason, mod.change))
     return row, kept
 
 
-def store_round(run: StageRun, row: dict[str, Any], variant: Variant | None) -> None:
+def store_round(run: StageRun, row: Round, variant: Variant | None) -> None:
     def go(db: Any) -> None:
         # A failed round of an earlier run has this round's id: it is replaced, not kept.
-        psql.delete_failed_rounds(db, row["dialogue_id"], row["turn_index"])
-        psql.insert_round(db, row, run.run_id)
+        psql.delete_failed_rounds(db, row.dialogue_id, row.turn_index)
+        psql.insert_round(db, row.as_row(), run.run_id)
         if variant is not None:
             dialogue_sql.insert_dialogue(db, *variant, run_id=run.run_id)
 

@@ -25,10 +25,10 @@ from copal_tui.domain.outputs import (
     complete_marks,
 )
 from copal_tui.domain.taxonomy import JudgeMode
-from copal_tui.pipeline.base import StageRun, world_payload
+from copal_tui.pipeline.base import StageRun, policy_views, world_payload
 from store.artifacts import writes
 from store.pipeline import pipeline_sql as sql
-from store.pipeline.pipeline_sql import ResponseToJudge
+from store.pipeline.rows import ResponseToJudge, contract_view
 
 
 def judgment_id(response_id: str, judge: str, mode: str) -> str:
@@ -36,8 +36,8 @@ def judgment_id(response_id: str, judge: str, mode: str) -> str:
 
 
 def contract_marks(out: ContractJudgeOut, resp: ResponseToJudge) -> dict[str, Any]:
-    req = [c["id"] for c in resp.required]
-    forb = [c["id"] for c in resp.forbidden]
+    req = [c.id for c in resp.required]
+    forb = [c.id for c in resp.forbidden]
     known = set(req) | set(forb)
     marked = {m.id for m in out.marks}
     observed = [m.id for m in out.marks if m.present and m.id in known]
@@ -48,7 +48,7 @@ def contract_marks(out: ContractJudgeOut, resp: ResponseToJudge) -> dict[str, An
         raise ValueError(f"unmarked contract items: {', '.join(sorted(known - marked))}")
     if marked - known:
         notes.append(f"ignored marks for unknown ids: {', '.join(sorted(marked - known))}")
-    verdict = evaluate(req, forb, observed, item_kinds(resp.required))
+    verdict = evaluate(req, forb, observed, item_kinds(contract_view(resp.required)))
     rationale = out.rationale + (f" [{'; '.join(notes)}]" if notes else "")
     return {"observed": observed, "error": verdict.error, "direction": verdict.direction.value,
             "evidence": evidence or None, "facet": observed_facet(verdict.error, out.facet),
@@ -78,8 +78,8 @@ async def execute(run: StageRun) -> None:
     if not run.opts.judges:
         raise ValueError("judge needs at least one --judge")
     units = []
-    worlds = {w["id"]: w for w in sql.worlds(run.db, run.opts.worlds)}
-    policies = {wid: sql.policies(run.db, wid) for wid in worlds}
+    worlds = {w.id: w for w in sql.worlds(run.db, run.opts.worlds)}
+    policies = {wid: policy_views(sql.policies(run.db, wid)) for wid in worlds}
     for wid in worlds:
         for resp in sql.responses_for_items(run.db, wid):
             for judge in run.opts.judges:
@@ -94,9 +94,9 @@ async def execute(run: StageRun) -> None:
         if mode == JudgeMode.CONTRACT.value:
             task = "judge_contract"
             payload: dict[str, Any] = {"query": resp.query, "response": resp.text,
-                                       "required": resp.required,
-                                       "forbidden": resp.forbidden}
-            out_type = complete_marks([c["id"] for c in resp.required + resp.forbidden])
+                                       "required": contract_view(resp.required),
+                                       "forbidden": contract_view(resp.forbidden)}
+            out_type = complete_marks([c.id for c in (*resp.required, *resp.forbidden)])
         else:
             out_type = TASK_OUTPUTS["judge_full_policy"]
             task = "judge_full_policy"

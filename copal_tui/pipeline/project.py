@@ -26,6 +26,7 @@ from copal_tui.pipeline.generate import contract_rows
 from store.artifacts import writes
 from store.db import dumps
 from store.pipeline import pipeline_sql as sql
+from store.pipeline.rows import ClauseRow, ItemRow, WorldRow, contract_view
 
 # Reason codes of a rejected projection (stored in `screening.reasons`) and their wording.
 REASONS = {
@@ -84,15 +85,15 @@ def verdict(keep_id: str, neutralised: list[str], reasons: list[str],
     return v
 
 
-async def screen(run: StageRun, world: dict[str, Any], parent_query: str, keep: dict[str, Any],
-                 others: list[dict[str, Any]], query: str, required: list[dict[str, Any]],
-                 forbidden: list[dict[str, Any]], unit: str) -> dict[str, Any] | None:
+async def screen(run: StageRun, world: WorldRow, parent_query: str, keep: ClauseRow,
+                 others: list[ClauseRow], query: str, required: list[dict[str, str | None]],
+                 forbidden: list[dict[str, str | None]], unit: str) -> dict[str, Any] | None:
     """The screening verdict of one projection; None when the screening call failed (recorded
-    as a failed unit, so a re-run retries it)."""
-    neutralised = [c["id"] for c in others]
+    as a failed unit, so a re-run retries it). The contract comes as the prompt shows it."""
+    neutralised = [c.id for c in others]
     reasons = mechanical_checks(query, required, forbidden, parent_query)
     if reasons:
-        return verdict(keep["id"], neutralised, reasons, None)
+        return verdict(keep.id, neutralised, reasons, None)
     out: ProjectionScreeningOut | None = await ask(
         run, run.generator, "projection_screening",
         {"world": world_payload(world), "composed_query": parent_query, "query": query,
@@ -102,7 +103,7 @@ async def screen(run: StageRun, world: dict[str, Any], parent_query: str, keep: 
     )
     if out is None:
         return None
-    return verdict(keep["id"], neutralised, screening_reasons(out, set(neutralised)), out)
+    return verdict(keep.id, neutralised, screening_reasons(out, set(neutralised)), out)
 
 
 def _count(run: StageRun, v: dict[str, Any]) -> None:
@@ -111,56 +112,60 @@ def _count(run: StageRun, v: dict[str, Any]) -> None:
         run.count(f"projection_rejected_{r}")
 
 
+Unit = tuple[WorldRow, ItemRow, int, ClauseRow, list[ClauseRow], ItemRow | None]
+
+
 async def execute(run: StageRun) -> None:
-    units = []
+    units: list[Unit] = []
     for world in sql.worlds(run.db, run.opts.worlds):
-        existing = {i["id"]: i for i in sql.items(run.db, world["id"], parent=True)}
-        comps = {c["id"]: c for c in sql.compositions(run.db, world["id"])}
-        for item in sql.items(run.db, world["id"], selected=True, parent=False):
-            comp = comps.get(item["composition_id"] or "")
-            if item["method"] != Method.COPAL.value or comp is None:
+        existing = {i.id: i for i in sql.items(run.db, world.id, parent=True)}
+        comps = {c.id: c for c in sql.compositions(run.db, world.id)}
+        for item in sql.items(run.db, world.id, selected=True, parent=False):
+            comp = comps.get(item.composition_id or "")
+            if item.method != Method.COPAL.value or comp is None:
                 continue
-            members = sql.clauses_by_id(run.db, comp["clause_ids"])
+            members = sql.clauses_by_id(run.db, comp.clause_ids)
             for k, keep in enumerate(members, 1):
-                stored = existing.get(projection_id(item["id"], k))
+                stored = existing.get(projection_id(item.id, k))
                 # Screened already, or imported (hand-made projections are taken as given).
-                if stored is not None and (stored["run_id"] is None
-                                           or (stored["screening"] or {}).get("screened")
+                if stored is not None and (stored.run_id is None
+                                           or (stored.screening or {}).get("screened")
                                            is not None):
                     continue
-                others = [c for c in members if c["id"] != keep["id"]]
+                others = [c for c in members if c.id != keep.id]
                 units.append((world, item, k, keep, others, stored))
 
-    async def one(unit: tuple[dict, dict, int, dict, list[dict], dict | None]) -> None:
+    async def one(unit: Unit) -> None:
         world, item, k, keep, others, stored = unit
-        pid = projection_id(item["id"], k)
+        pid = projection_id(item.id, k)
         if stored is not None:  # generated before projections were screened
-            v = await screen(run, world, item["query"], keep, others, stored["query"],
-                             stored["required"], stored["forbidden"], pid)
+            v = await screen(run, world, item.query, keep, others, stored.query,
+                             contract_view(stored.required), contract_view(stored.forbidden),
+                             pid)
             if v is not None:
                 _count(run, v)
                 run.later(lambda db: sql.set_screening(db, pid, dumps(v)))
             return
         out: ProjectionOut | None = await ask(
             run, run.generator, "projection",
-            {"world": world_payload(world), "composed_query": item["query"],
+            {"world": world_payload(world), "composed_query": item.query,
              "keep": clause_payload(keep), "neutralise": [clause_payload(c) for c in others]},
             pid,
         )
         if out is None:
             return
-        required, forbidden = contract_rows(out, {keep["id"]})
-        v = await screen(run, world, item["query"], keep, others, out.query, required,
+        required, forbidden = contract_rows(out, {keep.id})
+        v = await screen(run, world, item.query, keep, others, out.query, required,
                          forbidden, pid)
         if v is None:
             return
         _count(run, v)
         row: dict[str, Any] = {
-            "id": pid, "world_id": world["id"], "composition_id": item["composition_id"],
+            "id": pid, "world_id": world.id, "composition_id": item.composition_id,
             "pattern": None, "facet": None, "query": out.query, "required": required,
             "forbidden": forbidden, "method": Method.PROJECTION.value,
-            "parent_item_id": item["id"], "selected": False,
-            "trap": f"single-policy projection keeping {keep['id']}", "screening": v,
+            "parent_item_id": item.id, "selected": False,
+            "trap": f"single-policy projection keeping {keep.id}", "screening": v,
         }
         run.later(lambda db: writes.insert_item(db, row, run.run_id))
 

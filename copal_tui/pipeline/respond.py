@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from copal_tui import prompts
-from copal_tui.pipeline.base import StageRun
+from copal_tui.pipeline.base import StageRun, policy_views, world_view
 from store.artifacts import writes
 from store.pipeline import pipeline_sql as sql
+from store.pipeline.rows import ItemRow
 
 VARIANT = "base"
 
@@ -28,19 +29,21 @@ async def execute(run: StageRun) -> None:
     if not run.opts.models:
         raise ValueError("respond needs at least one --model")
     tpl = run.template("chatbot_system")
-    units: list[tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], str]] = []
+    # The chatbot prompt's world and policies, as mappings, once per world.
+    Prompted = tuple[dict[str, Any], list[dict[str, str]]]
+    units: list[tuple[Prompted, ItemRow, str]] = []
     for world in sql.worlds(run.db, run.opts.worlds):
-        policies = sql.policies(run.db, world["id"])
-        for item in sql.active_items(run.db, world["id"]):
+        shown = (world_view(world), policy_views(sql.policies(run.db, world.id)))
+        for item in sql.active_items(run.db, world.id):
             for model in run.opts.models:
-                if not sql.response_ok(run.db, item["id"], model, VARIANT):
-                    units.append((world, policies, item, model))
+                if not sql.response_ok(run.db, item.id, model, VARIANT):
+                    units.append((shown, item, model))
     specs = {m: run.model(m) for m in run.opts.models}
 
-    async def one(unit: tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], str]) -> None:
-        world, policies, item, model = unit
-        messages = prompts.render_chatbot(world, policies, item["query"], using=tpl)
-        row: dict[str, Any] = {"id": response_id(item["id"], model), "item_id": item["id"],
+    async def one(unit: tuple[Prompted, ItemRow, str]) -> None:
+        (world, policies), item, model = unit
+        messages = prompts.render_chatbot(world, policies, item.query, using=tpl)
+        row: dict[str, Any] = {"id": response_id(item.id, model), "item_id": item.id,
                                "model": model, "variant": VARIANT}
         try:
             answer = await run.llm.complete(specs[model], messages, task="chatbot",
@@ -54,7 +57,7 @@ async def execute(run: StageRun) -> None:
             run.fail(row["id"], exc.reason)
 
         def store(db: Any) -> None:
-            sql.delete_failed_response(db, item["id"], model, VARIANT)
+            sql.delete_failed_response(db, item.id, model, VARIANT)
             writes.insert_response(db, row, run.run_id)
 
         run.later(store)

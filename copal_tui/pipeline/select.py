@@ -25,6 +25,7 @@ from copal_tui.domain.taxonomy import FACET_DEFINITIONS, Facet, Method
 from copal_tui.pipeline.base import StageRun, ask, clause_payload, world_payload
 from store.db import write
 from store.pipeline import pipeline_sql as sql
+from store.pipeline.rows import ItemRow, WorldRow, contract_view
 
 # One control item per this many suite items of a world (at least one): enough to estimate a
 # rate near zero across worlds without spending the judge on them.
@@ -35,56 +36,56 @@ def control_budget(budget: int) -> int:
     return max(1, budget // CONTROL_SHARE)
 
 
-def contract_clauses(item: dict[str, Any]) -> list[str]:
-    return sorted({c["clause_id"] for c in item["required"] + item["forbidden"]
-                   if c.get("clause_id")})
+def contract_clauses(item: ItemRow) -> list[str]:
+    return sorted({c.clause_id for c in (*item.required, *item.forbidden) if c.clause_id})
 
 
-async def screen(run: StageRun, world: dict[str, Any], items: list[dict[str, Any]]) -> None:
-    comps = {c["id"]: c for c in sql.compositions(run.db, world["id"])}
+async def screen(run: StageRun, world: WorldRow, items: list[ItemRow]) -> None:
+    comps = {c.id: c for c in sql.compositions(run.db, world.id)}
 
-    async def one(item: dict[str, Any]) -> None:
-        comp = comps.get(item["composition_id"] or "")
-        clause_ids = comp["clause_ids"] if comp else contract_clauses(item)
+    async def one(item: ItemRow) -> None:
+        comp = comps.get(item.composition_id or "")
+        clause_ids = comp.clause_ids if comp else contract_clauses(item)
         clauses = sql.clauses_by_id(run.db, clause_ids)
-        facet = item["facet"]
-        control = item["method"] == Method.CONTROL.value
-        payload = {"world": world_payload(world), "pattern": item["pattern"], "facet": facet,
-                   "facet_definition": FACET_DEFINITIONS[Facet(facet)] if facet else "",
-                   "clauses": [clause_payload(c) for c in clauses], "query": item["query"],
-                   "required": item["required"], "forbidden": item["forbidden"]}
+        facet = item.facet
+        control = item.method == Method.CONTROL.value
+        payload: dict[str, Any] = {
+            "world": world_payload(world), "pattern": item.pattern, "facet": facet,
+            "facet_definition": FACET_DEFINITIONS[Facet(facet)] if facet else "",
+            "clauses": [clause_payload(c) for c in clauses], "query": item.query,
+            "required": contract_view(item.required), "forbidden": contract_view(item.forbidden)}
         if control:
             payload["control"] = True
         out: ScreeningOut | None = await ask(run, run.generator, "screening", payload,
-                                             item["id"])
+                                             item.id)
         if out is None:
             return
         if control:
-            passed, why = control_passes(out.model_dump(), len(item["required"]))
+            passed, why = control_passes(out.model_dump(), len(item.required))
         else:
-            passed, why = screening_passes(out.model_dump(), len(item["required"]),
-                                           len(item["forbidden"]))
+            passed, why = screening_passes(out.model_dump(), len(item.required),
+                                           len(item.forbidden))
         verdict = json.dumps({**out.model_dump(mode="json"), "passed": passed, "decision": why},
                              sort_keys=True)
         run.count("screen_passed" if passed else "screen_rejected")
-        run.later(lambda db: sql.set_screening(db, item["id"], verdict))
+        run.later(lambda db: sql.set_screening(db, item.id, verdict))
 
     # Imported (hand-made) items carry no run id and are not screened or reselected.
-    await run.each([i for i in items if i["screening"] is None and i["run_id"] is not None], one)
+    await run.each([i for i in items if i.screening is None and i.run_id is not None], one)
 
 
 def select_world(run: StageRun, world_id: str, method: str, budget: int) -> list[str]:
     items = sql.items(run.db, world_id, method=method, parent=False)
-    sizes = {c["id"]: len(c["clause_ids"]) for c in sql.compositions(run.db, world_id)}
+    sizes = {c.id: len(c.clause_ids) for c in sql.compositions(run.db, world_id)}
     cands = [
-        Candidate(i["id"], i["pattern"], i["facet"], i["query"],
-                  float(i["screening"].get("confidence", 0)),
-                  float(i["screening"].get("naturalness", 0)),
+        Candidate(i.id, i.pattern, i.facet, i.query,
+                  float(i.screening.get("confidence", 0)),
+                  float(i.screening.get("naturalness", 0)),
                   # A control has no composition: its clause set spreads the selection instead.
-                  i["composition_id"] or "|".join(contract_clauses(i)),
-                  sizes.get(i["composition_id"] or "") or len(contract_clauses(i)) or 1)
+                  i.composition_id or "|".join(contract_clauses(i)),
+                  sizes.get(i.composition_id or "") or len(contract_clauses(i)) or 1)
         for i in items
-        if i["run_id"] is not None and i["screening"] and i["screening"].get("passed")
+        if i.run_id is not None and i.screening and i.screening.get("passed")
     ]
     chosen = greedy_select(cands, budget)
     with write(run.db):
@@ -96,11 +97,11 @@ async def execute(run: StageRun) -> None:
     worlds = sql.worlds(run.db, run.opts.worlds)
     for world in worlds:
         for method in (Method.COPAL, Method.CONTROL):
-            await screen(run, world, sql.items(run.db, world["id"], method=method.value,
+            await screen(run, world, sql.items(run.db, world.id, method=method.value,
                                                parent=False))
     for world in worlds:
-        chosen = select_world(run, world["id"], Method.COPAL.value, run.opts.copal.budget)
+        chosen = select_world(run, world.id, Method.COPAL.value, run.opts.copal.budget)
         run.count("selected", len(chosen))
-        controls = select_world(run, world["id"], Method.CONTROL.value,
+        controls = select_world(run, world.id, Method.CONTROL.value,
                                 control_budget(run.opts.copal.budget))
         run.count("selected_controls", len(controls))

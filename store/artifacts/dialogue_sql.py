@@ -8,7 +8,7 @@ Callers open the transaction with `store.db.write`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from store.db import Database, dumps, loads, utcnow
@@ -62,6 +62,52 @@ class PredictionRow:
     key: str | None
     phase: int | None
     violation: int
+
+
+@dataclass(frozen=True, slots=True)
+class GuidelineRow:
+    """One entry of a dialogue's guideline document, in document order."""
+
+    category: int
+    key: str
+    phase: int | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRow:
+    """One turn of a stored dialogue with its truth (table `dialogue_turns`)."""
+
+    dialogue_id: str
+    turn_index: int
+    role: str
+    content: str
+    category: int | None
+    key: str | None
+    phase: int | None
+    violation: int
+    guideline_text: str | None
+    evidence: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDialogue:
+    """A dialogue's row (`overrides` decoded) with its guideline document and its turns."""
+
+    id: str
+    domain: str
+    source_path: str | None
+    source_sha256: str | None
+    overrides: dict[str, Any]
+    variant_of: str | None
+    run_id: str | None
+    created_at: str
+    guidelines: tuple[GuidelineRow, ...]
+    turns: tuple[TurnRow, ...]
+
+
+def _columns(row_type: type) -> str:
+    return ", ".join(f.name for f in fields(row_type))
 
 
 # ------------------------------------------------------------------ writes
@@ -139,19 +185,34 @@ def dialogue_ids(db: Database, domain: str | None = None) -> list[str]:
                                      (domain,))]
 
 
-def dialogue(db: Database, dialogue_id: str) -> dict[str, Any] | None:
-    row = db.execute("SELECT * FROM dialogues WHERE id = ?", (dialogue_id,)).fetchone()
+def stored_dialogue(db: Database, dialogue_id: str) -> StoredDialogue | None:
+    """A dialogue with its guideline document and turns; None when it does not exist."""
+    row = db.execute("SELECT id, domain, source_path, source_sha256, overrides, variant_of, "
+                     "run_id, created_at FROM dialogues WHERE id = ?", (dialogue_id,)).fetchone()
     if row is None:
         return None
-    d = dict(row)
-    d["overrides"] = loads(d["overrides"])
-    d["guidelines"] = [dict(r) for r in db.execute(
-        "SELECT category, key, phase, text FROM dialogue_guidelines WHERE dialogue_id = ? "
-        "ORDER BY position", (dialogue_id,))]
-    d["turns"] = [dict(r) for r in db.execute(
-        "SELECT * FROM dialogue_turns WHERE dialogue_id = ? ORDER BY turn_index",
-        (dialogue_id,))]
-    return d
+    overrides = loads(row["overrides"])
+    guidelines = tuple(GuidelineRow(*r) for r in db.execute(
+        f"SELECT {_columns(GuidelineRow)} FROM dialogue_guidelines WHERE dialogue_id = ? "
+        "ORDER BY position", (dialogue_id,)))
+    turns = tuple(TurnRow(*r) for r in db.execute(
+        f"SELECT {_columns(TurnRow)} FROM dialogue_turns WHERE dialogue_id = ? "
+        "ORDER BY turn_index", (dialogue_id,)))
+    return StoredDialogue(row["id"], row["domain"], row["source_path"], row["source_sha256"],
+                          overrides if isinstance(overrides, dict) else {}, row["variant_of"],
+                          row["run_id"], row["created_at"], guidelines, turns)
+
+
+def dialogue(db: Database, dialogue_id: str) -> dict[str, Any] | None:
+    """`stored_dialogue` as column dicts, for the readers not yet moved to the typed rows (the
+    browse and review screens, the annotation suites, the judge-output importer)."""
+    d = stored_dialogue(db, dialogue_id)
+    if d is None:
+        return None
+    out: dict[str, Any] = {f.name: getattr(d, f.name) for f in fields(d)}
+    out["guidelines"] = [asdict(g) for g in d.guidelines]
+    out["turns"] = [asdict(t) for t in d.turns]
+    return out
 
 
 def truth_turns(db: Database) -> list[TruthTurn]:

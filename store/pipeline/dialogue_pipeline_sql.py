@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from store.db import Database, utcnow
+from store.pipeline.rows import VariantRound, columns
 
 
 def select_dialogues(db: Database, domains: Sequence[str] | None = None,
@@ -43,11 +44,11 @@ def completed_attempts(db: Database, judge: str) -> set[tuple[str, int]]:
 # ------------------------------------------------------------------ variant rounds
 
 
-def variant_rounds(db: Database, dialogue_id: str) -> list[dict[str, Any]]:
+def variant_rounds(db: Database, dialogue_id: str) -> list[VariantRound]:
     """Every recorded round of the dialogue's variant loop, by turn then round."""
-    return [dict(r) for r in db.execute(
-        "SELECT * FROM dialogue_variants WHERE dialogue_id = ? ORDER BY turn_index, round",
-        (dialogue_id,))]
+    return [VariantRound.from_row(r) for r in db.execute(
+        f"SELECT {columns(VariantRound)} FROM dialogue_variants WHERE dialogue_id = ? "
+        "ORDER BY turn_index, round", (dialogue_id,))]
 
 
 def delete_failed_rounds(db: Database, dialogue_id: str, turn_index: int) -> None:

@@ -6,62 +6,55 @@ partial failure picks up exactly what is missing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
 
 from store.db import Database, loads
+from store.pipeline.rows import (
+    ClauseRow,
+    CompositionRow,
+    ItemRow,
+    PolicyRow,
+    ResponseToJudge,
+    WorldRow,
+    columns,
+    contract,
+)
+
+__all__ = ["ClauseRow", "CompositionRow", "ItemRow", "PolicyRow", "ResponseToJudge", "WorldRow"]
+
+_WORLD = columns(WorldRow)
+_CLAUSE = columns(ClauseRow)
+_ITEM = columns(ItemRow)
+_ITEM_I = columns(ItemRow, "i.")
 
 
-@dataclass(frozen=True, slots=True)
-class ResponseToJudge:
-    """An answered response of an active item, with its item's query and contract (the
-    contract items decoded from their JSON)."""
-
-    id: str
-    item_id: str
-    model: str
-    variant: str
-    text: str
-    query: str
-    required: list[dict[str, Any]]
-    forbidden: list[dict[str, Any]]
-
-
-def _rows(db: Database, sql: str, params: tuple = (), json_cols: tuple[str, ...] = ()) -> list[dict]:
-    out = []
-    for r in db.execute(sql, params):
-        d = dict(r)
-        for c in json_cols:
-            if c in d and d[c] is not None:
-                d[c] = loads(d[c])
-        out.append(d)
-    return out
-
-
-def worlds(db: Database, ids: list[str] | None) -> list[dict[str, Any]]:
+def worlds(db: Database, ids: list[str] | None) -> list[WorldRow]:
     if ids:
         marks = ",".join("?" * len(ids))
-        return _rows(db, f"SELECT * FROM worlds WHERE id IN ({marks}) ORDER BY id", tuple(ids))
-    return _rows(db, "SELECT * FROM worlds ORDER BY id")
+        return [WorldRow.from_row(r) for r in db.execute(
+            f"SELECT {_WORLD} FROM worlds WHERE id IN ({marks}) ORDER BY id", tuple(ids))]
+    return [WorldRow.from_row(r) for r in db.execute(f"SELECT {_WORLD} FROM worlds ORDER BY id")]
 
 
-def policies(db: Database, world_id: str) -> list[dict[str, Any]]:
-    return _rows(db, "SELECT id, kind, text FROM policies WHERE world_id = ? ORDER BY position",
-                 (world_id,))
+def policies(db: Database, world_id: str) -> list[PolicyRow]:
+    return [PolicyRow(*r) for r in db.execute(
+        "SELECT id, kind, text FROM policies WHERE world_id = ? ORDER BY position", (world_id,))]
 
 
-def clauses(db: Database, world_id: str) -> list[dict[str, Any]]:
-    return _rows(db, "SELECT * FROM clauses WHERE world_id = ? ORDER BY id", (world_id,),
-                 ("policy_ids",))
+def clauses(db: Database, world_id: str) -> list[ClauseRow]:
+    return [ClauseRow.from_row(r) for r in db.execute(
+        f"SELECT {_CLAUSE} FROM clauses WHERE world_id = ? ORDER BY id", (world_id,))]
 
 
-def clauses_by_id(db: Database, ids: list[str]) -> list[dict[str, Any]]:
+def clauses_by_id(db: Database, ids: Sequence[str]) -> list[ClauseRow]:
+    """The clauses, in the order of `ids`."""
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
-    rows = _rows(db, f"SELECT * FROM clauses WHERE id IN ({marks})", tuple(ids), ("policy_ids",))
+    rows = [ClauseRow.from_row(r) for r in db.execute(
+        f"SELECT {_CLAUSE} FROM clauses WHERE id IN ({marks})", tuple(ids))]
     order = {cid: i for i, cid in enumerate(ids)}
-    return sorted(rows, key=lambda r: order[r["id"]])
+    return sorted(rows, key=lambda r: order[r.id])
 
 
 def grounded_policy_ids(db: Database, world_id: str) -> set[str]:
@@ -76,9 +69,10 @@ def composition_ids(db: Database, world_id: str) -> set[str]:
                                      "status != 'failed'", (world_id,))}
 
 
-def compositions(db: Database, world_id: str, status: str = "confirmed") -> list[dict[str, Any]]:
-    return _rows(db, "SELECT * FROM compositions WHERE world_id = ? AND status = ? ORDER BY id",
-                 (world_id, status), ("clause_ids",))
+def compositions(db: Database, world_id: str, status: str = "confirmed") -> list[CompositionRow]:
+    return [CompositionRow.from_row(r) for r in db.execute(
+        f"SELECT {columns(CompositionRow)} FROM compositions WHERE world_id = ? AND status = ? "
+        "ORDER BY id", (world_id, status))]
 
 
 def item_ids_with_prefix(db: Database, prefix: str) -> set[str]:
@@ -87,9 +81,9 @@ def item_ids_with_prefix(db: Database, prefix: str) -> set[str]:
 
 
 def items(db: Database, world_id: str, *, method: str | None = None,
-          selected: bool | None = None, parent: bool | None = None) -> list[dict[str, Any]]:
-    sql = "SELECT * FROM items WHERE world_id = ?"
-    params: list[Any] = [world_id]
+          selected: bool | None = None, parent: bool | None = None) -> list[ItemRow]:
+    sql = f"SELECT {_ITEM} FROM items WHERE world_id = ?"
+    params: list[str | int] = [world_id]
     if method is not None:
         sql += " AND method = ?"
         params.append(method)
@@ -98,21 +92,19 @@ def items(db: Database, world_id: str, *, method: str | None = None,
         params.append(int(selected))
     if parent is not None:
         sql += " AND parent_item_id IS " + ("NOT NULL" if parent else "NULL")
-    return _rows(db, sql + " ORDER BY id", tuple(params), ("required", "forbidden", "screening"))
+    return [ItemRow.from_row(r) for r in db.execute(sql + " ORDER BY id", tuple(params))]
 
 
-def active_items(db: Database, world_id: str) -> list[dict[str, Any]]:
+def active_items(db: Database, world_id: str) -> list[ItemRow]:
     """Items that get answered: selected items and the projections of selected items, except
     projections the projection screening rejected (`screening.passed` false)."""
-    return _rows(
-        db,
-        "SELECT i.* FROM items i LEFT JOIN items p ON p.id = i.parent_item_id "
+    return [ItemRow.from_row(r) for r in db.execute(
+        f"SELECT {_ITEM_I} FROM items i LEFT JOIN items p ON p.id = i.parent_item_id "
         # CASE, not AND: SQLite may evaluate json_extract on text json_valid rejected.
         "WHERE i.world_id = ? AND (i.selected = 1 OR (p.selected = 1 AND (CASE WHEN "
         "json_valid(i.screening) THEN json_extract(i.screening, '$.passed') END) IS NOT 0)) "
         "ORDER BY i.id",
-        (world_id,), ("required", "forbidden"),
-    )
+        (world_id,))]
 
 
 def response_ok(db: Database, item_id: str, model: str, variant: str) -> bool:
@@ -123,16 +115,14 @@ def response_ok(db: Database, item_id: str, model: str, variant: str) -> bool:
 
 def responses_for_items(db: Database, world_id: str) -> list[ResponseToJudge]:
     """Answered responses of the world's active items, with their item's query and contract."""
-    rows = _rows(
-        db,
+    rows = db.execute(
         "SELECT r.id, r.item_id, r.model, r.variant, r.text, i.query, i.required, i.forbidden "
         "FROM responses r JOIN items i ON i.id = r.item_id "
         "LEFT JOIN items p ON p.id = i.parent_item_id "
         "WHERE i.world_id = ? AND (i.selected = 1 OR p.selected = 1) AND r.failure IS NULL "
-        "ORDER BY r.id",
-        (world_id,), ("required", "forbidden"),
-    )
-    return [ResponseToJudge(**r) for r in rows]
+        "ORDER BY r.id", (world_id,))
+    return [ResponseToJudge(r[0], r[1], r[2], r[3], r[4], r[5], contract(r[6]), contract(r[7]))
+            for r in rows]
 
 
 def judgment_ok(db: Database, response_id: str, judge: str, mode: str) -> bool:
