@@ -42,16 +42,16 @@ def metric_mistakes(db) -> dict[tuple[str, int], int]:
             domain.Guideline.of(p.category, p.key, p.phase)
         preds[(p.judge, p.attempt, p.dialogue_id)].append(
             domain.TurnPrediction(p.turn_index, g, bool(p.violation)))
-    binary: dict[str, list[bool]] = defaultdict(list)
+    facts: dict[str, list[tuple[bool, str | None]]] = defaultdict(list)
     scored: dict[tuple[str, int], list[str]] = defaultdict(list)
     for a in dialogue_sql.attempts(db):
-        if a.failure is None:
+        facts[a.judge].append((bool(a.binary_verdicts), a.failure))
+        if domain.scored_attempt(a.failure):
             scored[(a.judge, a.attempt)].append(a.dialogue_id)
-            binary[a.judge].append(bool(a.binary_verdicts))
     out = {}
     for (judge, attempt), dids in scored.items():
         s = domain.score_files([(truth[d], preds.get((judge, attempt, d), [])) for d in dids],
-                               binary=all(binary[judge]))
+                               binary=domain.judge_is_binary(facts[judge]))
         right_c = round((s.compliant_turn_accuracy or 0) * s.compliant_turns)
         flagged = round((s.violation_detection_accuracy or 0) * s.violation_turns)
         out[(judge, attempt)] = (s.compliant_turns - right_c) + (s.violation_turns - flagged)
@@ -209,8 +209,7 @@ def test_dialogue_list_counts_and_filters(db):
     page = browse.dialogues_page(db, PageRequest())
     row = {r["id"]: r for r in page.rows}[D1]
     assert (row["turns"], row["violations"], row["judges"], row["attempts"]) == (8, 1, 2, 3)
-    assert browse.wrong_counts(db, [D1, V1, D3]) == {D1: {"wrong": 5}, V1: {"wrong": 0},
-                                                      D3: {"wrong": 0}}
+    assert browse.wrong_counts(db, [D1, V1, D3]) == {D1: 5, V1: 0, D3: 0}
     assert page_ids(db, {"domain": "air"}) == [D1, V1]
     assert page_ids(db, {"judge": "judge-b"}) == [D1]
     assert page_ids(db, {"violation": "yes"}) == [D1, D3]

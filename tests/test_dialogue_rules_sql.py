@@ -116,7 +116,7 @@ def test_a_judge_is_binary_only_when_every_scored_attempt_is(db):
 def test_the_list_and_the_queue_count_the_same_mistakes(db):
     # named 7 (turns 3 5 7 9 11 17 21), binary 9 (all but 3 and 15), mixed #1 all 11 of
     # its scored turns, mixed #2 all but turn 3.
-    assert wrong_counts(db, [D]) == {D: {"wrong": 7 + 9 + 11 + 10}}
+    assert wrong_counts(db, [D]) == {D: 7 + 9 + 11 + 10}
     assert dialogue_reviews.queue_total(db) == 37
     assert [k.turn_index for k in dialogue_reviews.mistakes(db, "named")] == [
         3, 5, 7, 9, 11, 17, 21]

@@ -46,8 +46,8 @@ def test_pages_concatenate_to_the_whole_list(db: Database) -> None:
 def test_world_counts_match_independent_queries(db: Database) -> None:
     row = sql.world_summary(db, W)
     assert row is not None
-    assert row["items"] == len(ids(db, "SELECT id FROM items WHERE world_id = ?", (W,)))
-    assert row["selected"] == len(ids(db, "SELECT id FROM items WHERE world_id = ? AND "
+    assert row.items == len(ids(db, "SELECT id FROM items WHERE world_id = ?", (W,)))
+    assert row.selected == len(ids(db, "SELECT id FROM items WHERE world_id = ? AND "
                                           "selected = 1", (W,)))
     stats = sql.world_stats(db, [W])[W]
     assert stats["responses"] == len(ids(db, "SELECT r.id FROM responses r JOIN items i ON "
@@ -111,8 +111,8 @@ def test_runs_of_a_world_are_those_that_named_it_or_every_world(db: Database) ->
     assert sql.runs_page(db, None, sql.PageRequest()).total == 3
     only = sql.runs_page(db, W, sql.PageRequest(filters={"stage": "ground"}))
     assert [r["id"] for r in only.rows] == ["r-both"]
-    assert sql.run_manifest(db, "r-bank")["manifest"] == {  # type: ignore[index]
-        "options": {"worlds": ["meridian-bank"]}}
+    run = sql.run_manifest(db, "r-bank")
+    assert run is not None and run.manifest == {"options": {"worlds": ["meridian-bank"]}}
 
 
 def test_item_view_and_responses(db: Database) -> None:

@@ -5,8 +5,10 @@ Reads the stored truth and predictions (store.artifacts.dialogue_sql) and scores
 counted as its own judged file and the turns micro-averaged over all of them, as CompliBench's
 evaluation script pools attempts. A failed attempt (the call failed, nothing usable) is not
 scored but listed in `exclusions`; an attempt that left turns out is scored, the missing turns
-counting as wrong. A judge whose every attempt gave verdicts without guidelines is
+counting as wrong. A judge whose every scored attempt gave verdicts without guidelines is
 scored as a binary judge (verdict-only accuracy, precision and recall; no strict figure).
+Which turns and attempts count and which judges are binary are the domain's rules
+(`is_scored_turn`, `scored_attempt`, `judge_is_binary`), the ones the store's lists call.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from copal_tui.domain.dialogue import (
     Guideline,
     TurnPrediction,
     TurnTruth,
+    is_scored_turn,
+    judge_is_binary,
     score_files,
+    scored_attempt,
 )
 from store.artifacts import dialogue_sql
 from store.db import Database
@@ -40,20 +45,21 @@ def dialogue_judging(db: Database) -> dict[str, Any]:
             Guideline.of(p.category, p.key, p.phase)
         preds[(p.judge, p.attempt, p.dialogue_id)].append(
             TurnPrediction(p.turn_index, g, bool(p.violation)))
-    # judge -> attempt -> dialogues judged in it; plus binary flags and failures
+    # judge -> attempt -> dialogues judged in it; each judge's attempts (binary, failure)
+    # for the domain's binary rule; failures
     scored: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
-    binary: dict[str, list[bool]] = defaultdict(list)
+    facts: dict[str, list[tuple[bool, str | None]]] = defaultdict(list)
     exclusions: list[dict[str, Any]] = []
     for a in dialogue_sql.attempts(db):
-        if a.failure is not None:
+        facts[a.judge].append((bool(a.binary_verdicts), a.failure))
+        if not scored_attempt(a.failure):
             exclusions.append({"judge": a.judge, "dialogue": a.dialogue_id, "attempt": a.attempt,
                                "reason": a.failure})
             continue
         scored[a.judge][a.attempt].append(a.dialogue_id)
-        binary[a.judge].append(bool(a.binary_verdicts))
     rows: list[dict[str, Any]] = []
     for judge in sorted(scored):
-        is_binary = all(binary[judge])
+        is_binary = judge_is_binary(facts[judge])
         domains = sorted({domain_of[d] for ds in scored[judge].values() for d in ds})
         for domain in [*domains, ALL]:
             files = [(truth[d], preds.get((judge, attempt, d), []))
@@ -70,12 +76,12 @@ def dialogue_judging(db: Database) -> dict[str, Any]:
             rows.append({
                 "judge": judge, "domain": domain, "conversations": len(convs),
                 "attempts": len(attempts), "files": m.conversations, "binary": is_binary,
-                # tagged turns of the conversations judged, not per attempt
+                # scored turns of the conversations judged, not per attempt
                 "compliant_turns": sum(1 for d in convs for t in truth[d]
-                                       if t.guideline.category is not None
+                                       if is_scored_turn(t.role, t.guideline)
                                        and not t.violation),
                 "violation_turns": sum(1 for d in convs for t in truth[d]
-                                       if t.guideline.category is not None and t.violation),
+                                       if is_scored_turn(t.role, t.guideline) and t.violation),
                 "compliant_turn_accuracy": m.compliant_turn_accuracy,
                 "violation_detection_accuracy": m.violation_detection_accuracy,
                 "strict_violation_detection_accuracy": m.strict_violation_detection_accuracy,

@@ -65,9 +65,9 @@ def world_summary(db: Database, world_id: str) -> WorldSummary | None:
         if compass_browse_sql.has_suite(db, world_id):
             compass = sum(compass_browse_sql.suite_counts(db, world_id).values())
     return WorldSummary(
-        id=row["id"], name=row["name"], industry=row["industry"], risk_tier=row["risk_tier"],
-        policies=row["policies"], clauses=row["clauses"], compositions=row["compositions"],
-        items=row["items"], selected=row["selected"], compass_queries=compass)
+        id=row.id, name=row.name, industry=row.industry, risk_tier=row.risk_tier,
+        policies=row.policies, clauses=row.clauses, compositions=row.compositions,
+        items=row.items, selected=row.selected, compass_queries=compass)
 
 
 def policies_page(db: Database, world_id: str, req: PageRequest) -> Page:

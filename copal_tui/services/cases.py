@@ -152,14 +152,14 @@ def _query(spec: CaseSpec, **kw: Any) -> sql.CaseQuery:
                          direction=spec.direction, search=spec.search, **kw)
 
 
-def with_reference(db: Database, spec: CaseSpec, rows: Sequence[Mapping[str, Any]],
+def with_reference(db: Database, spec: CaseSpec, rows: Sequence[sql.JudgedRow],
                    everything: bool = False) -> list[Case]:
     """The judged rows of `store.browse.cases_sql.judged` as cases, with their reference labels (the
     votes read for these responses only, or for all when `everything`)."""
     import numpy as np
 
     assert spec.judge is not None
-    ids = [str(r["response_id"]) for r in rows]
+    ids = [r.response_id for r in rows]
     position = {rid: k for k, rid in enumerate(ids)}
     labels, decisions = sql.votes(db, None if everything else ids)
     labels = [v for v in labels if v[0] in position]
@@ -183,10 +183,9 @@ def with_reference(db: Database, spec: CaseSpec, rows: Sequence[Mapping[str, Any
         # hashes mean the annotators saw different content: worth seeing, never hidden).
         hashes = [adj_sha] if adjudicator is not None else [s for _w, _e, s in votes]
         out.append(Case(
-            response_id=rid, item_id=str(r["item_id"]), world_id=str(r["world_id"]),
-            model=str(r["model"]), pattern=r["pattern"], facet=r["facet"], judge=spec.judge,
-            mode=spec.mode, judge_error=int(r["judge_error"]),
-            judge_direction=r["judge_direction"],
+            response_id=rid, item_id=r.item_id, world_id=r.world_id, model=r.model,
+            pattern=r.pattern, facet=r.facet, judge=spec.judge, mode=spec.mode,
+            judge_error=int(r.judge_error), judge_direction=r.judge_direction,
             reference=None if ref[k] < 0 else int(ref[k]),
             reference_source=SOURCES[int(source[k])],
             annotators=tuple((w, e) for w, e, _s in votes), adjudicator=adjudicator,

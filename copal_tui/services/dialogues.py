@@ -3,9 +3,9 @@ filled in after it shows), one dialogue with its judge attempts, and one attempt
 predictions and reviews on that dialogue, each in one read transaction.
 
 The list keeps the store's shape (`Page` of row dicts: the paged table renders any list by
-column key). A dialogue's turns, guidelines and predictions stay dicts keyed by column, the
-shape the renderers of copal_tui/tui/widgets/dialogue_view.py (shared with the review queue)
-read; what a screen reads field by field (attempts, reviews, the verdicts) is typed.
+column key). A dialogue's turns and guidelines stay dicts keyed by column, the shape the
+renderers of copal_tui/tui/widgets/dialogue_view.py (shared with the review queue) read; what a
+screen reads field by field (attempts, predictions, reviews, the verdicts) is typed.
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ from copal_tui.domain import dialogue as rules
 from copal_tui.services import reading
 from store.annotation import dialogue_reviews
 from store.artifacts import dialogue_sql
+from store.artifacts.dialogue_sql import StoredPrediction
 from store.browse import dialogue_browse_sql
 from store.browse.browse_sql import FilterError, Page, PageRequest
+from store.browse.dialogue_browse_sql import JudgeAttempt
 from store.db import Database
 
-__all__ = ["MISTAKES", "FilterError", "Page", "PageRequest"]
+__all__ = ["MISTAKES", "FilterError", "JudgeAttempt", "Page", "PageRequest", "StoredPrediction"]
 
 # The kinds of prediction that are wrong by the metrics' rules (the others: "right", and
 # "flagged_elsewhere", which counts against strict detection only): the domain's.
@@ -37,22 +39,13 @@ def dialogues_page(db: Database, req: PageRequest) -> Page:
         return dialogue_browse_sql.dialogues_page(db, req)
 
 
-def wrong_counts(db: Database, dialogue_ids: list[str]) -> dict[str, dict[str, Any]]:
-    """Per dialogue id: `wrong`, its wrong predictions over every judge and attempt."""
+def wrong_counts(db: Database, dialogue_ids: list[str]) -> dict[str, int]:
+    """Per dialogue id: its wrong predictions over every judge and attempt."""
     with reading(db):
         return dialogue_browse_sql.wrong_counts(db, dialogue_ids)
 
 
 # ------------------------------------------------------------------ one dialogue
-
-
-@dataclass(frozen=True)
-class JudgeAttempt:
-    judge: str
-    attempt: int
-    binary: bool
-    source: str
-    failure: str | None
 
 
 @dataclass(frozen=True)
@@ -85,10 +78,7 @@ def dialogue_detail(db: Database, dialogue_id: str) -> DialogueDetail | None:
         d = dialogue_sql.dialogue(db, dialogue_id)
         if d is None:
             return None
-        attempts = tuple(
-            JudgeAttempt(r["judge"], int(r["attempt"]), bool(r["binary_verdicts"]),
-                         r["source"], r["failure"])
-            for r in dialogue_browse_sql.judge_attempts(db, dialogue_id))
+        attempts = tuple(dialogue_browse_sql.judge_attempts(db, dialogue_id))
     return DialogueDetail(d, attempts)
 
 
@@ -104,11 +94,11 @@ class Review:
 @dataclass(frozen=True)
 class AttemptDetail:
     """One judge attempt on one dialogue: `kinds` per scored turn ('right',
-    'flagged_elsewhere' or one of MISTAKES), `predictions` per turn it named (column dicts:
-    category, key, phase, violation, reason) and the current `reviews` of its wrong turns."""
+    'flagged_elsewhere' or one of MISTAKES), `predictions` per turn it named and the current
+    `reviews` of its wrong turns."""
 
     kinds: dict[int, str] = field(default_factory=dict)
-    predictions: dict[int, dict[str, Any]] = field(default_factory=dict)
+    predictions: dict[int, StoredPrediction] = field(default_factory=dict)
     reviews: dict[int, tuple[Review, ...]] = field(default_factory=dict)
 
     def wrong_turns(self) -> list[int]:
@@ -117,8 +107,7 @@ class AttemptDetail:
 
 def attempt_detail(db: Database, dialogue_id: str, judge: str, attempt: int) -> AttemptDetail:
     with reading(db):
-        kinds = {int(i): str(v["kind"]) for i, v in dialogue_browse_sql.turn_verdicts(
-            db, dialogue_id, judge, attempt).items()}
+        kinds = dialogue_browse_sql.turn_verdicts(db, dialogue_id, judge, attempt)
         preds = dialogue_browse_sql.predictions_of(db, dialogue_id, judge, attempt)
         reviews = {}
         for i, kind in kinds.items():

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from store.annotation.annotations import CURRENT
-from store.db import Database, dumps, loads
+from store.db import Database, dumps
+from store.pipeline.runs import RunRecord
 
 # Response `r` has at least one current COPAL label (looked up through r's own events on the
 # annotation log's subject index).
@@ -189,13 +190,31 @@ def world_stats(db: Database, world_ids: Sequence[str]) -> dict[str, dict[str, A
     return out
 
 
-def world_summary(db: Database, world_id: str) -> dict[str, Any] | None:
+@dataclass(frozen=True, slots=True)
+class WorldRow:
+    """One world with its counts of policies, clauses, compositions, items and selected
+    items (the slow per-response columns are `world_stats`)."""
+
+    id: str
+    name: str
+    industry: str
+    risk_tier: str
+    policies: int
+    clauses: int
+    compositions: int
+    items: int
+    selected: int
+    use_case: str | None
+    context: str | None
+
+
+def world_summary(db: Database, world_id: str) -> WorldRow | None:
     """One world's row with its counts (without `world_stats`)."""
     row = db.execute(
         f"{_WORLD_COUNTS}, w.use_case, w.context FROM (SELECT id, name, industry, risk_tier "
         "FROM worlds WHERE id = ?) p JOIN worlds w ON w.id = p.id", (world_id,)
     ).fetchone()
-    return None if row is None else dict(row)
+    return None if row is None else WorldRow(*row)
 
 
 # ------------------------------------------------------------------ one world's lists
@@ -311,10 +330,7 @@ def runs_page(db: Database, world_id: str | None, req: PageRequest) -> Page:
     )
 
 
-def run_manifest(db: Database, run_id: str) -> dict[str, Any] | None:
+def run_manifest(db: Database, run_id: str) -> RunRecord | None:
+    """One run with its manifest decoded."""
     row = db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
-    if row is None:
-        return None
-    out = dict(row)
-    out["manifest"] = loads(out["manifest"])
-    return out
+    return None if row is None else RunRecord.from_row(row)

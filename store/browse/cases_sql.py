@@ -58,6 +58,23 @@ class CaseQuery:
     search: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class JudgedRow:
+    """One judged response of a `CaseQuery`: its item, world, pattern, facet, method, the
+    report's model key (`model#variant` off the base variant) and the setting's verdict."""
+
+    response_id: str
+    response_rowid: int
+    item_id: str
+    world_id: str
+    pattern: str | None
+    facet: str | None
+    method: str | None
+    model: str
+    judge_error: int
+    judge_direction: str | None
+
+
 _SELECT = (
     f"SELECT r.id AS response_id, r.rowid AS response_rowid, r.item_id, i.world_id, "
     f"i.pattern, i.facet, i.method, {MODEL} AS model, j.error AS judge_error, "
@@ -124,21 +141,21 @@ def _direction(direction: str, params: list[Any]) -> str:
 _ORDER = " ORDER BY r.item_id, r.model, r.variant"
 
 
-def judged(db: Database, q: CaseQuery) -> list[dict[str, Any]]:
+def judged(db: Database, q: CaseQuery) -> list[JudgedRow]:
     """Every response of the query with its item, world, pattern, facet, model key and the
     setting's verdict (`judge_error`, `judge_direction`)."""
     where, params = _where(q)
-    return [dict(r) for r in db.execute(_SELECT + _FROM + where + _ORDER, params)]
+    return [JudgedRow(*r) for r in db.execute(_SELECT + _FROM + where + _ORDER, params)]
 
 
 def judged_page(db: Database, q: CaseQuery, offset: int, limit: int
-                ) -> tuple[list[dict[str, Any]], int]:
+                ) -> tuple[list[JudgedRow], int]:
     """One page of `judged` and the number of rows in all."""
     where, params = _where(q)
     total = int(db.execute("SELECT COUNT(*)" + _FROM + where, params).fetchone()[0])
     rows = db.execute(_SELECT + _FROM + where + _ORDER + " LIMIT ? OFFSET ?",
                       [*params, max(1, int(limit)), max(0, int(offset))])
-    return [dict(r) for r in rows], total
+    return [JudgedRow(*r) for r in rows], total
 
 
 def votes(db: Database, responses: Sequence[str] | None = None

@@ -7,9 +7,11 @@ The verdict is the dialogue-judging metrics' own rule (copal_tui/domain/dialogue
 `turn_kind`, the rule `score_files` counts), not a restatement: `prepare` registers
 `sql_turn_kind` as the SQL function `copal_dialogue_kind`, which reads the stored columns into
 the domain's types and asks the domain for the kind (its names, MISTAKES among them, are the
-domain's too). Every assistant turn tagged with a category and key is scored (`judged`); failed
-attempts are not scored; a judge is binary (verdicts only, its guidelines never compared) when
-every scored attempt of it is.
+domain's too). Which rows are judged is the domain's as well: `copal_scored_turn` asks
+`is_scored_turn` (an assistant turn tagged with a category and a non-empty key),
+`copal_scored_attempt` asks `scored_attempt` (failed attempts are not scored), and
+`copal_judge_binary` asks `judge_is_binary` about one attempt alone (a judge is binary when
+none of its attempts says otherwise: the rule is a conjunction over attempts).
 
 Lists follow store/browse/browse_sql.py: one page of keys, aggregates for that page only, user input
 only ever as parameters.
@@ -18,6 +20,7 @@ only ever as parameters.
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -26,8 +29,12 @@ from copal_tui.domain.dialogue import (
     Guideline,
     TurnPrediction,
     TurnTruth,
+    is_scored_turn,
+    judge_is_binary,
+    scored_attempt,
     turn_kind,
 )
+from store.artifacts.dialogue_sql import StoredPrediction
 from store.browse.browse_sql import (
     Filter,
     Page,
@@ -64,29 +71,55 @@ def sql_turn_kind(violation: Any, category: Any, key: Any, phase: Any, predicted
     return turn_kind(truth, pred, binary=bool(binary))
 
 
+@lru_cache(maxsize=4096)
+def sql_scored_turn(role: Any, category: Any, key: Any) -> int:
+    """1 when the metrics score the turn (the domain's `is_scored_turn`). Cached: a handful of
+    (role, category, key) values recur on every dialogue."""
+    return int(is_scored_turn(str(role), _guideline(category, key, None)))
+
+
+def sql_scored_attempt(failure: Any) -> int:
+    """1 when the judge attempt is scored (the domain's `scored_attempt`)."""
+    return int(scored_attempt(None if failure is None else str(failure)))
+
+
+def sql_judge_binary(binary_verdicts: Any, failure: Any) -> int:
+    """1 when this attempt alone leaves its judge binary (the domain's `judge_is_binary` over
+    it): a judge is binary when every attempt of it does."""
+    return int(judge_is_binary([(bool(binary_verdicts),
+                                 None if failure is None else str(failure))]))
+
+
 def prepare(db: Database) -> None:
-    """Register `copal_dialogue_kind` (`sql_turn_kind`) on the connection; every read that
-    uses KIND or IS_MISTAKE calls this first."""
+    """Register the domain's rules on the connection (`copal_dialogue_kind`,
+    `copal_scored_turn`, `copal_scored_attempt`, `copal_judge_binary`); every read that uses
+    JUDGED, KIND or IS_MISTAKE calls this first."""
     conn: sqlite3.Connection = db.conn
     conn.create_function("copal_dialogue_kind", 10, sql_turn_kind, deterministic=True)
+    conn.create_function("copal_scored_turn", 3, sql_scored_turn, deterministic=True)
+    conn.create_function("copal_scored_attempt", 1, sql_scored_attempt, deterministic=True)
+    conn.create_function("copal_judge_binary", 2, sql_judge_binary, deterministic=True)
 
 
-# Per judge, whether it is binary: no scored attempt of it names guidelines. The distinct
-# judges come from a skip-scan of idx_dialogue_attempts_judge (one probe per judge, not a pass
-# over every attempt); the NOT EXISTS stops at the judge's first attempt with guidelines.
+# Per judge, whether it is binary. The distinct judges come from a skip-scan of
+# idx_dialogue_attempts_judge (one probe per judge, not a pass over every attempt); the NOT
+# EXISTS stops at the judge's first attempt the domain says is not binary. DISTINCT keeps the
+# subquery from being flattened into the join: it is materialized, each judge's rule asked
+# once per statement instead of once per judged row (a binary judge's rule reads all of its
+# attempts).
 _BINARY = (
     "(WITH RECURSIVE j(judge) AS (SELECT MIN(judge) FROM dialogue_attempts UNION ALL "
     "SELECT (SELECT MIN(x.judge) FROM dialogue_attempts x WHERE x.judge > j.judge) FROM j "
     "WHERE j.judge IS NOT NULL) "
-    "SELECT judge AS bj_judge, NOT EXISTS (SELECT 1 FROM dialogue_attempts b "
-    "WHERE b.judge = j.judge AND b.binary_verdicts = 0 AND b.failure IS NULL) AS binary_judge "
-    "FROM j WHERE judge IS NOT NULL) bj"
+    "SELECT DISTINCT judge AS bj_judge, NOT EXISTS (SELECT 1 FROM dialogue_attempts b "
+    "WHERE b.judge = j.judge AND NOT copal_judge_binary(b.binary_verdicts, b.failure)) "
+    "AS binary_judge FROM j WHERE judge IS NOT NULL) bj"
 )
 
 
 def judged(lead: str = "") -> str:
-    """FROM and WHERE over every scored assistant turn of every scored attempt: `a` attempts,
-    `t` truth turns, `p` the prediction or NULLs, `bj.binary_judge`; callers append `AND ...`.
+    """FROM and WHERE over every scored turn of every scored attempt: `a` attempts, `t` truth
+    turns, `p` the prediction or NULLs, `bj.binary_judge`; callers append `AND ...`.
 
     CROSS JOIN fixes the loop order, attempts (walked on their primary key: dialogue, judge,
     attempt) then their turns (turn order), so `ORDER BY a.dialogue_id, a.judge, a.attempt,
@@ -99,8 +132,7 @@ def judged(lead: str = "") -> str:
         "  AND p.judge = a.judge AND p.attempt = a.attempt AND p.turn_index = t.turn_index "
         f"CROSS JOIN {_BINARY} "
         "WHERE bj.bj_judge = a.judge AND t.dialogue_id = a.dialogue_id "
-        "AND t.role = 'assistant' AND a.failure IS NULL "
-        "AND t.category IS NOT NULL AND t.key IS NOT NULL AND t.key <> ''"
+        "AND copal_scored_attempt(a.failure) AND copal_scored_turn(t.role, t.category, t.key)"
     )
 
 
@@ -151,45 +183,56 @@ def dialogues_page(db: Database, req: PageRequest) -> Page:
     )
 
 
-def wrong_counts(db: Database, dialogue_ids: list[str]) -> dict[str, dict[str, Any]]:
-    """Per dialogue: `wrong`, the wrong predictions over every judge and attempt (a second
-    pass over the shown page: PagedTable's `decorate`)."""
+def wrong_counts(db: Database, dialogue_ids: list[str]) -> dict[str, int]:
+    """Per dialogue: its wrong predictions over every judge and attempt (a second pass over
+    the shown page: PagedTable's `decorate`)."""
     prepare(db)
-    out: dict[str, dict[str, Any]] = {d: {"wrong": 0} for d in dialogue_ids}
+    out = dict.fromkeys(dialogue_ids, 0)
     if not dialogue_ids:
         return out
     marks = ",".join("?" * len(dialogue_ids))
     for did, n in db.execute(
             f"SELECT a.dialogue_id, COUNT(*) {JUDGED} AND a.dialogue_id IN ({marks}) "
             f"AND {IS_MISTAKE} GROUP BY a.dialogue_id", dialogue_ids):
-        out[did] = {"wrong": int(n)}
+        out[did] = int(n)
     return out
 
 
 # ------------------------------------------------------------------ one dialogue
 
 
-def judge_attempts(db: Database, dialogue_id: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class JudgeAttempt:
+    """One judge attempt on a dialogue: whether it gave verdicts only (`binary`), where it
+    came from (`source`: import or run) and its failure if it failed."""
+
+    judge: str
+    attempt: int
+    binary: bool
+    source: str
+    failure: str | None
+
+
+def judge_attempts(db: Database, dialogue_id: str) -> list[JudgeAttempt]:
     """The dialogue's judge attempts by judge and attempt (failed ones too, with `failure`)."""
-    return [dict(r) for r in db.execute(
+    return [JudgeAttempt(r[0], int(r[1]), bool(r[2]), r[3], r[4]) for r in db.execute(
         "SELECT judge, attempt, binary_verdicts, source, failure FROM dialogue_attempts "
         "WHERE dialogue_id = ? ORDER BY judge, attempt", (dialogue_id,))]
 
 
-def turn_verdicts(db: Database, dialogue_id: str, judge: str,
-                  attempt: int) -> dict[int, dict[str, Any]]:
-    """turn index -> the attempt's prediction on that assistant turn (`p_*` columns, NULL when
-    it gave none) and its `kind` ('right', 'flagged_elsewhere' or one of MISTAKES); turns the
-    metrics do not score (Category 1, a failed attempt) are absent."""
+def turn_verdicts(db: Database, dialogue_id: str, judge: str, attempt: int) -> dict[int, str]:
+    """turn index -> the kind of the attempt's prediction on that scored turn ('right',
+    'flagged_elsewhere' or one of MISTAKES); turns the metrics do not score (untagged, a
+    failed attempt) are absent."""
     prepare(db)
-    return {r["turn_index"]: dict(r) for r in db.execute(
+    return {int(r[0]): str(r[1]) for r in db.execute(
         f"SELECT t.turn_index, {KIND} AS kind {JUDGED} AND a.dialogue_id = ? AND a.judge = ? "
         "AND a.attempt = ?", (dialogue_id, judge, attempt))}
 
 
 def predictions_of(db: Database, dialogue_id: str, judge: str,
-                   attempt: int) -> dict[int, dict[str, Any]]:
+                   attempt: int) -> dict[int, StoredPrediction]:
     """turn index -> the attempt's prediction (every turn it named, scored or not)."""
-    return {r["turn_index"]: dict(r) for r in db.execute(
+    return {r[0]: StoredPrediction(*r) for r in db.execute(
         "SELECT turn_index, category, key, phase, violation, reason FROM dialogue_predictions "
         "WHERE dialogue_id = ? AND judge = ? AND attempt = ?", (dialogue_id, judge, attempt))}

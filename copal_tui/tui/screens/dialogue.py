@@ -13,7 +13,7 @@ conversation is one ConversationView: a key renders only the turns it changes.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 from functools import partial
 from typing import Any
 
@@ -174,8 +174,11 @@ class DialogueScreen(Screen[None]):
         i = turn["turn_index"]
         kind = self.kind_of(i)
         who = f"{self.judge} #{self.attempt}"
-        lines = prediction_lines(self.shown.predictions.get(i), kind, who, self.d["guidelines"]
-                                 if self.d else [], self.show_text, truth=turn)
+        pred = self.shown.predictions.get(i)
+        # The renderer is shared with the review queue, which reads its rows as dicts.
+        lines = prediction_lines(None if pred is None else asdict(pred), kind, who,
+                                 self.d["guidelines"] if self.d else [], self.show_text,
+                                 truth=turn)
         if kind in WRONG:
             for r in self.shown.reviews.get(i, ()):
                 line = Text("  reviewed: ", style="dim")
@@ -203,7 +206,7 @@ class DialogueScreen(Screen[None]):
             return [body]
         pred = self.shown.predictions.get(i)
         key = (i, show_text, current, self.judge, self.attempt, kind,
-               self.shown.reviews.get(i), None if pred is None else tuple(pred.values()))
+               self.shown.reviews.get(i), pred)
         lines = partial(self._judge_group, turn)
         return [replace(body, gap=False), TurnBlock(key, lines, tone, current)]
 

@@ -18,6 +18,7 @@ from copal_tui.services.dialogues import dialogues_page, wrong_counts
 from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.paged_table import Column, PagedTable
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
+from store.db import Database
 
 COLUMNS = [
     Column("id", "dialogue", None, min_width=16),
@@ -32,6 +33,11 @@ COLUMNS = [
 
 HINT = ("viol.: turns that followed a modified guideline; judges/att.: judges and their "
         "attempts; wrong: wrong predictions over every judge and attempt (tagged turns of scored attempts)")
+
+
+def wrong_column(db: Database, dialogue_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """The `wrong` column the table fills in after showing a page (its `decorate` shape)."""
+    return {d: {"wrong": n} for d, n in wrong_counts(db, dialogue_ids).items()}
 
 
 class DialoguesScreen(Screen[None]):
@@ -50,7 +56,7 @@ class DialoguesScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(Text("Dialogues", style="bold"), classes="screen-title")
-        yield PagedTable(dialogues_page, COLUMNS, id="dialogues-table", decorate=wrong_counts,
+        yield PagedTable(dialogues_page, COLUMNS, id="dialogues-table", decorate=wrong_column,
                          filter_text=self.filter_text,
                          placeholder="/ filter: words, or domain:X judge:J violation:yes "
                                      "variant:yes wrong:yes")
