@@ -11,14 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from copal_tui.metrics import arrays, sections
+from copal_tui.metrics import arrays
 from copal_tui.metrics.intervals import (
     percentile_interval,
     percentile_intervals,
     resample_groups,
     resample_tables,
 )
-from copal_tui.metrics.report import ReportOptions
 from store.db import connect
 from store.report import metrics_sql as q
 from tests.test_metrics_fixture import build_fixture
@@ -63,25 +62,6 @@ def test_judge_settings_match_a_group_by(db):
     assert q.judge_settings(db) == expected
     db.execute("DELETE FROM judgments")
     assert q.judge_settings(db) == []
-
-
-def test_rows_no_other_read_saw_are_left_out(db):
-    reads = q.BulkReads(db, None).results()
-    opts = ReportOptions(bootstrap=50)
-    expected = sections.build(reads, None, ["w1"], opts)
-    settings, packed = reads["judgments"]
-    rowids, item_ids, models = reads["responses"]
-    ghost = 10**6  # a response written after the responses were read
-    seen_later = dict(
-        reads,
-        # A response of an item the items read did not see, and a judgment and labels of a
-        # response the responses read did not see.
-        responses=(f"{rowids},{ghost + 1}", f"{item_ids}\x1enew-item", f"{models}\x1eA"),
-        judgments=(settings, f"{packed},{(ghost * len(settings)) * 8 + 1}"),
-        labels=[*reads["labels"], (ghost, "ana", 1), (ghost, "ben", 1)],
-        adjudications=[*reads["adjudications"], (ghost, "lead", 0)],
-    )
-    assert sections.build(seen_later, None, ["w1"], opts) == expected
 
 
 @pytest.mark.parametrize("weighted", [False, True])

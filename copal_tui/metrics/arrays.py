@@ -1,16 +1,18 @@
 """Numpy over the rows of `store.report.metrics_sql`: decoding its group_concat columns into arrays
-and lists, integer codes for text values, a GROUP BY over small integer columns, and finding
-rows by rowid. `copal_tui.metrics.frame` builds the report's arrays with these.
+and lists (the responses' coded columns too), integer codes for text values, a GROUP BY over
+small integer columns, and finding rows by rowid. `copal_tui.metrics.frame` builds the report's arrays with these.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 
+from store.report.coded_sql import ResponseColumns
 from store.report.metrics_sql import NULL_MARK
 
 
@@ -57,7 +59,8 @@ def group_arrays(columns: Sequence[np.ndarray], sizes: Sequence[int],
         return [np.zeros(0, dtype=np.int64) for _ in sizes], np.zeros(0, dtype=np.int64)
     key = np.zeros(len(columns[0]), dtype=np.int64)
     for col, size in zip(columns, sizes, strict=True):
-        key = key * size + col
+        key *= size  # in place: on millions of judgments each temporary is tens of MB
+        key += col
     space = math.prod(sizes)
     if space <= _DENSE_KEYS:
         # Counting into every possible key is linear; np.unique sorts (20 ms on 300,000 keys).
@@ -93,3 +96,33 @@ def find(sorted_rowids: np.ndarray, rowids: np.ndarray) -> tuple[np.ndarray, np.
     found = idx < n
     found[found] = sorted_rowids[idx[found]] == rowids[found]
     return idx[found], found
+
+
+def responses(cols: ResponseColumns, position: Mapping[str, int]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """The responses in rowid order (so judgments and labels find them by binary search):
+    rowids, item positions, model codes and the models' names, sorted. A response of an item
+    the items read did not see (written after it) is left out, and so is its model when it
+    has no other response."""
+    per_item = np.fromiter(map(position.get, texts(cols.items), repeat(-1)), dtype=np.int64)
+    resp_item = np.repeat(per_item, ints(cols.counts))
+    rowids, model = ints(cols.rowids), ints(cols.model_codes)
+    known = (resp_item >= 0) & (model >= 0)
+    if not known.all():
+        rowids, resp_item, model = rowids[known], resp_item[known], model[known]
+    order = np.argsort(rowids)
+    rowids, resp_item, model = rowids[order], resp_item[order], model[order]
+    names = list(cols.models)
+    if cols.variants:  # a variant's target is `model#variant`: a name of its own
+        index = {name: k for k, name in enumerate(names)}
+        entries = [entry.split("\x1f", 1) for entry in texts(cols.variants)]
+        at, found = find(rowids, np.array([int(e[0]) for e in entries], dtype=np.int64))
+        variants = [e[1] for e, ok in zip(entries, found.tolist(), strict=True) if ok]
+        model[at] = [index.setdefault(f"{names[m]}#{v}", len(index))
+                     for m, v in zip(model[at].tolist(), variants, strict=True)]
+        names = list(index)
+    used = np.flatnonzero(np.bincount(model, minlength=len(names))).tolist()
+    used.sort(key=names.__getitem__)
+    recode = np.full(len(names), -1, dtype=np.int64)
+    recode[used] = np.arange(len(used))
+    return rowids, resp_item, recode[model], [names[k] for k in used]

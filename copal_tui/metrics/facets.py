@@ -171,7 +171,7 @@ class _JudgeFacets:
                  coded: str | None) -> None:
         sid = f.setting_index(setting)
         keep = ((f.j_sid == sid) & (f.j_status != 0) & (f.j_status != frame.FAILED)
-                & f.composed_items[f.resp_item[f.j_resp]])
+                & f.judged(f.composed_items))
         self.resp = f.j_resp[keep]
         self.target = f.item_facet[f.resp_item[self.resp]]
         self.unknown: Counter[str] = Counter()

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from copal_tui.metrics.arrays import code, find, group, group_arrays, ints, texts
+from copal_tui.metrics.arrays import code, find, group, group_arrays, ints, responses, texts
 from copal_tui.metrics.contrast import REJECTED_PROJECTION
 from copal_tui.metrics.reference import ADJUDICATED, MAJORITY, TIE, reference_rule
 
@@ -72,6 +72,12 @@ class Frame:
         """Positions of the responses with these rowids, and which rowids were found."""
         return find(self.resp_rowids, rowids)
 
+    def judged(self, items: np.ndarray) -> np.ndarray:
+        """Per judgment, the value of a per-item boolean mask at its response's item. Taken
+        per response first: gathering the item of every judgment made an int64 array as
+        long as the judgments, the report's largest temporary."""
+        return items[self.resp_item][self.j_resp]
+
     def setting_index(self, setting: tuple[str, str] | None) -> int:
         return -1 if setting is None or setting not in self.settings else \
             self.settings.index(setting)
@@ -93,22 +99,7 @@ def load(reads: Mapping[str, Any], worlds: list[str] | None) -> Frame:
     scope = np.ones(len(item_ids), dtype=bool) if not worlds else \
         np.isin(world, [k for k, w in enumerate(worlds_all) if w in set(worlds)])
 
-    r_rowid, r_items, r_models = reads["responses"]
-    rowids = ints(r_rowid)
-    # One list of a million strings at a time: together they were the report's peak memory.
-    item_keys = texts(r_items)
-    resp_item = np.fromiter(map(position.get, item_keys, repeat(-1)), dtype=np.int64,
-                            count=len(item_keys))
-    del item_keys
-    model_keys = texts(r_models)
-    if (resp_item < 0).any():  # an item written after the items were read
-        known = resp_item >= 0
-        rowids, resp_item = rowids[known], resp_item[known]
-        model_keys = [k for k, ok in zip(model_keys, known.tolist(), strict=True) if ok]
-    resp_model, models = code(model_keys)
-    # Responses are kept in rowid order so judgments and labels find them by binary search.
-    order = np.argsort(rowids)
-    rowids = rowids[order]
+    rowids, resp_item, resp_model, models = responses(reads["responses"], position)
     none = np.zeros(0, dtype=np.int64)
     return Frame(
         item_ids=item_ids, worlds=worlds_all, patterns=patterns, facets=facets,
@@ -117,8 +108,8 @@ def load(reads: Mapping[str, Any], worlds: list[str] | None) -> Frame:
         item_parent=np.fromiter(map(position.get, parents, repeat(-1)), dtype=np.int64,
                                 count=len(parents)),
         item_clauses=ints(clauses_t),
-        item_scope=scope, models=models, resp_item=resp_item[order],
-        resp_model=resp_model[order], resp_answered=np.ones(len(rowids), dtype=bool),
+        item_scope=scope, models=models, resp_item=resp_item,
+        resp_model=resp_model, resp_answered=np.ones(len(rowids), dtype=bool),
         resp_rowids=rowids, settings=[], j_resp=none, j_sid=none, j_status=none,
     )
 
@@ -147,7 +138,7 @@ def add_judgments(f: Frame, reads: Mapping[str, Any]) -> None:
 
 def setting_counts(f: Frame) -> list[tuple[str, str, int, int]]:
     """(judge, mode, usable, failed) per setting over judgments of responses in scope."""
-    scope = f.item_scope[f.resp_item[f.j_resp]]
+    scope = f.judged(f.item_scope)
     failed = f.j_status == FAILED
     usable = np.bincount(f.j_sid[scope & ~failed], minlength=len(f.settings))
     bad = np.bincount(f.j_sid[scope & failed], minlength=len(f.settings))
@@ -157,7 +148,7 @@ def setting_counts(f: Frame) -> list[tuple[str, str, int, int]]:
 
 def _primary(f: Frame, sid: int, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Usable judgments of setting `sid` on responses whose item is in `items`: (response, status)."""
-    keep = (f.j_sid == sid) & (f.j_status != FAILED) & items[f.resp_item[f.j_resp]]
+    keep = (f.j_sid == sid) & (f.j_status != FAILED) & f.judged(items)
     return f.j_resp[keep], f.j_status[keep]
 
 
@@ -301,7 +292,7 @@ def reference(f: Frame, labels: Sequence[tuple[int, str, int]],
 
 def validity_cells(f: Frame, ref: np.ndarray) -> list[tuple[Any, ...]]:
     """(judge, mode, item, pattern, tp, fp, tn, fn) per setting and item, error positive."""
-    keep = (f.j_status != FAILED) & (ref[f.j_resp] >= 0)
+    keep = (f.j_status != FAILED) & (ref >= 0)[f.j_resp]
     judge_err = (f.j_status[keep] != 0).astype(np.int64)
     ref_err = ref[f.j_resp[keep]]
     cell = np.where(judge_err == 1, np.where(ref_err == 1, 0, 1), np.where(ref_err == 0, 2, 3))
@@ -341,7 +332,7 @@ def sensitivity(f: Frame, mode: str) -> tuple[list[tuple[Any, ...]], list[tuple[
     and the number of composed responses judged by at least one setting of the mode. Judges
     are compared within one mode only: a full-policy judge never votes with contract judges."""
     in_mode = np.array([m == mode for _j, m in f.settings] or [False], dtype=bool)
-    keep = ((f.j_status != FAILED) & f.composed_items[f.resp_item[f.j_resp]]
+    keep = ((f.j_status != FAILED) & f.judged(f.composed_items)
             & in_mode[f.j_sid])
     sids = np.flatnonzero(np.bincount(f.j_sid[keep], minlength=len(f.settings)))
     k = len(sids)
@@ -349,8 +340,8 @@ def sensitivity(f: Frame, mode: str) -> tuple[list[tuple[Any, ...]], list[tuple[
         return [], [], 0
     per_response = np.bincount(f.j_resp[keep], minlength=len(f.resp_item))
     judged = int((per_response > 0).sum())
-    common = keep & (per_response[f.j_resp] == k)
-    resp, err = f.j_resp[common], (f.j_status[common] != 0).astype(np.int64)
+    common = keep & (per_response == k)[f.j_resp]
+    resp, err = f.j_resp[common], (f.j_status[common] != 0).astype(np.int8)
     cells = []
     acc: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
     for sid, m, e, count in group([f.j_sid[common], f.resp_model[resp], err],
@@ -382,6 +373,12 @@ def corpus_arrays(f: Frame) -> dict[str, list[tuple[Any, int]]]:
         return sorted(((names[v] if v >= 0 else missing), int(c))
                       for v, c in zip(values, counts, strict=True))
 
+    def tallied(codes: np.ndarray, names: Sequence[Any]) -> list[tuple[Any, int]]:
+        """`counted` of codes that are never missing, by counting rather than sorting (the
+        judgments are millions)."""
+        counts = np.bincount(codes, minlength=len(names))
+        return sorted((names[v], int(counts[v])) for v in np.flatnonzero(counts).tolist())
+
     resp_scope = f.item_scope[f.resp_item]
     j_scope = resp_scope[f.j_resp]
     labels = [f"{j} ({m})" for j, m in f.settings]
@@ -394,6 +391,6 @@ def corpus_arrays(f: Frame) -> dict[str, list[tuple[Any, int]]]:
         "items_by_method": counted(f.item_method[top], f.methods, "none"),
         "projections": [("projection", int((f.method_is("projection")
                                             & f.item_scope).sum()))],
-        "responses_by_model": counted(f.resp_model[resp_scope], f.models, ""),
-        "judgments_by_setting": counted(f.j_sid[j_scope], labels, ""),
+        "responses_by_model": tallied(f.resp_model[resp_scope], f.models),
+        "judgments_by_setting": tallied(f.j_sid[j_scope], labels),
     }

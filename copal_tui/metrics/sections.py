@@ -37,6 +37,7 @@ from copal_tui.metrics.report import (
 )
 from copal_tui.metrics.sensitivity import judge_sensitivity
 from copal_tui.metrics.validity import judge_validity
+from store.report.metrics_sql import BulkReads
 
 
 @dataclass
@@ -62,6 +63,11 @@ def build_with_frame(reads: Mapping[str, Any], worlds: list[str] | None, shown: 
     f = frame.load(reads, worlds)
     # The labels need no judgment: worked on while the judgments are still being read.
     people = _labels(reads, f)
+    if isinstance(reads, BulkReads) and not reads.ready("judgments"):
+        # The document model (pydantic) that writes the report is needed only at the end;
+        # built now, while the judgments are still being read, it leaves the serial stretch
+        # after them.
+        import copal_tui.metrics.document  # noqa: F401
     frame.add_judgments(f, reads)
     settings = frame.setting_counts(f)
     primary = pick(settings, opts.judge, opts.mode, "judge")

@@ -13,7 +13,13 @@ from sqlite_utils import Database, Migrations
 
 from store import db as store_db
 from store.db import write
-from store.migrations import steps_annotations, steps_batch, steps_core, steps_suites
+from store.migrations import (
+    steps_annotations,
+    steps_batch,
+    steps_core,
+    steps_report,
+    steps_suites,
+)
 from store.schema_state import require_current, schema_version
 
 __all__ = ["MIGRATIONS", "latest", "migrate", "pending", "require_current", "schema_version"]
@@ -34,6 +40,7 @@ STEPS = (
     steps_suites.m009_direction_by_item_kind,
     steps_annotations.m010_annotation_log,
     steps_batch.m011_llm_batches,
+    steps_report.m012_report_indexes,
 )
 for _step in STEPS:
     MIGRATIONS()(_step)

@@ -6,7 +6,11 @@ under a second). The big tables are read once each, in bulk (`items`, `response_
 per report section re-reads and re-sorts the judgments each time (the measurements are in
 BENCHMARKS.md, "Report reads"). Small tables (worlds, policies, clauses, compositions,
 labels) are still aggregated here. Every query is ordered so the same database gives the same
-rows.
+rows. The two largest reads are answered from indexes, never the tables' long rows: the
+judgments from `idx_judgments_report`, the unanswered responses from the partial
+`idx_responses_unanswered` (migration m012); and they return integers, not names, where
+numpy would otherwise look a million names up one by one (a response's item and model, a
+judgment's setting).
 
 Conventions:
 - a judgment is *usable* when `failure IS NULL AND error IS NOT NULL`; the others are counted
@@ -26,18 +30,18 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from copal_tui.domain.taxonomy import Facet
 from store.annotation.annotations import CURRENT, CURRENT_DECISION
 from store.db import Database, connect
+from store.report.coded_sql import FACETS as FACETS
+from store.report.coded_sql import OTHER_FACET as OTHER_FACET
+from store.report.coded_sql import ResponseColumns as ResponseColumns
+from store.report.coded_sql import judgment_codes, response_columns
 
 NULL_MARK = "\x1f"
+# The target model of a response `r` as one name (the cases' reads filter on it).
+MODEL = "CASE WHEN r.variant = 'base' THEN r.model ELSE r.model || '#' || r.variant END"
 # A COPAL label's (or decision's) error, from its payload in the annotation log.
 _ERROR = "json_extract(e.payload, '$.error')"
-# The observed facets a judgment read codes (1 + position); any other stored name reads as
-# OTHER_FACET, with its text beside it.
-FACETS = tuple(f.value for f in Facet)
-OTHER_FACET = len(FACETS) + 1
-MODEL = "CASE WHEN r.variant = 'base' THEN r.model ELSE r.model || '#' || r.variant END"
 
 
 def _scope(worlds: list[str] | None, col: str = "i.world_id") -> tuple[str, tuple[str, ...]]:
@@ -116,60 +120,12 @@ def items(db: Database) -> tuple[tuple[str | None, ...], tuple[str | None, str |
     return tuple(row[:8]), (row[8], row[9])
 
 
-def response_columns(db: Database) -> tuple[str | None, ...]:
-    """Aligned group_concat columns over all responses: rowids, item ids and target model
-    keys (both char(30)-separated). Read from the (item_id, model, variant) index alone."""
-    row = db.execute(
-        f"SELECT group_concat(r.rowid), group_concat(r.item_id, char(30)), "
-        f"group_concat({MODEL}, char(30)) FROM responses r"
-    ).fetchone()
-    return tuple(row)
-
-
 def failed_responses(db: Database) -> str | None:
-    """Rowids of responses without an answer (the call failed or gave no text)."""
+    """Rowids of responses without an answer (the call failed or gave no text), from the
+    partial index of those rows (m012), not a scan of every response's text."""
     row = db.execute("SELECT group_concat(rowid) FROM responses "
                      "WHERE failure IS NOT NULL OR text IS NULL").fetchone()
     return row[0]
-
-
-def judgment_codes(db: Database, settings: list[tuple[str, str]]
-                   ) -> tuple[str | None, str | None]:
-    """Every judgment packed into one integer: (response rowid * S + setting) * 8 + status,
-    with S = len(settings), the setting the index in `settings`, and status 0 = no error,
-    1 = under-enforcement, 2 = over-enforcement, 3 = mixed, 4 = error of unknown direction
-    (a bare error flag), 5 = failed or no verdict.
-
-    From the same pass, the observed facet of every error judgment that names one (the
-    report's `observed_facets`), as (response rowid * S + setting) * 16 + facet code, the code
-    the position in FACETS plus one, or OTHER_FACET for a stored name that is not a facet's
-    exact value (`store.report.facets_sql.other_facets` reads those names, when there are
-    any). Reading the facets here spares a second pass over the judgments, the report's
-    largest read; the names are not read here, since a column for them cost the pass a third
-    more even when it stayed empty."""
-    if not settings:
-        return None, None
-    sid = "CASE " + " ".join(f"WHEN j.judge = ? AND j.mode = ? THEN {k}"
-                             for k in range(len(settings))) + " END"
-    key = f"(r.rowid * {len(settings)} + {sid})"
-    status = ("CASE WHEN j.failure IS NOT NULL OR j.error IS NULL THEN 5 WHEN j.error = 0 THEN 0 "
-              "WHEN j.direction = 'under_enforcement' THEN 1 "
-              "WHEN j.direction = 'over_enforcement' THEN 2 "
-              "WHEN j.direction = 'mixed' THEN 3 ELSE 4 END")
-    code = ("CASE j.facet " + " ".join(f"WHEN '{name}' THEN {k + 1}"
-                                        for k, name in enumerate(FACETS))
-            + f" ELSE {OTHER_FACET} END")
-    params = tuple(v for pair in settings for v in pair)
-    # CROSS JOIN fixes the order: scan the responses' id index and seek each response's
-    # judgments in the (response_id, judge, mode) index, one seek per response; the planner's
-    # choice (scan judgments, seek each response) makes one per judgment and was slower.
-    row = db.execute(
-        f"SELECT group_concat({key} * 8 + {status}), "
-        f"group_concat(CASE WHEN j.error = 1 AND j.facet IS NOT NULL THEN {key} * 16 + {code} "
-        "END) FROM responses r CROSS JOIN judgments j ON j.response_id = r.id",
-        params * 2,
-    ).fetchone()
-    return row[0], row[1]
 
 
 def label_rows(db: Database) -> list[tuple[int, str, int]]:
@@ -292,6 +248,11 @@ class BulkReads(Mapping[str, Any]):
             return self._out[name]
         raise self._errors.get(name) or self._errors["connect"]
 
+    def ready(self, name: str) -> bool:
+        """Whether `reads[name]` would return at once (on the caller's connection, every read
+        runs when first asked for: never ready before)."""
+        return self._db is None and self._done[name].is_set()
+
     def close(self) -> None:
         """Wait until every worker has closed its connection. A connection still open after
         the report returns would keep the store's -wal file alive past the command."""
@@ -314,8 +275,9 @@ def _one(job: Callable[[Database], Any]) -> Callable[[Database], tuple[Any]]:
 
 
 def _judgments(db: Database) -> tuple[tuple[list[tuple[str, str]], str | None], str | None]:
-    settings = judge_settings(db)
-    codes, facets = judgment_codes(db, settings)
+    with db.atomic():  # the settings coded are exactly those the judgments read sees
+        settings = judge_settings(db)
+        codes, facets = judgment_codes(db, settings)
     return (settings, codes), facets
 
 
