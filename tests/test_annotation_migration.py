@@ -348,8 +348,8 @@ def test_the_report_reads_what_the_old_sql_read(stores):
         assert metrics_sql.label_rows(db) == reads["labels"]
         assert metrics_sql.adjudication_rows(db) == reads["adjudications"]
         assert compass_metrics_sql.label_rows(db, None) == reads["compass"]
-        counted = {(r["judge"], r["error_type"]): r["count"]
-                   for r in dialogue_reviews.error_type_counts(db, totals=False) if r["count"]}
+        counted = {(r.judge, r.error_type): r.count
+                   for r in dialogue_reviews.error_type_rows(db, totals=False) if r.count}
         assert counted == {(judge, et): 1 for judge, _turn, et in reads["reviews"]}
     finally:
         db.close()

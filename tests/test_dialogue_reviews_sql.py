@@ -88,12 +88,12 @@ def per_attempt(keys: list[ReviewKey]) -> dict[tuple[str, int], int]:
 
 def test_mistakes_in_queue_order_with_their_kinds(db):
     assert reviews.mistakes(db) == [k for k, _ in MISTAKES]
-    assert [reviews.mistake(db, k)["kind"] for k, _ in MISTAKES] == [kind for _, kind in MISTAKES]
+    assert [reviews.mistake(db, k).kind for k, _ in MISTAKES] == [kind for _, kind in MISTAKES]
     assert reviews.mistakes(db, "judge-b") == [k for k, _ in MISTAKES if k.judge == "judge-b"]
     # Flagged under another guideline is right for violation detection: not in the queue.
-    assert reviews.mistake(db, ReviewKey(D3, "judge-a", 1, 3))["kind"] == "flagged_elsewhere"
+    assert reviews.mistake(db, ReviewKey(D3, "judge-a", 1, 3)).kind == "flagged_elsewhere"
     # Category 1 turns are scored like the others (right here); failed attempts are not.
-    assert reviews.mistake(db, ReviewKey(D1, "judge-a", 1, 1))["kind"] == "right"
+    assert reviews.mistake(db, ReviewKey(D1, "judge-a", 1, 1)).kind == "right"
     assert reviews.mistake(db, ReviewKey(D3, "judge-a", 2, 1)) is None
     assert reviews.queue_total(db) == 5 and reviews.queue_total(db, "judge-a") == 3
 
@@ -171,8 +171,8 @@ def test_error_type_counts_have_a_row_for_every_type(db):
     review(ana, keys[2], "overly_strict")
     ana.undo()  # the overly_strict review is retracted
     review(ana, keys[3], "ignored_evidence")
-    rows = reviews.error_type_counts(db)
-    got = {(r["judge"], r["domain"], r["error_type"]): r["count"] for r in rows}
+    rows = reviews.error_type_rows(db)
+    got = {(r.judge, r.domain, r.error_type): r.count for r in rows}
     pairs = [("judge-a", "airline"), ("judge-a", "retail"), ("judge-a", "all"),
              ("judge-b", "airline"), ("judge-b", "all")]
     assert len(rows) == len(pairs) * len(reviews.ERROR_TYPES)
@@ -183,7 +183,7 @@ def test_error_type_counts_have_a_row_for_every_type(db):
         ("judge-a", "airline", "non_equivalent"): 1, ("judge-a", "all", "non_equivalent"): 1,
         ("judge-b", "airline", "ignored_evidence"): 1, ("judge-b", "all", "ignored_evidence"): 1,
     }
-    assert all(r["domain"] != "all" for r in reviews.error_type_counts(db, totals=False))
+    assert all(r.domain != "all" for r in reviews.error_type_rows(db, totals=False))
 
 
 def test_the_review_payload_accepts_the_taxonomy_and_nothing_else(db):

@@ -93,10 +93,10 @@ def test_the_lists_judge_only_scored_turns_of_scored_attempts(judged):
     # The review queue reads the same rows: a turn that is not scored is no mistake.
     assert dialogue_reviews.mistake(judged, dialogue_reviews.ReviewKey(D, "named", 1, 7)) \
         is None
-    assert dialogue_reviews.mistake(judged, dialogue_reviews.ReviewKey(D, "named", 1, 9))[
-        "binary_judge"] == 0
-    assert dialogue_reviews.mistake(judged, dialogue_reviews.ReviewKey(D, "binary", 1, 9))[
-        "binary_judge"] == 1
+    named = dialogue_reviews.mistake(judged, dialogue_reviews.ReviewKey(D, "named", 1, 9))
+    binary = dialogue_reviews.mistake(judged, dialogue_reviews.ReviewKey(D, "binary", 1, 9))
+    assert named is not None and named.binary_judge == 0
+    assert binary is not None and binary.binary_judge == 1
 
 
 def test_the_lists_and_the_report_count_the_same_mistakes(cli, judged):

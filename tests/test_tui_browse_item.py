@@ -41,7 +41,7 @@ def response_text(screen: ItemScreen) -> str:
 
 def shown_id(screen: ItemScreen) -> str | None:
     resp = screen.current_response()
-    return None if resp is None else resp["id"]
+    return None if resp is None else resp.id
 
 
 def response_rows(screen: ItemScreen) -> list[list[str]]:
@@ -71,7 +71,7 @@ async def test_responses_table_puts_judge_humans_and_adjudication_side_by_side(
         browse_db: Path) -> None:
     async with make_app(browse_db).run_test(size=(120, 40)) as pilot:
         screen = await open_item(pilot, tab="responses")
-        assert [r["id"] for r in screen.responses] == column(
+        assert [r.id for r in screen.responses] == column(
             browse_db, "SELECT id FROM responses WHERE item_id = ? ORDER BY model, variant",
             (I01,))
         assert screen.judge == ("test/judge-a", "contract")
@@ -140,7 +140,8 @@ async def test_projections_tab_marks_a_composition_induced_failure(browse_db: Pa
         assert isinstance(proj, ItemScreen) and proj.item_id == f"{I01}:p1"
         shown = text_of(proj.query_one(ItemOverview).content)
         assert "single-policy projection of I01" in shown
-        assert [c["id"] for c in proj.item["clauses"]] == [f"{W}:C09"]  # type: ignore[index]
+        assert proj.item is not None
+        assert [c.id for c in proj.item.clauses] == [f"{W}:C09"]
         await pilot.press("p")
         await pilot.pause()
         assert pilot.app.screen.item_id == I01

@@ -70,7 +70,7 @@ def test_hostile_response_80x24(snap_compare: Any, browse_db: Path) -> None:
         await _open("item", item_id=f"{W}:I02", tab="responses")(pilot)
         screen = pilot.app.screen
         table = screen.query_one("#responses-table")
-        table.move_cursor(row=[r["id"] for r in screen.responses].index(EVIL_ID))
+        table.move_cursor(row=[r.id for r in screen.responses].index(EVIL_ID))
         await pilot.pause()
 
     assert snap_compare(make_app(browse_db), terminal_size=(80, 24), run_before=run_before)

@@ -118,19 +118,20 @@ def test_runs_of_a_world_are_those_that_named_it_or_every_world(db: Database) ->
 def test_item_view_and_responses(db: Database) -> None:
     view = item_sql.item_view(db, I01)
     assert view is not None
-    assert [c["id"] for c in view["clauses"]] == [f"{W}:C09", f"{W}:C10"]
-    assert [p["id"] for p in view["projections"]] == [f"{I01}:p1", f"{I01}:p2"]
+    assert [c.id for c in view.clauses] == [f"{W}:C09", f"{W}:C10"]
+    assert [p.id for p in view.projections] == [f"{I01}:p1", f"{I01}:p2"]
     proj = item_sql.item_view(db, f"{I01}:p2")
-    assert proj is not None and [c["id"] for c in proj["clauses"]] == [f"{W}:C10"]
-    assert proj["parent"]["id"] == I01
+    assert proj is not None and [c.id for c in proj.clauses] == [f"{W}:C10"]
+    assert proj.parent is not None and proj.parent.id == I01
     labeling.record(db, f"{I01}:a", "ana", "flag", flag="ambiguous")
-    responses = {r["id"]: r for r in item_sql.item_responses(db, I01)}
+    responses = {r.id: r for r in item_sql.item_responses(db, I01)}
     a = responses[f"{I01}:a"]
-    assert {lab["annotator"]: lab["observed"] for lab in a["labels"]} == {
+    assert {lab.annotator: lab.get("observed") for lab in a.labels} == {
         "ana": ["R1"], "ben": ["R1", "F1"]}
-    assert a["adjudication"]["observed"] == ["R1"]
-    assert a["remarks"][-1]["flag"] == "ambiguous"
-    assert a["judgments"][("test/judge-a", "contract")]["evidence"]["F1"].startswith("White")
+    assert a.adjudication is not None and a.adjudication.get("observed") == ["R1"]
+    assert a.remarks[-1].get("flag") == "ambiguous"
+    evidence = a.judgments[("test/judge-a", "contract")].evidence
+    assert evidence is not None and evidence["F1"].startswith("White")
     errors = item_sql.projection_errors(db, [I01, f"{I01}:p1", f"{I01}:p2"], "test/judge-a",
                                         "contract")
     assert errors[(I01, "sample/assistant-a")] == 1

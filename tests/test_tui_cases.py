@@ -74,7 +74,7 @@ def item_on(pilot: Any) -> tuple[str, str] | None:
     if not isinstance(screen, ItemScreen) or not screen.is_mounted:
         return None
     resp = screen.current_response()
-    return None if resp is None else (screen.item_id, resp["id"])
+    return None if resp is None else (screen.item_id, resp.id)
 
 
 def palette_hits(pilot: Any) -> int:

@@ -157,7 +157,7 @@ async def test_hostile_response_renders_literally_on_the_item_screen(browse_db: 
         screen = pilot.app.screen
         assert isinstance(screen, ItemScreen)
         table: DataTable[Any] = screen.query_one("#responses-table", DataTable)
-        row = [r["id"] for r in screen.responses].index(EVIL_ID)
+        row = [r.id for r in screen.responses].index(EVIL_ID)
         table.move_cursor(row=row)
         await pilot.pause()
         shown = text_of(screen.query_one(ResponseView).content, width=400)

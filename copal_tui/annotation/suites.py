@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from copal_tui.domain.annotation import dialogue_parts
@@ -114,14 +114,14 @@ class Copal(Suite):
         if content is None:
             raise StoreError(f"unknown response {subject!r}")
         observed = list(answer.get("observed") or [])
-        req = [c["id"] for c in content["required"]]
-        forb = [c["id"] for c in content["forbidden"]]
+        req = [c["id"] for c in content.required]
+        forb = [c["id"] for c in content.forbidden]
         bad = unknown_ids(req, forb, observed)
         if bad:
             raise StoreError(f"not contract items of this response: {', '.join(bad)}")
-        verdict = evaluate(req, forb, observed, item_kinds(content["required"]))
-        sha = content_sha256(content["query"], content["required"], content["forbidden"],
-                             content["response"] or "")
+        verdict = evaluate(req, forb, observed, item_kinds(content.required))
+        sha = content_sha256(content.query, content.required, content.forbidden,
+                             content.response or "")
         return ({"observed": observed, "error": verdict.error,
                  "direction": verdict.direction.value,
                  "facet": observed_facet(answer.get("facet"), verdict.error),
@@ -184,12 +184,14 @@ class Dialogues(Suite):
               answer: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
         self.require(db, subject)
         key = dialogue_reviews.ReviewKey(*dialogue_parts(subject))
-        row = dialogue_reviews.mistake(db, key) or {}
-        d = dialogue_sql.dialogue(db, key.dialogue_id) or {"turns": []}
+        row = dialogue_reviews.mistake(db, key)
+        d = dialogue_sql.stored_dialogue(db, key.dialogue_id)
         # What the reviewer is shown: the conversation up to the turn, the turn's truth and the
-        # judge's prediction (the mistake's row holds both).
-        shown = {"turns": [(t["role"], t["content"]) for t in d["turns"]
-                           if t["turn_index"] <= key.turn_index], "mistake": row}
+        # judge's prediction (the mistake's row holds both), as the columns they were read from
+        # (so the hash is the one earlier reviews were given).
+        shown = {"turns": [(t.role, t.content) for t in (d.turns if d else ())
+                           if t.turn_index <= key.turn_index],
+                 "mistake": {} if row is None else asdict(row)}
         sha = _sha(json.dumps(shown, sort_keys=True, ensure_ascii=False, default=str))
         return {"error_type": answer.get("error_type"), "note": answer.get("note") or None}, sha
 

@@ -8,7 +8,7 @@ gather what a reveal shows, in typed bundles.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from store.annotation import annotations as log
@@ -16,16 +16,18 @@ from store.annotation import compass_labels, dialogue_reviews
 from store.annotation import labels as copal_sql
 from store.annotation.annotations import Annotation
 from store.annotation.compass_labels import CompassContext
-from store.annotation.dialogue_reviews import ReviewKey, key_of, subject_of
+from store.annotation.dialogue_reviews import Mistake, ReviewKey, key_of, subject_of
 from store.annotation.labels import Clause, CopalJudgment, ResponseContext
 from store.artifacts import dialogue_sql
+from store.artifacts.dialogue_sql import StoredDialogue
 from store.browse import compass_browse_sql
+from store.browse.rows import CompassJudgment
 from store.db import Database
 
 __all__ = ["Annotation", "Clause", "CompassContext", "CompassReveal", "CopalJudgment",
-           "CopalReveal", "ResponseContext", "ReviewKey", "compass_context",
-           "compass_reveal", "copal_context", "copal_reveal", "dialogue", "key_of",
-           "latest_note", "mistake", "subject_of"]
+           "CopalReveal", "Mistake", "ResponseContext", "ReviewKey", "StoredDialogue",
+           "compass_context", "compass_reveal", "copal_context", "copal_reveal", "dialogue",
+           "judge_mistake", "key_of", "latest_note", "mistake", "stored_dialogue", "subject_of"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class CompassReveal:
     """The judges' verdicts (rows of the COMPASS browse, as it reads them) and the other
     annotators' current labels on a COMPASS response."""
 
-    judgments: list[dict[str, Any]]
+    judgments: list[CompassJudgment]
     others: list[Annotation]
 
 
@@ -76,11 +78,28 @@ def compass_reveal(db: Database, response_id: str, annotator: str) -> CompassRev
     return CompassReveal(compass_browse_sql.judgments_of(db, response_id), others)
 
 
-def mistake(db: Database, key: ReviewKey) -> dict[str, Any] | None:
+def judge_mistake(db: Database, key: ReviewKey) -> Mistake | None:
     """One judge mistake: the turn's truth and the judge's prediction."""
     return dialogue_reviews.mistake(db, key)
 
 
-def dialogue(db: Database, dialogue_id: str) -> dict[str, Any] | None:
+def stored_dialogue(db: Database, dialogue_id: str) -> StoredDialogue | None:
     """A dialogue with its turns and guidelines."""
-    return dialogue_sql.dialogue(db, dialogue_id)
+    return dialogue_sql.stored_dialogue(db, dialogue_id)
+
+
+# The review screen's widgets take column mappings: until they read the typed rows, these two
+# give `judge_mistake` and `stored_dialogue` as the mappings they were.
+
+def mistake(db: Database, key: ReviewKey) -> dict[str, Any] | None:
+    found = judge_mistake(db, key)
+    return None if found is None else asdict(found)
+
+
+def dialogue(db: Database, dialogue_id: str) -> dict[str, Any] | None:
+    found = stored_dialogue(db, dialogue_id)
+    if found is None:
+        return None
+    out = asdict(found)
+    out["guidelines"], out["turns"] = list(out["guidelines"]), list(out["turns"])
+    return out

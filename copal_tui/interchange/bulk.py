@@ -21,6 +21,7 @@ from copal_tui.interchange.loader import SourceRecord
 from copal_tui.interchange.records import same
 from store.annotation import annotations as log
 from store.artifacts import reads, writes
+from store.artifacts.records import ItemContract, ResponseContent
 from store.db import dumps
 
 if TYPE_CHECKING:
@@ -46,10 +47,11 @@ class Contract:
     shape: tuple[Any, ...]
 
     @classmethod
-    def of(cls, item: dict[str, Any]) -> Contract:
-        req, forb = item["required"], item["forbidden"]
+    def of(cls, item: ItemContract | ResponseContent) -> Contract:
+        req, forb = item.required, item.forbidden
         ids_req, ids_forb, kinds = [c["id"] for c in req], [c["id"] for c in forb], item_kinds(req)
-        return cls(item.get("world_id", ""), item["query"], req, forb, ids_req, ids_forb, kinds,
+        world_id = item.world_id if isinstance(item, ItemContract) else ""
+        return cls(world_id, item.query, req, forb, ids_req, ids_forb, kinds,
                    (tuple(ids_req), tuple(ids_forb), tuple(kinds.items())))
 
 
@@ -225,7 +227,7 @@ def labels(imp: Importer, srcs: list[SourceRecord]) -> None:
                                      "direction": direction, "facet": d["facet"],
                                      "note": d["note"]},
             content_sha256=content_sha256(c.query, c.required, c.forbidden,
-                                          content["response"] or ""),
+                                          content.response or ""),
             created_at=d["created_at"]))
     log.append_many(imp.db, events)
     imp.written[srcs[0].data["type"]] += len(events)

@@ -32,7 +32,7 @@ import json
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
@@ -79,9 +79,9 @@ def import_compass(db: Database, folders: list[Path]) -> Counter[str]:
     with write(db):
         for w in worlds:
             if _stored_is_identical(db, w):
-                stored = reads.world(db, w.world["id"]) or {}
-                if w.explicit_refusal_prompt and \
-                        stored.get("explicit_refusal_prompt") is None:
+                stored = reads.world(db, w.world["id"])
+                if w.explicit_refusal_prompt and stored is not None and \
+                        stored.explicit_refusal_prompt is None:
                     _set_explicit_refusal_prompt(db, w.world["id"], w.explicit_refusal_prompt)
                     written["explicit-refusal prompt"] += 1
                 continue
@@ -214,13 +214,12 @@ def _stored_is_identical(db: Database, w: CompassWorld) -> bool:
     stored = reads.world(db, w.world["id"])
     if stored is None:
         return False
-    stored_policies = [{k: p[k] for k in ("id", "kind", "text")}
-                       for p in reads.policies(db, w.world["id"])]
+    stored_policies = [asdict(p) for p in reads.policies(db, w.world["id"])]
     differs = next((what for what, same in (
-        *((k, stored[k] == v) for k, v in w.world.items()),
-        ("system prompt", stored.get("system_prompt") == w.system_prompt),
+        *((k, getattr(stored, k) == v) for k, v in w.world.items()),
+        ("system prompt", stored.system_prompt == w.system_prompt),
         ("policies", stored_policies == w.policies),
-        ("explicit-refusal prompt", stored.get("explicit_refusal_prompt")
+        ("explicit-refusal prompt", stored.explicit_refusal_prompt
          in (None, w.explicit_refusal_prompt)),
     ) if not same), None)
     if differs is None:

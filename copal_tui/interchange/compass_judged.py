@@ -93,7 +93,7 @@ Orgs = dict[str, tuple[str, dict[str, str]]]
 def organisations(db: Database) -> Orgs:
     """The organisations `copal import --from compass` made: a world named after the
     organisation whose id is the slug of that name."""
-    return {name: (slug(name), {p["id"]: p["kind"] for p in reads.policies(db, slug(name))})
+    return {name: (slug(name), {p.id: p.kind for p in reads.policies(db, slug(name))})
             for name, ids in jsql.worlds_by_name(db).items() if slug(name) in ids}
 
 

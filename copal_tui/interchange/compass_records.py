@@ -50,9 +50,9 @@ def query(imp: Host, src: SourceRecord, d: dict[str, Any]) -> None:
         raise imp.fail(src, f"unknown policy {d['policy_id']!r} in world {d['world_id']!r}",
                        "policy_id")
     want = intended_kind(d["query_type"])
-    if policy["kind"] != want:
+    if policy.kind != want:
         raise imp.fail(src, f"{d['query_type']} queries are written against {want} "
-                            f"policies; {d['policy_id']!r} is a {policy['kind']} policy",
+                            f"policies; {d['policy_id']!r} is a {policy.kind} policy",
                        "policy_id")
     if d["parent_id"] is not None:
         parent = io.query(imp.db, d["parent_id"])

@@ -107,11 +107,11 @@ def import_judge_outputs(db: Database, root: Path, judge: str, *,
     result = DialogueImport()
     with write(db):
         for o in outputs:
-            d = dialogue_sql.dialogue(db, o.conversation_id)
+            d = dialogue_sql.stored_dialogue(db, o.conversation_id)
             if d is None:
                 raise ImportFailure(o.path, f"conversation {o.conversation_id} is not imported "
                                     "(import it with --from complibench first)")
-            assistant = {t["turn_index"] for t in d["turns"] if t["role"] == "assistant"}
+            assistant = {t.turn_index for t in d.turns if t.role == "assistant"}
             stray = sorted(t.turn_index for t in o.turns if t.turn_index not in assistant)
             if stray:
                 raise ImportFailure(o.path, f"turns {stray} are not assistant turns of "

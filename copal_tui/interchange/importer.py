@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -39,6 +39,7 @@ from copal_tui.interchange.loader import (
 from copal_tui.interchange.records import norm, same
 from copal_tui.interchange.strict import paused_gc
 from store.artifacts import compass_sql, reads, writes
+from store.artifacts.records import Stored
 from store.db import Database, utcnow, write
 
 # Records read, checked and written at a time: large enough that the per-chunk queries and
@@ -83,6 +84,10 @@ PARENT = {"item": "parent_item_id", "compass_query": "parent_id"}
 _BULK_HANDLERS: dict[str, Callable[[Importer, list[SourceRecord]], None]] = {
     "item": bulk.items, "response": bulk.responses, "judgment": bulk.judgments,
     "label": bulk.labels, "adjudication": bulk.labels}
+# The stored rows of a bulk type under given ids, with their rowids.
+_LOOKUPS: dict[str, Callable[[Database, Iterable[str]], Mapping[str, Stored[Any]]]] = {
+    "item": reads.items_by_id, "response": reads.responses_by_id,
+    "judgment": reads.judgments_by_id}
 
 
 class Importer:
@@ -114,28 +119,27 @@ class Importer:
             raise ImportFailure(path, f"duplicate {key[0]} {key[-1]!r}", line=line, field=field)
         self.seen.add(key)
 
-    def _fresh(self, kind: str, src: SourceRecord, stored: dict[str, dict[str, Any]],
-               chunk_seen: set[str]) -> dict[str, Any] | None:
+    def _fresh(self, kind: str, src: SourceRecord, stored: Mapping[str, Stored[_Row]],
+               chunk_seen: set[str]) -> _Row | None:
         """The duplicate check of a bulk record: raises when its id was given before in this
         import; returns the row stored before the import under its id, if any."""
         rid: str = src.data["id"]
         old = stored.get(rid)
         if rid in chunk_seen or rid in self._skipped[kind] or (
-                old is not None and old["_rowid"] > self._base[BULK[kind]]):
+                old is not None and old.rowid > self._base[BULK[kind]]):
             raise ImportFailure(src.path, f"duplicate {kind} {rid!r}", line=src.line, field="id")
         chunk_seen.add(rid)
-        return old
+        return None if old is None else old.row
 
-    def _unchanged(self, kind: str, src: SourceRecord, old: dict[str, Any] | None,
-                   d: dict[str, Any], export: Callable[[dict[str, Any]], dict[str, Any]]
-                   ) -> bool:
+    def _unchanged(self, kind: str, src: SourceRecord, old: _Row | None,
+                   d: dict[str, Any], export: Callable[[_Row], dict[str, Any]]) -> bool:
         """True when the record is stored already, the same (then it is not written)."""
         if not self._exists(src, old, d, export):
             return False
         self._skipped[kind].add(d["id"])
         return True
 
-    def clean(self, kind: str, srcs: list[SourceRecord], stored: dict[str, Any]) -> bool:
+    def clean(self, kind: str, srcs: list[SourceRecord], stored: Mapping[str, object]) -> bool:
         """True when no record of the chunk is stored already, none repeats within it and
         none was met (and skipped) before: `_fresh` and `_unchanged` would pass each one, and
         an id written by an earlier chunk fails the insert, which `_write` names."""
@@ -145,8 +149,8 @@ class Importer:
         return len(ids) == len(srcs) and self._skipped[kind].isdisjoint(ids)
 
     def _stored(self, kind: str, srcs: list[SourceRecord],
-                lookup: Callable[[Database, Iterable[str]], dict[str, dict[str, Any]]]
-                ) -> dict[str, dict[str, Any]]:
+                lookup: Callable[[Database, Iterable[str]], dict[str, Stored[_Row]]]
+                ) -> dict[str, Stored[_Row]]:
         """The rows stored under the chunk's ids (before it), by id."""
         # A table empty when the import began holds only what it wrote: an id given again in
         # a later chunk fails the insert instead, and `_write` names it, so the common bulk
@@ -163,12 +167,10 @@ class Importer:
             insert(self.db, rows)
         except sqlite3.IntegrityError:
             if self._base[table] == 0:
-                lookup = {"item": reads.items_by_id, "response": reads.responses_by_id,
-                          "judgment": reads.judgments_by_id}[kind]
-                earlier = lookup(self.db, (s.data["id"] for s in srcs))
+                earlier = _LOOKUPS[kind](self.db, (s.data["id"] for s in srcs))
                 for src in srcs:
                     old = earlier.get(src.data["id"])
-                    if old is not None and old["_rowid"] <= before:
+                    if old is not None and old.rowid <= before:
                         raise ImportFailure(src.path, f"duplicate {kind} {src.data['id']!r}",
                                             line=src.line, field="id") from None
             raise
@@ -194,7 +196,7 @@ class Importer:
         policies = data.pop("policies")
         existing = reads.world(self.db, w.id)
         if existing is not None:
-            stored = [rec.policy_record(p) for p in reads.policies(self.db, w.id)]
+            stored = [rec.policy_record(w.id, p) for p in reads.policies(self.db, w.id)]
             incoming = [{"type": "policy", "world_id": w.id, **p} for p in policies]
             if not same(rec.world_record(existing), {"type": "world", **data}) or [
                 norm(p) for p in stored
@@ -241,10 +243,10 @@ class Importer:
     def _policy(self, src: SourceRecord, d: dict[str, Any]) -> None:
         self._once(("policy", d["world_id"], d["id"]), src.path, src.line, "id")
         self._need_world(src, d["world_id"])
-        stored = reads.policy(self.db, d["world_id"], d["id"])
-        if self._exists(src, stored, d, rec.policy_record):
-            return
         wid = d["world_id"]
+        stored = reads.policy(self.db, wid, d["id"])
+        if self._exists(src, stored, d, lambda p: rec.policy_record(wid, p)):
+            return
         if wid not in self._position:
             self._position[wid] = writes.next_policy_position(self.db, wid)
         writes.insert_policy(self.db, wid, d, self._position[wid])
@@ -268,7 +270,7 @@ class Importer:
         self._need_world(src, d["world_id"])
         for i, cid in enumerate(d["clause_ids"]):
             c = reads.clause(self.db, cid)
-            if c is None or c["world_id"] != d["world_id"]:
+            if c is None or c.world_id != d["world_id"]:
                 raise self.fail(src, f"unknown clause {cid!r} in world {d['world_id']!r}",
                                 f"clause_ids[{i}]")
         if len(set(d["clause_ids"])) != len(d["clause_ids"]):
@@ -284,7 +286,7 @@ class Importer:
         if key not in self._world_of:
             row = reads.clause(self.db, ref) if table == "clause" else reads.composition(
                 self.db, ref)
-            self._world_of[key] = None if row is None else row["world_id"]
+            self._world_of[key] = None if row is None else row.world_id
         return self._world_of[key]
 
     # COMPASS suites: the checks live in compass_records.

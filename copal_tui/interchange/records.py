@@ -1,4 +1,5 @@
-"""Conversion between stored rows and interchange records (dicts in the public field order).
+"""Conversion between stored rows (the store's typed rows) and interchange records (dicts in
+the public field order).
 
 The exporter writes these dicts; the importer compares an incoming record with the stored one
 through the same function, so "identical" means identical as exported.
@@ -12,110 +13,123 @@ from store.annotation import annotations as log
 from store.annotation.annotations import Annotation
 from store.artifacts import compass_interchange_sql as compass_io
 from store.artifacts import reads
-from store.artifacts.records import CompassJudgmentRow, CompassQueryRow, CompassResponseRow
+from store.artifacts.records import (
+    CompassJudgmentRow,
+    CompassQueryRow,
+    CompassResponseRow,
+    JudgmentRow,
+    ResponseRow,
+)
 from store.db import Database, loads
+from store.pipeline.rows import (
+    ClauseRow,
+    CompositionRow,
+    ItemRow,
+    PolicyRow,
+    WorldRow,
+    contract_view,
+)
 
 
-def world_record(row: dict[str, Any]) -> dict[str, Any]:
+def world_record(row: WorldRow) -> dict[str, Any]:
     out = {
         "type": "world",
-        "id": row["id"],
-        "name": row["name"],
-        "industry": row["industry"],
-        "use_case": row["use_case"],
-        "risk_tier": row["risk_tier"],
-        "context": row["context"],
+        "id": row.id,
+        "name": row.name,
+        "industry": row.industry,
+        "use_case": row.use_case,
+        "risk_tier": row.risk_tier,
+        "context": row.context,
     }
     # Only COMPASS worlds have one; leaving the key out otherwise keeps every other export
     # byte-identical to what earlier versions wrote.
-    if row.get("system_prompt") is not None:
-        out["system_prompt"] = row["system_prompt"]
+    if row.system_prompt is not None:
+        out["system_prompt"] = row.system_prompt
     return out
 
 
-def policy_record(row: dict[str, Any]) -> dict[str, Any]:
+def policy_record(world_id: str, row: PolicyRow) -> dict[str, Any]:
     return {
         "type": "policy",
-        "id": row["id"],
-        "world_id": row["world_id"],
-        "kind": row["kind"],
-        "text": row["text"],
+        "id": row.id,
+        "world_id": world_id,
+        "kind": row.kind,
+        "text": row.text,
     }
 
 
-def clause_record(row: dict[str, Any]) -> dict[str, Any]:
+def clause_record(row: ClauseRow) -> dict[str, Any]:
     return {
         "type": "clause",
-        "id": row["id"],
-        "world_id": row["world_id"],
-        "policy_ids": _list(row["policy_ids"]),
-        "trigger": row["trigger"],
-        "scope": row["scope"],
-        "effect": row["effect"],
-        "source_span": row["source_span"],
-        "confidence": row.get("confidence"),
-        "audit_note": row.get("audit_note"),
+        "id": row.id,
+        "world_id": row.world_id,
+        "policy_ids": list(row.policy_ids),
+        "trigger": row.trigger,
+        "scope": row.scope,
+        "effect": row.effect,
+        "source_span": row.source_span,
+        "confidence": row.confidence,
+        "audit_note": row.audit_note,
     }
 
 
-def composition_record(row: dict[str, Any]) -> dict[str, Any]:
+def composition_record(row: CompositionRow) -> dict[str, Any]:
     return {
         "type": "composition",
-        "id": row["id"],
-        "world_id": row["world_id"],
-        "clause_ids": _list(row["clause_ids"]),
-        "pattern": row["pattern"],
-        "status": row["status"],
-        "reason": row.get("reason"),
+        "id": row.id,
+        "world_id": row.world_id,
+        "clause_ids": list(row.clause_ids),
+        "pattern": row.pattern,
+        "status": row.status,
+        "reason": row.reason,
     }
 
 
-def item_record(row: dict[str, Any]) -> dict[str, Any]:
-    screening = _maybe(row.get("screening"))
-    record = {
+def item_record(row: ItemRow) -> dict[str, Any]:
+    record: dict[str, Any] = {
         "type": "item",
-        "id": row["id"],
-        "world_id": row["world_id"],
-        "composition_id": row["composition_id"],
-        "pattern": row["pattern"],
-        "facet": row["facet"],
-        "query": row["query"],
-        "required": _contract(row["required"]),
-        "forbidden": _contract(row["forbidden"]),
-        "method": row["method"],
-        "parent_item_id": row["parent_item_id"],
-        "selected": bool(row["selected"]),
-        "trap": row.get("trap"),
+        "id": row.id,
+        "world_id": row.world_id,
+        "composition_id": row.composition_id,
+        "pattern": row.pattern,
+        "facet": row.facet,
+        "query": row.query,
+        "required": contract_view(row.required),
+        "forbidden": contract_view(row.forbidden),
+        "method": row.method,
+        "parent_item_id": row.parent_item_id,
+        "selected": bool(row.selected),
+        "trap": row.trap,
     }
     # Only when there is one: hand-made items have none, and their records stay as they were.
-    if screening is not None:
-        record["screening"] = screening
+    if row.screening is not None:
+        record["screening"] = row.screening
     return record
 
 
-def response_record(row: dict[str, Any]) -> dict[str, Any]:
+def response_record(row: ResponseRow) -> dict[str, Any]:
     return {
         "type": "response",
-        "id": row["id"],
-        "item_id": row["item_id"],
-        "model": row["model"],
-        "text": row["text"],
-        "variant": row["variant"],
+        "id": row.id,
+        "item_id": row.item_id,
+        "model": row.model,
+        "text": row.text,
+        "variant": row.variant,
     }
 
 
-def judgment_record(row: dict[str, Any]) -> dict[str, Any]:
+def judgment_record(row: JudgmentRow) -> dict[str, Any]:
     return {
         "type": "judgment",
-        "id": row["id"],
-        "response_id": row["response_id"],
-        "judge": row["judge"],
-        "mode": row["mode"],
-        "observed": _maybe_list(row["observed"]),
-        "error": row["error"],
-        "facet": row["facet"],
-        "rationale": row["rationale"],
-        "evidence": _maybe(row.get("evidence")),
+        "id": row.id,
+        "response_id": row.response_id,
+        "judge": row.judge,
+        "mode": row.mode,
+        "observed": None if row.observed is None else list(row.observed),
+        "error": row.error,
+        "facet": row.facet,
+        "rationale": row.rationale,
+        "evidence": row.evidence,
     }
 
 
@@ -193,34 +207,34 @@ def compass_judgment_record(row: CompassJudgmentRow) -> dict[str, Any]:
 
 def iter_records(db: Database) -> Any:
     """Every exportable record, referents before referrers, each type in key order."""
-    for row in reads.iter_table(db, "worlds"):
-        yield world_record(row)
-    for row in reads.iter_table(db, "policies"):
-        yield policy_record(row)
-    for row in reads.iter_table(db, "clauses"):
-        yield clause_record(row)
-    for row in reads.iter_table(db, "compositions"):
-        yield composition_record(row)
+    for world in reads.iter_worlds(db):
+        yield world_record(world)
+    for world_id, policy in reads.iter_policies(db):
+        yield policy_record(world_id, policy)
+    for clause in reads.iter_clauses(db):
+        yield clause_record(clause)
+    for composition in reads.iter_compositions(db):
+        yield composition_record(composition)
     # Parents before projections so a re-import resolves parent_item_id in one pass.
-    for row in reads.iter_table(db, "items", "WHERE parent_item_id IS NULL"):
-        yield item_record(row)
-    for row in reads.iter_table(db, "items", "WHERE parent_item_id IS NOT NULL"):
-        yield item_record(row)
+    for item in reads.iter_items(db, projections=False):
+        yield item_record(item)
+    for item in reads.iter_items(db, projections=True):
+        yield item_record(item)
     # Failed calls have no text or marks; they are pipeline state, not results.
-    for row in reads.iter_table(db, "responses", "WHERE failure IS NULL AND text IS NOT NULL"):
-        yield response_record(row)
-    for row in reads.iter_table(db, "judgments", "WHERE failure IS NULL AND error IS NOT NULL"):
-        yield judgment_record(row)
+    for response in reads.iter_answered_responses(db):
+        yield response_record(response)
+    for judgment in reads.iter_scored_judgments(db):
+        yield judgment_record(judgment)
     for event in log.iter_current(db, "copal"):
         yield label_record(event)
     for event in log.iter_current(db, "copal", log.ADJUDICATOR):
         yield adjudication_record(event)
-    for query in compass_io.iter_queries(db):
-        yield compass_query_record(query)
-    for response in compass_io.iter_responses(db):
-        yield compass_response_record(response)
-    for judgment in compass_io.iter_judgments(db):
-        yield compass_judgment_record(judgment)
+    for compass_query in compass_io.iter_queries(db):
+        yield compass_query_record(compass_query)
+    for compass_response in compass_io.iter_responses(db):
+        yield compass_response_record(compass_response)
+    for compass_judgment in compass_io.iter_judgments(db):
+        yield compass_judgment_record(compass_judgment)
 
 
 def _list(value: Any) -> list[Any]:
@@ -237,15 +251,6 @@ def _flag(value: Any) -> bool | None:
 
 def _maybe(value: Any) -> Any:
     return loads(value) if isinstance(value, str) else value
-
-
-def _contract(value: Any) -> list[dict[str, Any]]:
-    items = _list(value)
-    return [
-        {"id": c["id"], "text": c["text"], "kind": c.get("kind", "content"),
-         "clause_id": c.get("clause_id")}
-        for c in items
-    ]
 
 
 def norm(d: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ Dialogues are not tied to worlds: a `--world` filter does not narrow these keys.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import asdict
 from typing import Any
 
 from copal_tui.metrics.dialogue import dialogue_judging
@@ -26,6 +27,6 @@ def add_to_report(db: Database, doc: dict[str, Any]) -> None:
         doc["exclusions"].append({"section": "dialogue_judging",
                                   "what": f"failed attempts of {judge}", "reason": reason,
                                   "count": count})
-    from store.annotation.dialogue_reviews import error_type_counts
+    from store.annotation.dialogue_reviews import error_type_rows
 
-    doc["dialogue_error_taxonomy"] = error_type_counts(db)
+    doc["dialogue_error_taxonomy"] = [asdict(r) for r in error_type_rows(db)]

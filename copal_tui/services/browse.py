@@ -9,18 +9,39 @@ items list goes through `copal_tui.services.cases` (the cases service) for its `
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from copal_tui.domain.compass import is_aligned
 from copal_tui.services import reading
 from copal_tui.services.jobs import RunDetail, run_detail
+from store.annotation.annotations import Annotation
 from store.artifacts import reads
 from store.browse import browse_item_sql, browse_sql, compass_browse_sql
 from store.browse.browse_sql import FilterError, Page, PageRequest
+from store.browse.rows import (
+    CompassJudgment,
+    CompassLabel,
+    CompassResponse,
+    ItemDetail,
+    ItemJudgment,
+    ItemResponse,
+    MissingClause,
+    ParentItem,
+    ParentQuery,
+    Projection,
+    QueryDetail,
+)
 from store.db import Database
+from store.pipeline.rows import ClauseRow, ContractItem, ItemRow, PolicyRow
 
-__all__ = ["FilterError", "Page", "PageRequest", "RunDetail"]
+# The row types the item and COMPASS query screens read (the interface never imports the
+# store's modules itself).
+__all__ = ["ClauseRow", "CompassJudgment", "CompassLabel", "CompassResponse", "ContractItem",
+           "FilterError", "ItemDetail", "ItemJudgment", "ItemResponse", "ItemRow", "MissingClause",
+           "Page",
+           "PageRequest", "ParentItem", "ParentQuery", "PolicyRow", "Projection", "QueryDetail",
+           "RunDetail"]
 
 
 # ------------------------------------------------------------------ worlds
@@ -131,7 +152,7 @@ def policy_record(db: Database, world_id: str, policy_id: str) -> PolicyRecord |
             return None
         grounded = browse_sql.clauses_page(db, world_id, PageRequest(
             filters={"policy": policy_id}, limit=50))
-    return PolicyRecord(pol, grounded.rows)
+    return PolicyRecord(asdict(pol), grounded.rows)
 
 
 def clause_record(db: Database, world_id: str, clause_id: str) -> ClauseRecord | None:
@@ -139,8 +160,10 @@ def clause_record(db: Database, world_id: str, clause_id: str) -> ClauseRecord |
         c = reads.clause(db, clause_id)
         if c is None:
             return None
-        policies = [(pid, reads.policy(db, world_id, pid)) for pid in c["policy_ids"]]
-    return ClauseRecord(c, policies)
+        policies = [(pid, reads.policy(db, world_id, pid)) for pid in c.policy_ids]
+    # The world screen still reads its records as mappings: the typed rows are flattened here.
+    return ClauseRecord(asdict(c), [(pid, None if p is None else asdict(p))
+                                    for pid, p in policies])
 
 
 def composition_record(db: Database, comp_id: str) -> CompositionRecord | None:
@@ -148,8 +171,10 @@ def composition_record(db: Database, comp_id: str) -> CompositionRecord | None:
         comp = reads.composition(db, comp_id)
         if comp is None:
             return None
-        members = [reads.clause(db, cid) or {"id": cid} for cid in comp["clause_ids"]]
-    return CompositionRecord(comp, members)
+        members = [reads.clause(db, cid) for cid in comp.clause_ids]
+    return CompositionRecord(asdict(comp), [{"id": cid} if m is None else asdict(m)
+                                            for cid, m in zip(comp.clause_ids, members,
+                                                              strict=True)])
 
 
 def run_record(db: Database, run_id: str) -> RunDetail | None:
@@ -160,15 +185,15 @@ def run_record(db: Database, run_id: str) -> RunDetail | None:
 # ------------------------------------------------------------------ the item view
 
 
-@dataclass
+@dataclass(frozen=True)
 class ItemView:
-    """One item as the item screen shows it, read in one snapshot. `item` and `responses`
-    keep the store's nested rows (the overview, marks and response widgets read them by
-    key); `judges` are the (judge, mode) settings that judged any response, contract first."""
+    """One item as the item screen shows it, read in one snapshot: the item with what is
+    around it, the (judge, mode) settings that judged any response (contract first) and the
+    responses with their marks."""
 
-    item: dict[str, Any]
+    item: ItemDetail
     judges: list[tuple[str, str]]
-    responses: list[dict[str, Any]]
+    responses: list[ItemResponse]
 
 
 def item_view(db: Database, item_id: str) -> ItemView | None:
@@ -190,14 +215,14 @@ def projection_errors(db: Database, item_ids: list[str], judge: str, mode: str
 # ------------------------------------------------------------------ the COMPASS query view
 
 
-@dataclass
+@dataclass(frozen=True)
 class QueryView:
     """One COMPASS query with its world's policies and its responses; each label carries
     `aligned`, derived from the query type by the rule the judge's verdicts follow."""
 
-    query: dict[str, Any]
-    policies: list[dict[str, Any]]
-    responses: list[dict[str, Any]]
+    query: QueryDetail
+    policies: list[PolicyRow]
+    responses: list[CompassResponse]
 
 
 def query_view(db: Database, query_id: str) -> QueryView | None:
@@ -205,11 +230,16 @@ def query_view(db: Database, query_id: str) -> QueryView | None:
         q = compass_browse_sql.query_view(db, query_id)
         if q is None:
             return None
-        policies = compass_browse_sql.world_policies(db, q["world_id"])
+        policies = compass_browse_sql.world_policies(db, q.world_id)
         responses = compass_browse_sql.query_responses(db, query_id)
-    for r in responses:
-        # A label stores what the annotator saw (refused, compliant); alignment follows.
-        for lab in r["labels"]:
-            lab["aligned"] = int(is_aligned(q["query_type"], bool(lab["refused"]),
-                                            bool(lab["compliant"])))
-    return QueryView(q, policies, responses)
+    # A label stores what the annotator saw (refused, compliant); alignment follows.
+    return QueryView(q, policies, [replace(r, labels=tuple(
+        replace(lab, aligned=int(is_aligned(q.query_type, bool(lab.refused),
+                                            bool(lab.compliant))))
+        for lab in r.labels)) for r in responses])
+
+
+def compass_label(label: Annotation) -> CompassLabel:
+    """A COMPASS label event as the views list it, without `aligned` (what the label queue
+    shows of the other annotators: their choices)."""
+    return compass_browse_sql.label_row(label)

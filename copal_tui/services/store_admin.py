@@ -13,6 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from copal_tui.services import reading
+
+# The demo summary's rows are the store's typed rows, re-exported for the commands.
+from store.artifacts.records import AlignedCount as AlignedCount
+from store.artifacts.records import ModelErrors as ModelErrors
 from store.db import Database, write
 
 
@@ -76,42 +80,15 @@ def import_dialogues(db: Database, paths: Sequence[Path], judge: str | None = No
 # ------------------------------------------------------------------ the demo's summary
 
 
-@dataclass(frozen=True)
-class ModelErrors:
-    """A target model's judged selected items of one method and how many erred."""
-
-    model: str
-    n: int
-    errors: int
-
-    @property
-    def rate(self) -> float:
-        return self.errors / self.n if self.n else float("nan")
-
-
-@dataclass(frozen=True)
-class AlignedCount:
-    """A target model's judged COMPASS responses of one variant and kind (allowed/denied)."""
-
-    model: str
-    variant: str
-    kind: str
-    n: int
-    aligned: int
-
-
 def error_summary(db: Database, judge: str, mode: str) -> list[ModelErrors]:
     from store.artifacts import reads
 
     with reading(db):
-        rows = reads.error_summary(db, judge, mode)
-    return [ModelErrors(r["model"], int(r["n"]), int(r["errors"] or 0)) for r in rows]
+        return reads.error_summary(db, judge, mode)
 
 
 def pas_summary(db: Database, judge: str) -> list[AlignedCount]:
     from store.artifacts import reads
 
     with reading(db):
-        rows = reads.pas_summary(db, judge)
-    return [AlignedCount(r["model"], r["variant"], r["kind"], int(r["n"]),
-                         int(r["aligned"] or 0)) for r in rows]
+        return reads.pas_summary(db, judge)

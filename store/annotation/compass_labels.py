@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from store.annotation.campaigns import Candidate
 from store.browse.compass_browse_sql import world_policies
 from store.db import Database
+from store.pipeline.rows import PolicyRow
 
 # A response the queue offers: its query survived verification and the model answered (or the
 # pre-filter blocked it, which stores the organisation's refusal as the text).
@@ -45,8 +45,8 @@ def exists(db: Database, response_id: str) -> bool:
 
 @dataclass(frozen=True)
 class CompassContext:
-    """What the COMPASS annotator is shown for a response. `policies` are every policy of the
-    world in their order (as the COMPASS browse reads them: id, kind, text); `policy_kind` and
+    """What the COMPASS annotator is shown for a response. `policy_rows` are every policy of
+    the world in their order (as the COMPASS browse reads them); `policy_kind` and
     `policy_text` are None when the intended policy is not one of them."""
 
     response_id: str
@@ -66,7 +66,13 @@ class CompassContext:
     world_name: str | None
     policy_kind: str | None
     policy_text: str | None
-    policies: list[dict[str, Any]]
+    policy_rows: tuple[PolicyRow, ...]
+
+    @property
+    def policies(self) -> list[dict[str, str]]:
+        """The world's policies as the label's content hash covers them (id, kind, text: the
+        hash of what was shown must not change with how the rows are typed)."""
+        return [{"id": p.id, "kind": p.kind, "text": p.text} for p in self.policy_rows]
 
 
 def label_context(db: Database, response_id: str) -> CompassContext | None:
@@ -84,4 +90,4 @@ def label_context(db: Database, response_id: str) -> CompassContext | None:
         "WHERE r.id = ?", (response_id,)).fetchone()
     if row is None:
         return None
-    return CompassContext(**dict(row), policies=world_policies(db, row["world_id"]))
+    return CompassContext(**dict(row), policy_rows=tuple(world_policies(db, row["world_id"])))

@@ -13,6 +13,7 @@ judge, attempt, turn: a reviewer reads each conversation forwards, one attempt a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from copal_tui.domain import dialogue as dialogue_domain
@@ -54,6 +55,47 @@ _SCOPE = "(:j IS NULL OR a.judge = :j)"
 _KEY_COLS = _ORDER  # a ReviewKey's fields, in the queue's order
 
 
+@dataclass(frozen=True, slots=True)
+class Mistake:
+    """One judge attempt's prediction on one turn with the turn's truth: the key, the turn
+    (content, truth and the guideline's text and evidence), the prediction (`p_*`, None when
+    `predicted` is 0), whether the attempt's verdicts were binary, the verdict `kind` ('right',
+    'flagged_elsewhere' or one of MISTAKES) and the dialogue's domain. Field names are the
+    columns' (`dataclasses.asdict` is what a review's content hash covers)."""
+
+    dialogue_id: str
+    judge: str
+    attempt: int
+    turn_index: int
+    content: str
+    category: int | None
+    key: str | None
+    phase: int | None
+    violation: int
+    guideline_text: str | None
+    evidence: str | None
+    predicted: int
+    p_category: int | None
+    p_key: str | None
+    p_phase: int | None
+    p_violation: int | None
+    p_reason: str | None
+    binary_judge: int | None
+    kind: str
+    domain: str
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorTypeCount:
+    """Current reviews naming `error_type` on one judge's wrong predictions in one domain (or
+    `ALL` domains)."""
+
+    judge: str
+    domain: str
+    error_type: str
+    count: int
+
+
 def _key(row: Any) -> ReviewKey:
     return ReviewKey(str(row[0]), str(row[1]), int(row[2]), int(row[3]))
 
@@ -90,7 +132,7 @@ def queue_total(db: Database, judge: str | None = None) -> int:
                           {"j": judge}).fetchone()[0])
 
 
-def mistake(db: Database, key: ReviewKey) -> dict[str, Any] | None:
+def mistake(db: Database, key: ReviewKey) -> Mistake | None:
     """The turn's truth, the prediction (`p_*`, NULL when none) and `kind`; None when the key
     is not a scored turn of a scored attempt."""
     prepare(db)
@@ -102,12 +144,12 @@ def mistake(db: Database, key: ReviewKey) -> dict[str, Any] | None:
         f"{KIND} AS kind, (SELECT domain FROM dialogues d WHERE d.id = a.dialogue_id) AS domain "
         f"{JUDGED} AND a.dialogue_id = ? AND a.judge = ? AND a.attempt = ? "
         "AND t.turn_index = ?", tuple(key)).fetchone()
-    return None if row is None else dict(row)
+    return None if row is None else Mistake(*row)
 
 
 def is_mistake(db: Database, key: ReviewKey) -> bool:
     row = mistake(db, key)
-    return row is not None and row["kind"] in MISTAKES
+    return row is not None and row.kind in MISTAKES
 
 
 def reviews_of_turn(db: Database, dialogue_id: str, judge: str, attempt: int,
@@ -120,8 +162,8 @@ def reviews_of_turn(db: Database, dialogue_id: str, judge: str, attempt: int,
 # ------------------------------------------------------------------ for the report
 
 
-def error_type_counts(db: Database, *, totals: bool = True) -> list[dict[str, Any]]:
-    """Rows {judge, domain, error_type, count}: current reviews (one per reviewer and wrong
+def error_type_rows(db: Database, *, totals: bool = True) -> list[ErrorTypeCount]:
+    """Counts of current reviews (one per reviewer and wrong
     prediction; reviews of predictions that are no longer wrong, e.g. after a re-imported
     attempt, are left out), for every judge and domain it judged and every error type, zeros
     included, in taxonomy order; with `totals`, a domain "all" row per judge and type too."""
@@ -136,13 +178,13 @@ def error_type_counts(db: Database, *, totals: bool = True) -> list[dict[str, An
             f"{judged('annotations e CROSS JOIN ')} AND e.suite = 'dialogues' "
             f"AND {log.CURRENT} AND {_ON_TURN} AND {IS_MISTAKE} GROUP BY 1, 2, 3"):
         counts[(judge, domain, error_type)] = int(n)
-    rows: list[dict[str, Any]] = []
+    rows: list[ErrorTypeCount] = []
     for judge in dict.fromkeys(j for j, _ in pairs):
         domains = [d for j, d in pairs if j == judge]
         for domain in [*domains, *([ALL] if totals else [])]:
             for et in ERROR_TYPES:
                 n = sum(counts.get((judge, d, et), 0) for d in domains) if domain == ALL \
                     else counts.get((judge, domain, et), 0)
-                rows.append({"judge": judge, "domain": domain, "error_type": et, "count": n})
+                rows.append(ErrorTypeCount(judge, domain, et, n))
     return rows
 

@@ -204,8 +204,8 @@ def stored_dialogue(db: Database, dialogue_id: str) -> StoredDialogue | None:
 
 
 def dialogue(db: Database, dialogue_id: str) -> dict[str, Any] | None:
-    """`stored_dialogue` as column dicts, for the readers not yet moved to the typed rows (the
-    browse and review screens, the annotation suites, the judge-output importer)."""
+    """`stored_dialogue` as column dicts, for the dialogue screen's service until its widgets
+    read the typed rows."""
     d = stored_dialogue(db, dialogue_id)
     if d is None:
         return None

@@ -8,95 +8,124 @@ in one snapshot.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 from store.annotation import annotations as log
-from store.db import Database, loads, scalar
+from store.artifacts.records import (
+    AlignedCount,
+    ItemContract,
+    JudgmentRow,
+    ModelErrors,
+    ResponseContent,
+    ResponseRow,
+    Stored,
+)
+from store.db import Database, scalar
+from store.pipeline.rows import ClauseRow, CompositionRow, ItemRow, PolicyRow, WorldRow, columns
+
+T = TypeVar("T")
+
+_WORLD = f"SELECT {columns(WorldRow)} FROM worlds"
+_POLICY = f"SELECT {columns(PolicyRow)} FROM policies"
+_CLAUSE = f"SELECT {columns(ClauseRow)} FROM clauses"
+_COMPOSITION = f"SELECT {columns(CompositionRow)} FROM compositions"
+_ITEM = f"SELECT {columns(ItemRow)} FROM items"
+_RESPONSE = f"SELECT {columns(ResponseRow)} FROM responses"
+_JUDGMENT = f"SELECT {columns(JudgmentRow)} FROM judgments"
+_CONTENT = ("SELECT r.id, r.text, i.id, i.query, i.required, i.forbidden "
+            "FROM responses r JOIN items i ON i.id = r.item_id")
 
 
-def _row(db: Database, sql: str, params: tuple = ()) -> dict[str, Any] | None:
+def _one(db: Database, sql: str, params: tuple[Any, ...], make: Callable[[Any], T]) -> T | None:
     row = db.execute(sql, params).fetchone()
-    return None if row is None else dict(row)
+    return None if row is None else make(row)
 
 
-def world(db: Database, world_id: str) -> dict[str, Any] | None:
-    return _row(db, "SELECT * FROM worlds WHERE id = ?", (world_id,))
+def world(db: Database, world_id: str) -> WorldRow | None:
+    return _one(db, f"{_WORLD} WHERE id = ?", (world_id,), WorldRow.from_row)
 
 
 def world_ids(db: Database) -> list[str]:
     return [r[0] for r in db.execute("SELECT id FROM worlds ORDER BY id")]
 
 
-def policies(db: Database, world_id: str) -> list[dict[str, Any]]:
-    return [
-        dict(r)
-        for r in db.execute(
-            "SELECT id, world_id, kind, text FROM policies WHERE world_id = ? ORDER BY position",
-            (world_id,),
-        )
-    ]
+def policies(db: Database, world_id: str) -> list[PolicyRow]:
+    """The world's policies, in inventory order."""
+    return [PolicyRow(*r) for r in db.execute(
+        f"{_POLICY} WHERE world_id = ? ORDER BY position", (world_id,))]
 
 
-def policy(db: Database, world_id: str, policy_id: str) -> dict[str, Any] | None:
-    return _row(
-        db,
-        "SELECT id, world_id, kind, text FROM policies WHERE world_id = ? AND id = ?",
-        (world_id, policy_id),
-    )
+def policy(db: Database, world_id: str, policy_id: str) -> PolicyRow | None:
+    return _one(db, f"{_POLICY} WHERE world_id = ? AND id = ?", (world_id, policy_id),
+                lambda r: PolicyRow(*r))
 
 
-def _decode(row: dict[str, Any], *json_cols: str) -> dict[str, Any]:
-    for col in json_cols:
-        if col in row:
-            row[col] = loads(row[col])
-    return row
+def clause(db: Database, clause_id: str) -> ClauseRow | None:
+    return _one(db, f"{_CLAUSE} WHERE id = ?", (clause_id,), ClauseRow.from_row)
 
 
-def clause(db: Database, clause_id: str) -> dict[str, Any] | None:
-    row = _row(db, "SELECT * FROM clauses WHERE id = ?", (clause_id,))
-    return None if row is None else _decode(row, "policy_ids")
+def composition(db: Database, composition_id: str) -> CompositionRow | None:
+    return _one(db, f"{_COMPOSITION} WHERE id = ?", (composition_id,), CompositionRow.from_row)
 
 
-def composition(db: Database, composition_id: str) -> dict[str, Any] | None:
-    row = _row(db, "SELECT * FROM compositions WHERE id = ?", (composition_id,))
-    return None if row is None else _decode(row, "clause_ids")
+def item(db: Database, item_id: str) -> ItemRow | None:
+    return _one(db, f"{_ITEM} WHERE id = ?", (item_id,), ItemRow.from_row)
 
 
-def item(db: Database, item_id: str) -> dict[str, Any] | None:
-    row = _row(db, "SELECT * FROM items WHERE id = ?", (item_id,))
-    return None if row is None else _decode(row, "required", "forbidden", "screening")
+def response(db: Database, response_id: str) -> ResponseRow | None:
+    return _one(db, f"{_RESPONSE} WHERE id = ?", (response_id,), ResponseRow.from_row)
 
 
-def response(db: Database, response_id: str) -> dict[str, Any] | None:
-    return _row(db, "SELECT * FROM responses WHERE id = ?", (response_id,))
+def judgment(db: Database, judgment_id: str) -> JudgmentRow | None:
+    return _one(db, f"{_JUDGMENT} WHERE id = ?", (judgment_id,), JudgmentRow.from_row)
 
 
-def judgment(db: Database, judgment_id: str) -> dict[str, Any] | None:
-    row = _row(db, "SELECT * FROM judgments WHERE id = ?", (judgment_id,))
-    return None if row is None else _decode(row, "observed", "evidence")
-
-
-def response_content(db: Database, response_id: str) -> dict[str, Any] | None:
+def response_content(db: Database, response_id: str) -> ResponseContent | None:
     """What a label is given on: the item's query and contract and the response text."""
-    row = _row(
-        db,
-        "SELECT r.id AS response_id, r.text AS response, i.id AS item_id, i.query, "
-        "i.required, i.forbidden FROM responses r JOIN items i ON i.id = r.item_id "
-        "WHERE r.id = ?",
-        (response_id,),
-    )
-    return None if row is None else _decode(row, "required", "forbidden")
+    return _one(db, f"{_CONTENT} WHERE r.id = ?", (response_id,), ResponseContent.from_row)
 
 
 # ------------------------------------------------------------------ export iteration
+# In key order, so the same database always exports the same bytes.
 
 
-def iter_table(db: Database, table: str, where: str = "", params: tuple = ()) -> Iterator[dict]:
-    order = {"policies": "world_id, position"}
-    sql = f"SELECT * FROM {table} {where} ORDER BY {order.get(table, 'id')}"
-    for r in db.execute(sql, params):
-        yield dict(r)
+def iter_worlds(db: Database) -> Iterator[WorldRow]:
+    return map(WorldRow.from_row, db.execute(f"{_WORLD} ORDER BY id"))
+
+
+def iter_policies(db: Database) -> Iterator[tuple[str, PolicyRow]]:
+    """Every policy with its world, world by world in inventory order."""
+    for r in db.execute(f"SELECT world_id, {columns(PolicyRow)} FROM policies "
+                        "ORDER BY world_id, position"):
+        yield r[0], PolicyRow(*r[1:])
+
+
+def iter_clauses(db: Database) -> Iterator[ClauseRow]:
+    return map(ClauseRow.from_row, db.execute(f"{_CLAUSE} ORDER BY id"))
+
+
+def iter_compositions(db: Database) -> Iterator[CompositionRow]:
+    return map(CompositionRow.from_row, db.execute(f"{_COMPOSITION} ORDER BY id"))
+
+
+def iter_items(db: Database, *, projections: bool) -> Iterator[ItemRow]:
+    """Items without a parent, or (`projections`) items with one."""
+    where = "IS NOT NULL" if projections else "IS NULL"
+    return map(ItemRow.from_row, db.execute(
+        f"{_ITEM} WHERE parent_item_id {where} ORDER BY id"))
+
+
+def iter_answered_responses(db: Database) -> Iterator[ResponseRow]:
+    """Responses with a text and no failure (a failed call is pipeline state, not a result)."""
+    return map(ResponseRow.from_row, db.execute(
+        f"{_RESPONSE} WHERE failure IS NULL AND text IS NOT NULL ORDER BY id"))
+
+
+def iter_scored_judgments(db: Database) -> Iterator[JudgmentRow]:
+    """Judgments with an error and no failure."""
+    return map(JudgmentRow.from_row, db.execute(
+        f"{_JUDGMENT} WHERE failure IS NULL AND error IS NOT NULL ORDER BY id"))
 
 
 # ------------------------------------------------------------------ counts
@@ -125,33 +154,34 @@ def stats(db: Database) -> dict[str, int]:
     }
 
 
-def error_summary(db: Database, judge: str, mode: str, method: str = "copal") -> list[dict]:
+def error_summary(db: Database, judge: str, mode: str, method: str = "copal"
+                  ) -> list[ModelErrors]:
     """Per target model: judged selected items of `method` and how many erred (demo summary)."""
     rows = db.execute(
-        "SELECT r.model AS model, COUNT(*) AS n, SUM(j.error) AS errors "
+        "SELECT r.model, COUNT(*), COALESCE(SUM(j.error), 0) "
         "FROM judgments j JOIN responses r ON r.id = j.response_id "
         "JOIN items i ON i.id = r.item_id "
         "WHERE j.judge = ? AND j.mode = ? AND j.error IS NOT NULL AND i.selected = 1 "
         "AND i.method = ? GROUP BY r.model ORDER BY r.model",
         (judge, mode, method),
     )
-    return [dict(r) for r in rows]
+    return [ModelErrors(*r) for r in rows]
 
 
-def pas_summary(db: Database, judge: str) -> list[dict]:
+def pas_summary(db: Database, judge: str) -> list[AlignedCount]:
     """Per target model, variant and allowed/denied: judged COMPASS responses and how many are
     aligned (demo summary; the report has the full breakdown with intervals)."""
     rows = db.execute(
         "SELECT r.model AS model, r.variant AS variant, "
         "CASE WHEN q.query_type LIKE 'allowed%' THEN 'allowed' ELSE 'denied' END AS kind, "
-        "COUNT(*) AS n, SUM(j.aligned) AS aligned "
+        "COUNT(*), COALESCE(SUM(j.aligned), 0) "
         "FROM compass_judgments j JOIN compass_responses r ON r.id = j.response_id "
         "JOIN compass_queries q ON q.id = r.query_id "
         "WHERE j.judge = ? AND j.aligned IS NOT NULL AND j.failure IS NULL "
         "GROUP BY r.model, r.variant, kind ORDER BY r.model, r.variant, kind",
         (judge,),
     )
-    return [dict(r) for r in rows]
+    return [AlignedCount(*r) for r in rows]
 
 
 # ------------------------------------------------------------------ bulk lookups (imports)
@@ -160,12 +190,11 @@ def pas_summary(db: Database, judge: str) -> list[dict]:
 _CHUNK = 20_000
 
 
-def _by_ids(db: Database, sql: str, ids: Iterable[str]) -> Iterator[dict[str, Any]]:
+def _by_ids(db: Database, sql: str, ids: Iterable[str]) -> Iterator[Any]:
     """Rows of `sql`, whose one parameter is a JSON array of ids, over `ids` in chunks."""
     todo = list(ids)
     for i in range(0, len(todo), _CHUNK):
-        for r in db.execute(sql, (json.dumps(todo[i:i + _CHUNK]),)):
-            yield dict(r)
+        yield from db.execute(sql, (json.dumps(todo[i:i + _CHUNK]),))
 
 
 _IDS = "IN (SELECT value FROM json_each(?))"
@@ -176,46 +205,50 @@ def max_rowid(db: Database, table: str) -> int:
     return int(db.execute(f"SELECT COALESCE(MAX(rowid), 0) FROM {table}").fetchone()[0])
 
 
-# The stored rows among `ids`, by id, each with its `_rowid` (an importer tells rows it wrote
-# itself, above the rowid it began at, from rows stored before).
+# The stored rows among `ids`, by id, each with its rowid (an importer tells rows it wrote
+# itself, above the rowid it began at, from rows stored before). The rowid is selected last,
+# so the row type reads the leading columns as they come.
 
-def items_by_id(db: Database, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """The stored items among `ids` (as `item` gives them, with `_rowid`), by id."""
-    return {r["id"]: _decode(r, "required", "forbidden", "screening")
-            for r in _by_ids(db, f"SELECT rowid AS _rowid, * FROM items WHERE id {_IDS}", ids)}
-
-
-def responses_by_id(db: Database, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-    return {r["id"]: r for r in _by_ids(
-        db, f"SELECT rowid AS _rowid, * FROM responses WHERE id {_IDS}", ids)}
+def _stored(db: Database, row_type: type, table: str, ids: Iterable[str],
+            make: Callable[[Any], T]) -> dict[str, Stored[T]]:
+    sql = f"SELECT {columns(row_type)}, rowid FROM {table} WHERE id {_IDS}"
+    return {r[0]: Stored(r[-1], make(r[:-1])) for r in _by_ids(db, sql, ids)}
 
 
-def judgments_by_id(db: Database, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-    return {r["id"]: _decode(r, "observed", "evidence") for r in _by_ids(
-        db, f"SELECT rowid AS _rowid, * FROM judgments WHERE id {_IDS}", ids)}
+def items_by_id(db: Database, ids: Iterable[str]) -> dict[str, Stored[ItemRow]]:
+    """The stored items among `ids` (as `item` gives them, with their rowid), by id."""
+    return _stored(db, ItemRow, "items", ids, ItemRow.from_row)
+
+
+def responses_by_id(db: Database, ids: Iterable[str]) -> dict[str, Stored[ResponseRow]]:
+    return _stored(db, ResponseRow, "responses", ids, ResponseRow.from_row)
+
+
+def judgments_by_id(db: Database, ids: Iterable[str]) -> dict[str, Stored[JudgmentRow]]:
+    return _stored(db, JudgmentRow, "judgments", ids, JudgmentRow.from_row)
 
 
 def item_worlds(db: Database, ids: Iterable[str]) -> dict[str, str]:
     """The world of each stored item among `ids`."""
-    return {r["id"]: r["world_id"] for r in _by_ids(
+    return {r[0]: r[1] for r in _by_ids(
         db, f"SELECT id, world_id FROM items WHERE id {_IDS}", ids)}
 
 
-def item_contracts(db: Database, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+def item_contracts(db: Database, ids: Iterable[str]) -> dict[str, ItemContract]:
     """World, query and contract of each stored item among `ids`."""
-    return {r["id"]: _decode(r, "required", "forbidden") for r in _by_ids(
+    return {r[0]: ItemContract.from_row(r) for r in _by_ids(
         db, f"SELECT id, world_id, query, required, forbidden FROM items WHERE id {_IDS}", ids)}
 
 
 def response_items(db: Database, ids: Iterable[str]) -> dict[str, str]:
     """The item of each stored response among `ids`."""
-    return {r["id"]: r["item_id"] for r in _by_ids(
+    return {r[0]: r[1] for r in _by_ids(
         db, f"SELECT id, item_id FROM responses WHERE id {_IDS}", ids)}
 
 
 def annotated(db: Database, suite: str, subjects: Iterable[str]) -> set[str]:
     """The subjects among `subjects` with any event in the suite's annotation log."""
-    return {r["subject"] for r in _by_ids(
+    return {r[0] for r in _by_ids(
         db, f"SELECT DISTINCT subject FROM annotations WHERE suite = '{_suite(suite)}' "
             f"AND subject {_IDS}", subjects)}
 
@@ -226,9 +259,7 @@ def _suite(suite: str) -> str:
     return suite
 
 
-def response_contents(db: Database, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+def response_contents(db: Database, ids: Iterable[str]) -> dict[str, ResponseContent]:
     """`response_content` of each stored response among `ids`, by response id."""
-    sql = ("SELECT r.id AS response_id, r.text AS response, i.id AS item_id, i.query, "
-           f"i.required, i.forbidden FROM responses r JOIN items i ON i.id = r.item_id "
-           f"WHERE r.id {_IDS}")
-    return {r["response_id"]: _decode(r, "required", "forbidden") for r in _by_ids(db, sql, ids)}
+    return {r[0]: ResponseContent.from_row(r)
+            for r in _by_ids(db, f"{_CONTENT} WHERE r.id {_IDS}", ids)}

@@ -1,17 +1,147 @@
-"""Typed rows of the COMPASS tables, shared by the COMPASS store modules that read them whole.
+"""Typed rows of the artifact tables not covered by `store/pipeline/rows.py`: COMPASS queries,
+responses and judgments; COPAL responses and judgments; what a label is given on; the demo
+summaries; and `Stored`, a row with its rowid (what an importer's duplicate check needs).
 
 Each is one row as stored, JSON columns decoded; the store builds them from a `sqlite3.Row` and
 callers read attributes, turning one into a dict (`dataclasses.asdict`) only at an output
-boundary.
+boundary. Row types that `from_row` a whole row declare their fields in their table's column
+order (`store.pipeline.rows.columns` gives the SELECT list).
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from store.db import loads
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Stored(Generic[T]):
+    """A stored row with its rowid: an importer tells the rows it wrote itself (above the
+    rowid the import began at) from the rows stored before."""
+
+    rowid: int
+    row: T
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseRow:
+    """One `responses` row; `text` is None for a failed call."""
+
+    id: str
+    item_id: str
+    model: str
+    variant: str
+    text: str | None
+    failure: str | None
+    run_id: str | None
+    created_at: str
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row | tuple[Any, ...]) -> ResponseRow:
+        return cls(*row)
+
+
+@dataclass(frozen=True, slots=True)
+class JudgmentRow:
+    """One `judgments` row: `observed` (the marked contract item ids) and `evidence` decoded
+    from their JSON; None when not given."""
+
+    id: str
+    response_id: str
+    judge: str
+    mode: str
+    observed: tuple[str, ...] | None
+    error: int | None
+    direction: str | None
+    evidence: Any  # free-form JSON a judge gave (quotes by item id), kept as given
+    facet: str | None
+    rationale: str | None
+    failure: str | None
+    run_id: str | None
+    created_at: str
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row | tuple[Any, ...]) -> JudgmentRow:
+        # Field by field rather than through a list: an export reads every judgment this way.
+        observed, evidence = row[4], row[7]
+        return cls(row[0], row[1], row[2], row[3],
+                   None if observed is None else tuple(json.loads(observed)), row[5], row[6],
+                   None if evidence is None else json.loads(evidence), row[8], row[9], row[10],
+                   row[11], row[12])
+
+
+# A `required` or `forbidden` column decoded as stored: the content hash of a label is taken
+# over exactly this JSON, so it is not rebuilt from typed contract items.
+ContractJson = list[dict[str, Any]]
+
+
+def _contract_json(text: str | None) -> ContractJson:
+    value = loads(text)
+    return value if isinstance(value, list) else []
+
+
+@dataclass(frozen=True, slots=True)
+class ItemContract:
+    """An item's world, query and contract (stored JSON, decoded)."""
+
+    id: str
+    world_id: str
+    query: str
+    required: ContractJson
+    forbidden: ContractJson
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row | tuple[Any, ...]) -> ItemContract:
+        return cls(row[0], row[1], row[2], _contract_json(row[3]), _contract_json(row[4]))
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseContent:
+    """What a COPAL label is given on: the response text, its item's query and contract."""
+
+    response_id: str
+    response: str | None
+    item_id: str
+    query: str
+    required: ContractJson
+    forbidden: ContractJson
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row | tuple[Any, ...]) -> ResponseContent:
+        return cls(row[0], row[1], row[2], row[3], _contract_json(row[4]),
+                   _contract_json(row[5]))
+
+
+@dataclass(frozen=True, slots=True)
+class ModelErrors:
+    """Per target model: judged selected items of one method (`n`) and how many erred (demo
+    summary)."""
+
+    model: str
+    n: int
+    errors: int
+
+    @property
+    def rate(self) -> float:
+        return self.errors / self.n if self.n else float("nan")
+
+
+@dataclass(frozen=True, slots=True)
+class AlignedCount:
+    """Per target model, variant and kind (allowed or denied): judged COMPASS responses (`n`)
+    and how many are aligned (demo summary)."""
+
+    model: str
+    variant: str
+    kind: str
+    n: int
+    aligned: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,82 +9,75 @@ The service (`copal_tui.services.browse.item_view`) reads them in one transactio
 
 from __future__ import annotations
 
-from typing import Any
-
 from store.annotation import annotations as log
+from store.browse.rows import (
+    ItemDetail,
+    ItemJudgment,
+    ItemResponse,
+    MissingClause,
+    ParentItem,
+    Projection,
+)
 from store.db import Database, loads
+from store.pipeline.rows import (
+    ClauseRow,
+    CompositionRow,
+    ItemRow,
+    columns,
+    contract,
+)
 
 RESPONSE_LIMIT = 200
 PROJECTION_LIMIT = 50
 
 
-def _label(lab: log.Annotation) -> dict[str, Any]:
-    """A label or decision of the log in the shape the item screen reads."""
-    return {"annotator": lab.annotator, "observed": lab.get("observed"),
-            "error": lab.get("error"), "direction": lab.get("direction"),
-            "facet": lab.get("facet"), "note": lab.get("note"), "created_at": lab.created_at,
-            "content_sha256": lab.content_sha256}
-
-
-def _decode(row: Any, *cols: str) -> dict[str, Any]:
-    out = dict(row)
-    for col in cols:
-        if out.get(col) is not None:
-            out[col] = loads(out[col])
-    return out
-
-
-def item_view(db: Database, item_id: str) -> dict[str, Any] | None:
+def item_view(db: Database, item_id: str) -> ItemDetail | None:
     """The item and everything around it except the responses (see `item_responses`)."""
     row = db.execute(
-        "SELECT i.*, w.name AS world_name FROM items i JOIN worlds w ON w.id = i.world_id "
-        "WHERE i.id = ?", (item_id,)
+        f"SELECT {columns(ItemRow, 'i.')}, w.name AS world_name FROM items i "
+        "JOIN worlds w ON w.id = i.world_id WHERE i.id = ?", (item_id,)
     ).fetchone()
     if row is None:
         return None
-    item = _decode(row, "required", "forbidden", "screening")
+    item = ItemRow.from_row(row[:-1])
     comp = None
-    if item["composition_id"]:
-        crow = db.execute("SELECT * FROM compositions WHERE id = ?",
-                          (item["composition_id"],)).fetchone()
-        comp = None if crow is None else _decode(crow, "clause_ids")
-    item["composition"] = comp
-    item["clauses"] = _clauses(db, _active_clause_ids(item, comp))
+    if item.composition_id:
+        crow = db.execute(f"SELECT {columns(CompositionRow)} FROM compositions WHERE id = ?",
+                          (item.composition_id,)).fetchone()
+        comp = None if crow is None else CompositionRow.from_row(crow)
     parent = None
-    if item["parent_item_id"]:
+    if item.parent_item_id:
         prow = db.execute("SELECT id, query, pattern, facet FROM items WHERE id = ?",
-                          (item["parent_item_id"],)).fetchone()
-        parent = None if prow is None else dict(prow)
-    item["parent"] = parent
-    item["projections"] = [
-        _decode(r, "required", "forbidden") for r in db.execute(
+                          (item.parent_item_id,)).fetchone()
+        parent = None if prow is None else ParentItem(*prow)
+    projections = tuple(
+        Projection(r["id"], r["query"], contract(r["required"]), contract(r["forbidden"]))
+        for r in db.execute(
             "SELECT id, query, required, forbidden FROM items WHERE parent_item_id = ? "
-            "ORDER BY rowid LIMIT ?", (item_id, PROJECTION_LIMIT))
-    ]
-    item["response_total"] = int(db.execute(
+            "ORDER BY rowid LIMIT ?", (item_id, PROJECTION_LIMIT)))
+    total = int(db.execute(
         "SELECT COUNT(*) FROM responses WHERE item_id = ?", (item_id,)).fetchone()[0])
-    return item
+    return ItemDetail(item, row["world_name"], comp,
+                      _clauses(db, _active_clause_ids(item, comp)), parent, projections, total)
 
 
-def _active_clause_ids(item: dict[str, Any], comp: dict[str, Any] | None) -> list[str]:
+def _active_clause_ids(item: ItemRow, comp: CompositionRow | None) -> list[str]:
     # A composed item activates its composition's clauses. A projection keeps one clause of
     # its parent's composition, so its active clauses are the ones its own contract cites.
-    cited = [c.get("clause_id") for c in (item["required"] or []) + (item["forbidden"] or [])]
-    cited_ids = [c for c in cited if c]
-    if item["parent_item_id"] or comp is None:
-        kept = (item.get("screening") or {}).get("kept_clause") \
-            if isinstance(item.get("screening"), dict) else None
+    cited_ids = [c.clause_id for c in (*item.required, *item.forbidden) if c.clause_id]
+    if item.parent_item_id or comp is None:
+        kept = (item.screening or {}).get("kept_clause")
         return list(dict.fromkeys(([kept] if kept else []) + cited_ids))
-    return list(dict.fromkeys(list(comp["clause_ids"]) + cited_ids))
+    return list(dict.fromkeys([*comp.clause_ids, *cited_ids]))
 
 
-def _clauses(db: Database, ids: list[str]) -> list[dict[str, Any]]:
-    out = []
+def _clauses(db: Database, ids: list[str]) -> tuple[ClauseRow | MissingClause, ...]:
+    out: list[ClauseRow | MissingClause] = []
     for cid in ids:
-        row = db.execute("SELECT * FROM clauses WHERE id = ?", (cid,)).fetchone()
-        out.append({"id": cid, "missing": True} if row is None
-                   else _decode(row, "policy_ids"))
-    return out
+        row = db.execute(f"SELECT {columns(ClauseRow)} FROM clauses WHERE id = ?",
+                         (cid,)).fetchone()
+        out.append(MissingClause(cid) if row is None else ClauseRow.from_row(row))
+    return tuple(out)
 
 
 def item_judges(db: Database, item_id: str) -> list[tuple[str, str]]:
@@ -98,29 +91,34 @@ def item_judges(db: Database, item_id: str) -> list[tuple[str, str]]:
 
 
 def item_responses(db: Database, item_id: str, limit: int = RESPONSE_LIMIT
-                   ) -> list[dict[str, Any]]:
+                   ) -> list[ItemResponse]:
     """The item's responses (model order) with judgments, current labels, adjudication and the
     notes/flags annotators left on them."""
-    responses = [dict(r) for r in db.execute(
+    return [ItemResponse(
+        r["id"], r["model"], r["variant"], r["text"], r["failure"],
+        judgments=_judgments(db, r["id"]),
+        labels=tuple(log.labels_of(db, "copal", r["id"])),
+        adjudication=log.decision(db, "copal", r["id"]),
+        remarks=tuple(log.remarks(db, "copal", r["id"])),
+    ) for r in db.execute(
         "SELECT id, model, variant, text, failure FROM responses WHERE item_id = ? "
-        "ORDER BY model, variant LIMIT ?", (item_id, limit))]
-    for resp in responses:
-        rid = resp["id"]
-        resp["judgments"] = {
-            (j["judge"], j["mode"]): _decode(j, "observed", "evidence")
-            for j in db.execute(
-                "SELECT judge, mode, observed, error, direction, evidence, facet, rationale, "
-                "failure FROM judgments WHERE response_id = ?", (rid,))
-        }
-        resp["labels"] = [_label(lab) for lab in log.labels_of(db, "copal", rid)]
-        adj = log.decision(db, "copal", rid)
-        resp["adjudication"] = None if adj is None else {
-            **_label(adj), "adjudicator": adj.annotator}
-        resp["remarks"] = [{"annotator": r.annotator, "action": r.action,
-                            "note": r.get("note"), "flag": r.get("flag"),
-                            "created_at": r.created_at}
-                           for r in log.remarks(db, "copal", rid)]
-    return responses
+        "ORDER BY model, variant LIMIT ?", (item_id, limit)).fetchall()]
+
+
+def _judgments(db: Database, response_id: str) -> dict[tuple[str, str], ItemJudgment]:
+    out = {}
+    for j in db.execute(
+            "SELECT judge, mode, observed, error, direction, evidence, facet, rationale, "
+            "failure FROM judgments WHERE response_id = ?", (response_id,)):
+        observed, evidence = loads(j["observed"]), loads(j["evidence"])
+        out[(j["judge"], j["mode"])] = ItemJudgment(
+            j["judge"], j["mode"],
+            [str(o) for o in observed] if isinstance(observed, list) else None,
+            j["error"], j["direction"], j["rationale"], j["failure"],
+            evidence={str(k): str(v) for k, v in evidence.items()}
+            if isinstance(evidence, dict) else None,
+            facet=j["facet"])
+    return out
 
 
 def projection_errors(db: Database, item_ids: list[str], judge: str, mode: str

@@ -10,8 +10,6 @@ index, m010). Transactions are the service's (`copal_tui.services.browse`), neve
 
 from __future__ import annotations
 
-from typing import Any
-
 from store.annotation import annotations as log
 from store.browse.browse_sql import (
     Filter,
@@ -23,7 +21,15 @@ from store.browse.browse_sql import (
     _where,
     like_escape,
 )
+from store.browse.rows import (
+    CompassJudgment,
+    CompassLabel,
+    CompassResponse,
+    ParentQuery,
+    QueryDetail,
+)
 from store.db import Database, loads
+from store.pipeline.rows import PolicyRow, columns
 
 RESPONSE_LIMIT = 200
 
@@ -75,51 +81,69 @@ def suite_counts(db: Database, world_id: str) -> dict[str, int]:
         "GROUP BY query_type", (world_id,))}
 
 
-def world_policies(db: Database, world_id: str) -> list[dict[str, Any]]:
+def world_policies(db: Database, world_id: str) -> list[PolicyRow]:
     """The world's policies in their order (allowlist and denylist entries as imported)."""
-    return [dict(r) for r in db.execute(
-        "SELECT id, kind, text FROM policies WHERE world_id = ? ORDER BY position",
+    return [PolicyRow(*r) for r in db.execute(
+        f"SELECT {columns(PolicyRow)} FROM policies WHERE world_id = ? ORDER BY position",
         (world_id,))]
 
 
-def query_view(db: Database, query_id: str) -> dict[str, Any] | None:
+def query_view(db: Database, query_id: str) -> QueryDetail | None:
     """One query with its world's name, the intended policy (text, kind) and its parent."""
     row = db.execute(
-        "SELECT q.*, w.name AS world_name, p.kind AS policy_kind, p.text AS policy_text "
+        "SELECT q.id, q.world_id, w.name AS world_name, q.policy_id, q.query_type, "
+        "q.strategy, q.form, q.parent_id, q.text, q.status, q.reason, q.matched, "
+        "q.attributes, p.kind AS policy_kind, p.text AS policy_text "
         "FROM compass_queries q JOIN worlds w ON w.id = q.world_id "
         "LEFT JOIN policies p ON p.world_id = q.world_id AND p.id = q.policy_id "
         "WHERE q.id = ?", (query_id,)).fetchone()
     if row is None:
         return None
-    out = dict(row)
-    out["attributes"] = loads(out["attributes"]) or {}
-    out["matched"] = loads(out["matched"])
     parent = None
-    if out["parent_id"]:
+    if row["parent_id"]:
         prow = db.execute("SELECT id, query_type, text FROM compass_queries WHERE id = ?",
-                          (out["parent_id"],)).fetchone()
-        parent = None if prow is None else dict(prow)
-    out["parent"] = parent
-    out["children"] = int(db.execute(
+                          (row["parent_id"],)).fetchone()
+        parent = None if prow is None else ParentQuery(*prow)
+    matched, attributes = loads(row["matched"]), loads(row["attributes"])
+    children = int(db.execute(
         "SELECT COUNT(*) FROM compass_queries WHERE parent_id = ?", (query_id,)).fetchone()[0])
-    out["response_total"] = int(db.execute(
+    total = int(db.execute(
         "SELECT COUNT(*) FROM compass_responses WHERE query_id = ?", (query_id,)).fetchone()[0])
-    return out
+    return QueryDetail(
+        id=row["id"], world_id=row["world_id"], world_name=row["world_name"],
+        policy_id=row["policy_id"], query_type=row["query_type"], strategy=row["strategy"],
+        form=row["form"], parent_id=row["parent_id"], text=row["text"], status=row["status"],
+        reason=row["reason"],
+        matched=[str(m) for m in matched] if isinstance(matched, list) else None,
+        attributes=attributes if isinstance(attributes, dict) else {},
+        policy_kind=row["policy_kind"], policy_text=row["policy_text"], parent=parent,
+        children=children, response_total=total)
 
 
 def query_responses(db: Database, query_id: str,
-                    limit: int = RESPONSE_LIMIT) -> list[dict[str, Any]]:
+                    limit: int = RESPONSE_LIMIT) -> list[CompassResponse]:
     """The query's responses (failed ones too: the failure is worth seeing) by model and
-    variant, each with `judgments` (by judge) and `labels` (annotators' current labels)."""
-    responses = [dict(r) for r in db.execute(
-        "SELECT * FROM compass_responses WHERE query_id = ? ORDER BY model, variant, id "
-        "LIMIT ?", (query_id, limit))]
-    for resp in responses:
-        resp["judgments"] = [dict(r) for r in db.execute(
-            "SELECT * FROM compass_judgments WHERE response_id = ? ORDER BY judge",
-            (resp["id"],))]
-        resp["labels"] = [lab.row() for lab in current_labels(db, resp["id"])]
-    return responses
+    variant, each with `judgments` (by judge) and `labels` (annotators' current labels; their
+    `aligned` is left to the caller, which knows the domain's rule)."""
+    return [CompassResponse(
+        r["id"], r["query_id"], r["model"], r["variant"], r["text"], r["prefilter"],
+        r["prefilter_model"], r["prefilter_reason"], r["failure"],
+        judgments=tuple(judgments_of(db, r["id"])),
+        labels=tuple(label_row(lab) for lab in current_labels(db, r["id"])),
+    ) for r in db.execute(
+        "SELECT id, query_id, model, variant, text, prefilter, prefilter_model, "
+        "prefilter_reason, failure FROM compass_responses WHERE query_id = ? "
+        "ORDER BY model, variant, id LIMIT ?", (query_id, limit)).fetchall()]
+
+
+def label_row(lab: log.Annotation) -> CompassLabel:
+    """A COMPASS label event as the views list it: what the annotator saw (refused,
+    compliant), `aligned` None (it follows from the query type by a domain rule the store does
+    not load: the service fills it in)."""
+    refused, compliant = lab.get("refused"), lab.get("compliant")
+    return CompassLabel(lab.annotator, None if refused is None else bool(refused),
+                        None if compliant is None else bool(compliant), None,
+                        lab.get("failure_mode"), lab.get("note"))
 
 
 def current_labels(db: Database, response_id: str) -> list[log.Annotation]:
@@ -127,6 +151,8 @@ def current_labels(db: Database, response_id: str) -> list[log.Annotation]:
     return log.labels_of(db, "compass", response_id)
 
 
-def judgments_of(db: Database, response_id: str) -> list[dict[str, Any]]:
-    return [dict(r) for r in db.execute(
-        "SELECT * FROM compass_judgments WHERE response_id = ? ORDER BY judge", (response_id,))]
+def judgments_of(db: Database, response_id: str) -> list[CompassJudgment]:
+    """Each judge's verdict on one response, by judge."""
+    return [CompassJudgment(*r) for r in db.execute(
+        f"SELECT {columns(CompassJudgment)} FROM compass_judgments WHERE response_id = ? "
+        "ORDER BY judge", (response_id,))]

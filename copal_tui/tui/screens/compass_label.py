@@ -17,7 +17,6 @@ copal_tui.annotation.suites.compass_shown_sha256.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -32,6 +31,7 @@ from copal_tui.annotation.views import (
     compass_context,
     compass_reveal,
 )
+from copal_tui.services.browse import PolicyRow, compass_label
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.screens.label_lifecycle import QueueLabelScreen
 from copal_tui.tui.widgets.compass_blind import (
@@ -127,7 +127,7 @@ class CompassLabelScreen(QueueLabelScreen):
         revealed = not self.copal.settings.blind or mine is not None
         self.form.hide_kind = not revealed
         chosen = undone or mine
-        self.form.reset(self.ctx.query_type, None if chosen is None else chosen.payload,
+        self.form.reset(self.ctx.query_type, chosen,
                         relabel=mine is not None)
         self.query_one("#compass-ctx", Static).update(self._context_view(revealed))
         self.query_one("#compass-reveal", Static).update(self._reveal(revealed, mine))
@@ -141,25 +141,22 @@ class CompassLabelScreen(QueueLabelScreen):
                               else "  Response", style="dim"))
         parts: list[RenderableType] = [meta]
         if revealed:
-            # The shared COMPASS views read flat mappings (the browse screens' rows).
-            flat = asdict(ctx)
-            parts.append(safe(query_meta(flat), style="dim"))
-            pre = prefilter_line(flat)
+            parts.append(safe(query_meta(ctx), style="dim"))
+            pre = prefilter_line(ctx)
             if pre is not None:
                 parts.append(pre)
         parts.append(heading("Intended policy"))
         text = ctx.policy_text or "(not a policy of this world)"
         if revealed:
-            parts.append(policy_line({"id": ctx.policy_id, "kind": ctx.policy_kind or "?",
-                                      "text": text}))
+            parts.append(policy_line(PolicyRow(ctx.policy_id, ctx.policy_kind or "?", text)))
         else:
-            name = policy_names(ctx.policies).get(ctx.policy_id, "policy")
+            name = policy_names(ctx.policy_rows).get(ctx.policy_id, "policy")
             parts.append(neutral_policy_line(name, text))
         parts += [heading("Query"), safe(ctx.query), heading("Response"),
                   safe(ctx.response) if ctx.response else Text("(empty)", style="dim"),
                   heading("Policies of the world")]
-        parts.extend(policies_block(ctx.policies, ctx.policy_id) if revealed
-                     else neutral_policies(ctx.policies, ctx.policy_id))
+        parts.extend(policies_block(ctx.policy_rows, ctx.policy_id) if revealed
+                     else neutral_policies(ctx.policy_rows, ctx.policy_id))
         return Group(*parts)
 
     def _reveal(self, revealed: bool, mine: Annotation | None) -> RenderableType:
@@ -170,7 +167,7 @@ class CompassLabelScreen(QueueLabelScreen):
         title = "Judges and labels" + (" (you have labelled this)" if mine else " (not blind)")
         return Group(Text(title, style="bold underline"), *judgment_lines(seen.judgments),
                      heading("Other annotators"),
-                     *label_lines([lab.row() for lab in seen.others]))
+                     *label_lines([compass_label(lab) for lab in seen.others]))
 
     def status_extra(self) -> list[Text]:
         if self.rid is not None and self.copal.settings.show_model and not self.form.hide_kind:

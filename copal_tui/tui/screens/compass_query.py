@@ -12,7 +12,7 @@ view.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual import on
@@ -23,6 +23,13 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from copal_tui.services import browse
+from copal_tui.services.browse import (
+    CompassJudgment,
+    CompassLabel,
+    CompassResponse,
+    PolicyRow,
+    QueryDetail,
+)
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.compass_view import query_meta, query_renderable, response_renderable
 from copal_tui.tui.widgets.compass_view import verdict_text as single_verdict
@@ -33,12 +40,12 @@ from copal_tui.tui.widgets.screen_commands import ScreenCommands
 TABS = ["query", "responses"]
 
 
-def _verdicts(rows: list[dict[str, Any]]) -> Text:
+def _verdicts(rows: Sequence[CompassJudgment] | Sequence[CompassLabel]) -> Text:
     """One verdict in full; several (judges, or annotators) as `k/n aligned`."""
     if len(rows) <= 1:
         return single_verdict(rows[0] if rows else None)
-    done = [r for r in rows if r.get("aligned") is not None]
-    return Text(f"{sum(r['aligned'] for r in done)}/{len(done)} aligned")
+    done = [r.aligned for r in rows if r.aligned is not None]
+    return Text(f"{sum(done)}/{len(done)} aligned")
 
 
 class CompassQueryScreen(Screen[None]):
@@ -67,9 +74,9 @@ class CompassQueryScreen(Screen[None]):
         super().__init__()
         self.query_id = query_id
         self.initial_tab = tab if tab in TABS else "query"
-        self.q: dict[str, Any] | None = None
-        self.policies: list[dict[str, Any]] = []
-        self.responses: list[dict[str, Any]] = []
+        self.q: QueryDetail | None = None
+        self.policies: list[PolicyRow] = []
+        self.responses: list[CompassResponse] = []
 
     def load(self) -> None:
         # Each label comes with `aligned`, from the query type by the judge's rule.
@@ -116,11 +123,11 @@ class CompassQueryScreen(Screen[None]):
         out = Text()
         if self.q is None:
             return out.append_text(safe(self.query_id, style="bold"))
-        out.append_text(safe(short_id(self.query_id, self.q["world_id"], 60), style="bold"))
+        out.append_text(safe(short_id(self.query_id, self.q.world_id, 60), style="bold"))
         out.append("  in ")
-        out.append_text(safe(self.q["world_name"]))
+        out.append_text(safe(self.q.world_name))
         out.append("\n")
-        out.append_text(safe(query_meta(self.q) + f" \u00b7 {self.q['status']}", style="dim"))
+        out.append_text(safe(query_meta(self.q) + f" \u00b7 {self.q.status}", style="dim"))
         return out
 
     def _fill(self) -> None:
@@ -134,13 +141,13 @@ class CompassQueryScreen(Screen[None]):
                            ("judges", "judges"), ("humans", "humans")):
             table.add_column(label, key=key)
         for n, r in enumerate(self.responses, 1):
-            table.add_row(Text(str(n)), safe(one_line(r["model"], 30)), Text(r["variant"]),
-                          _verdicts(r["judgments"]), _verdicts(r["labels"]), key=r["id"])
+            table.add_row(Text(str(n)), safe(one_line(r.model, 30)), Text(r.variant),
+                          _verdicts(r.judgments), _verdicts(r.labels), key=r.id)
         if self.responses:
             table.move_cursor(row=min(keep, len(self.responses) - 1), animate=False)
         self._show_response()
 
-    def current_response(self) -> dict[str, Any] | None:
+    def current_response(self) -> CompassResponse | None:
         table = self.query_one("#compass-responses-table", DataTable)
         if not self.responses or not table.row_count:
             return None
@@ -154,8 +161,8 @@ class CompassQueryScreen(Screen[None]):
             body.update(Text("no responses to this query yet", style="italic"))
             return
         pos = f"response {self.responses.index(resp) + 1}/{len(self.responses)}"
-        if self.q["response_total"] > len(self.responses):
-            pos += f" (first {len(self.responses)} of {self.q['response_total']})"
+        if self.q.response_total > len(self.responses):
+            pos += f" (first {len(self.responses)} of {self.q.response_total})"
         body.update(response_renderable(resp, pos))
 
     @on(DataTable.RowHighlighted, "#compass-responses-table")

@@ -13,7 +13,7 @@ conversation is one ConversationView: a key renders only the turns it changes.
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -175,8 +175,7 @@ class DialogueScreen(Screen[None]):
         kind = self.kind_of(i)
         who = f"{self.judge} #{self.attempt}"
         pred = self.shown.predictions.get(i)
-        # The renderer is shared with the review queue, which reads its rows as dicts.
-        lines = prediction_lines(None if pred is None else asdict(pred), kind, who,
+        lines = prediction_lines(pred, kind, who,
                                  self.d["guidelines"] if self.d else [], self.show_text,
                                  truth=turn)
         if kind in WRONG:

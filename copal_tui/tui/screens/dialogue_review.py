@@ -37,6 +37,7 @@ from copal_tui.annotation.views import (
     mistake,
 )
 from copal_tui.domain.dialogue import ERROR_TYPES
+from copal_tui.services.dialogues import StoredPrediction
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.screens.dialogue_document import DialogueDocumentScreen
 from copal_tui.tui.screens.label_lifecycle import QueueLabelScreen
@@ -226,9 +227,9 @@ class DialogueReviewScreen(QueueLabelScreen):
         turn = {"category": row["category"], "key": row["key"], "phase": row["phase"],
                 "violation": row["violation"], "guideline_text": row["guideline_text"],
                 "evidence": row["evidence"]}
-        pred = None if not row["predicted"] else {
-            "category": row["p_category"], "key": row["p_key"], "phase": row["p_phase"],
-            "violation": row["p_violation"], "reason": row["p_reason"]}
+        pred = None if not row["predicted"] else StoredPrediction(
+            row["turn_index"], row["p_category"], row["p_key"], row["p_phase"],
+            row["p_violation"], row["p_reason"])
         mark = Text(KIND_WORDS.get(row["kind"], row["kind"]), style="bold reverse")
         mark.append("  d document", style="dim")
         # The prediction under review first: at 80x24 it is on the first screen.

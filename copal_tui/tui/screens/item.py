@@ -10,6 +10,7 @@ open and when the screen comes back into view (labels may have been added meanwh
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -23,6 +24,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from copal_tui.services import browse
+from copal_tui.services.browse import ItemDetail, ItemResponse
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.item_overview import ItemOverview
@@ -64,8 +66,8 @@ class ItemScreen(Screen[None]):
         # Opened on one response (from a list of cases): its tab, with the cursor on it.
         self.response_id = response_id
         self.initial_tab = "responses" if response_id else tab if tab in TABS else "overview"
-        self.item: dict[str, Any] | None = None
-        self.responses: list[dict[str, Any]] = []
+        self.item: ItemDetail | None = None
+        self.responses: list[ItemResponse] = []
         self.judges: list[tuple[str, str]] = []
 
     # ------------------------------------------------------------------ data
@@ -91,14 +93,11 @@ class ItemScreen(Screen[None]):
     def _blindfold(self) -> None:
         # Per response: hidden until this annotator has a current label on it.
         me = self.app.annotator  # type: ignore[attr-defined]
-        for resp in self.responses:
-            if any(lab["annotator"] == me for lab in resp["labels"]):
-                continue
-            resp["judgments"] = {}
-            resp["labels"] = []
-            resp["adjudication"] = None
-            resp["remarks"] = [r for r in resp["remarks"] if r["annotator"] == me]
-            resp["blinded"] = True
+        self.responses = [
+            resp if any(lab.annotator == me for lab in resp.labels) else replace(
+                resp, judgments={}, labels=(), adjudication=None, blinded=True,
+                remarks=tuple(r for r in resp.remarks if r.annotator == me))
+            for resp in self.responses]
 
     def compose(self) -> ComposeResult:
         self.load()
@@ -109,7 +108,7 @@ class ItemScreen(Screen[None]):
                               style="bold"), classes="panel")
             yield Footer()
             return
-        n_resp, n_proj = len(self.responses), len(self.item["projections"])
+        n_resp, n_proj = len(self.responses), len(self.item.projections)
         with TabbedContent(initial=self.initial_tab):
             with TabPane("1 Item", id="overview"), VerticalScroll(id="overview-scroll"):
                 yield ItemOverview(id="overview-body")
@@ -150,9 +149,9 @@ class ItemScreen(Screen[None]):
         if self.item is None:
             out.append_text(safe(self.item_id, style="bold"))
             return out
-        out.append_text(safe(short_id(self.item_id, self.item["world_id"], 60), style="bold"))
+        out.append_text(safe(short_id(self.item_id, self.item.item.world_id, 60), style="bold"))
         out.append("  in ")
-        out.append_text(safe(self.item["world_name"]))
+        out.append_text(safe(self.item.world_name))
         out.append("\n")
         if self.blind:
             out.append("blind: the judge's and others' marks show once you have labelled "
@@ -174,11 +173,11 @@ class ItemScreen(Screen[None]):
         assert self.item is not None
         table = self.query_one("#responses-table", DataTable)
         keep = table.cursor_row if table.row_count else 0
-        ids = [r["id"] for r in self.responses]
+        ids = [r.id for r in self.responses]
         if self.response_id in ids:
             keep, self.response_id = ids.index(self.response_id), None  # once, on opening
         table.clear(columns=True)
-        humans = sorted({lab["annotator"] for r in self.responses for lab in r["labels"]})
+        humans = sorted({lab.annotator for r in self.responses for lab in r.labels})
         table.add_column("#", key="n")
         table.add_column("model", key="model")
         table.add_column("judge", key="judge")
@@ -186,27 +185,27 @@ class ItemScreen(Screen[None]):
         table.add_column("adj.", key="adj")
         table.add_column("flag", key="flag")
         for n, resp in enumerate(self.responses, 1):
-            marks = sources(self.item, resp, self.judge)
+            marks = sources(self.item.item, resp, self.judge)
             judge = next((s for s in marks if s.kind == "judge"), None)
             adj = next((s for s in marks if s.kind == "adjudication"), None)
             by_name = {s.name: s for s in marks if s.kind == "human"}
             human = safe(" ".join(f"{h[:6]}:{_short_error(by_name.get(h))}" for h in humans)
                          or "-")
-            model = safe(one_line(resp["model"] + ("" if resp["variant"] == "base"
-                                                   else f" ({resp['variant']})"), 28))
-            if resp.get("blinded"):
+            model = safe(one_line(resp.model + ("" if resp.variant == "base"
+                                                else f" ({resp.variant})"), 28))
+            if resp.blinded:
                 hidden = Text("hidden", style="dim italic")
                 table.add_row(Text(str(n)), model, hidden, hidden, hidden, Text(""),
-                              key=resp["id"])
+                              key=resp.id)
                 continue
             table.add_row(Text(str(n)), model, verdict_text(judge), human,
-                          verdict_text(adj), Text(flag_summary(self.item, marks)),
-                          key=resp["id"])
+                          verdict_text(adj), Text(flag_summary(self.item.item, marks)),
+                          key=resp.id)
         if self.responses:
             table.move_cursor(row=min(keep, len(self.responses) - 1), animate=False)
         self._show_response()
 
-    def current_response(self) -> dict[str, Any] | None:
+    def current_response(self) -> ItemResponse | None:
         table = self.query_one("#responses-table", DataTable)
         if not self.responses or not table.row_count:
             return None
@@ -218,9 +217,9 @@ class ItemScreen(Screen[None]):
         pos = ""
         if resp is not None:
             pos = f"response {self.responses.index(resp) + 1}/{len(self.responses)}"
-            if self.item["response_total"] > len(self.responses):
-                pos += f" (first {len(self.responses)} of {self.item['response_total']})"
-        self.query_one(ResponseView).show(self.item, resp, self.judge, pos)
+            if self.item.response_total > len(self.responses):
+                pos += f" (first {len(self.responses)} of {self.item.response_total})"
+        self.query_one(ResponseView).show(self.item.item, resp, self.judge, pos)
 
     @on(DataTable.RowHighlighted, "#responses-table")
     def _response_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -236,14 +235,14 @@ class ItemScreen(Screen[None]):
 
     def _fill_projections(self) -> None:
         assert self.item is not None
-        item, wid = self.item, self.item["world_id"]
+        item, wid = self.item, self.item.item.world_id
         matrix = self.query_one("#projection-matrix", Static)
         table = self.query_one("#projections-table", DataTable)
         table.clear(columns=True)
-        projections = item["projections"]
+        projections = item.projections
         if not projections:
             note = ("This item is itself a single-policy projection (p opens its parent)."
-                    if item.get("parent") else "This item has no single-policy projections.")
+                    if item.parent else "This item has no single-policy projections.")
             matrix.update(Text(note, style="italic"))
             table.display = False
             return
@@ -252,8 +251,8 @@ class ItemScreen(Screen[None]):
         table.add_column("projection", key="id")
         table.add_column("query", key="query")
         for p in projections:
-            table.add_row(safe(short_id(p["id"], wid, 40)), safe(one_line(p["query"], 200)),
-                          key=p["id"])
+            table.add_row(safe(short_id(p.id, wid, 40)), safe(one_line(p.query, 200)),
+                          key=p.id)
 
     def _matrix(self) -> Table | Text:
         assert self.item is not None
@@ -261,9 +260,9 @@ class ItemScreen(Screen[None]):
             return Text("No judgments yet: nothing to compare.", style="italic")
         if self.blind:
             return Text("Hidden while labelling blind.", style="italic")
-        projections = self.item["projections"]
+        projections = self.item.projections
         errors = browse.projection_errors(
-            self.app.db, [self.item_id, *[p["id"] for p in projections]],  # type: ignore[attr-defined]
+            self.app.db, [self.item_id, *[p.id for p in projections]],  # type: ignore[attr-defined]
             *self.judge)
         models = sorted({m for (_, m) in errors})
         table = Table(title=f"error by model ({self.judge[0]}, {self.judge[1]})",
@@ -275,7 +274,7 @@ class ItemScreen(Screen[None]):
         table.add_column("composition-induced", justify="center")
         for m in models:
             comp = errors.get((self.item_id, m))
-            proj = [errors.get((p["id"], m)) for p in projections]
+            proj = [errors.get((p.id, m)) for p in projections]
             induced = comp == 1 and all(e == 0 for e in proj)
             table.add_row(safe(one_line(m, 30)), _err(comp), *[_err(e) for e in proj],
                           Text("\u2691 yes", style="bold") if induced else Text("\u00b7"))
@@ -342,14 +341,14 @@ class ItemScreen(Screen[None]):
             pane.scroll_page_up(animate=False)
 
     def action_parent(self) -> None:
-        parent = (self.item or {}).get("parent")
+        parent = None if self.item is None else self.item.parent
         if parent:
             self.app.action_open(  # type: ignore[attr-defined]
-                "item", item_id=parent["id"], judge=self.judge)
+                "item", item_id=parent.id, judge=self.judge)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "parent":
-            return bool((self.item or {}).get("parent"))
+            return self.item is not None and self.item.parent is not None
         if action == "next_judge":
             return len(self.judges) > 1 or None
         return True

@@ -11,8 +11,7 @@ left; the contract with its marks, and the other labels and judges when shown, o
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -45,16 +44,14 @@ MARK_BINDINGS: list[Binding] = [
 
 def reveal_columns(seen: CopalReveal, decision: Annotation | None = None) -> list[MarkColumn]:
     """The matrix's columns for a reveal: each annotator, each judge, then the adjudicator's
-    decision when there is one. The matrix widget (shared with the browse screens) reads flat
-    mappings, so the typed rows are flattened here."""
-    return columns_for([lab.row() for lab in seen.labels], [asdict(j) for j in seen.judgments],
-                       None if decision is None
-                       else {**decision.row(), "adjudicator": decision.annotator})
+    decision when there is one (the log's typed rows, as the matrix takes them)."""
+    return columns_for(seen.labels, seen.judgments, decision)
 
 
-def remark_rows(remarks: list[Annotation]) -> list[dict[str, Any]]:
-    """The notes and flags as the matrix lists them (payload beside the event's fields)."""
-    return [r.row() for r in remarks]
+def remark_rows(remarks: list[Annotation]) -> list[Annotation]:
+    """The notes and flags as the matrix lists them: the log's events as they are (kept so
+    the screens that call it need no change; they may pass the events straight through)."""
+    return remarks
 
 
 class Marking(_Base):

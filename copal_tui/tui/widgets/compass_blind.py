@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
+from collections.abc import Sequence
 
 from rich.text import Text
 
 from copal_tui.domain.compass import intended_kind
+from copal_tui.services.browse import PolicyRow
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.compass_verdict import CompassVerdict
 
@@ -31,15 +32,15 @@ _LIST_CODE = re.compile(r"[AaDd][-_.]?\d+")
 _LIST_WORD = re.compile(r"allow|deny|denied|permit|forbid", re.IGNORECASE)
 
 
-def _neutral_key(p: dict[str, Any]) -> str:
-    return hashlib.sha256(f"{p['id']}\x1f{p.get('text') or ''}".encode()).hexdigest()
+def _neutral_key(p: PolicyRow) -> str:
+    return hashlib.sha256(f"{p.id}\x1f{p.text or ''}".encode()).hexdigest()
 
 
-def policy_names(policies: list[dict[str, Any]]) -> dict[str, str]:
+def policy_names(policies: Sequence[PolicyRow]) -> dict[str, str]:
     """Policy id -> what the blind queue calls it (its id, or "policy n" in neutral order)."""
     out = {}
     for n, p in enumerate(sorted(policies, key=_neutral_key), 1):
-        pid = str(p["id"])
+        pid = str(p.id)
         hides = _LIST_CODE.fullmatch(pid) or _LIST_WORD.search(pid)
         out[pid] = f"policy {n}" if hides else pid
     return out
@@ -55,10 +56,10 @@ def neutral_policy_line(name: str, text: str, intended: bool = False) -> Text:
     return line
 
 
-def neutral_policies(policies: list[dict[str, Any]], intended: str | None) -> list[Text]:
+def neutral_policies(policies: Sequence[PolicyRow], intended: str | None) -> list[Text]:
     """Every policy of the world, neutral order and names, no kind."""
     names = policy_names(policies)
-    return [neutral_policy_line(names[str(p["id"])], p["text"], p["id"] == intended)
+    return [neutral_policy_line(names[str(p.id)], p.text, p.id == intended)
             for p in sorted(policies, key=_neutral_key)] or [Text("(no policies)", style="dim")]
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
+from copal_tui.annotation.views import Annotation
 from copal_tui.domain.compass import FAILURE_MODES, intended_kind, is_aligned
 from copal_tui.tui.widgets.compass_view import MODE_WORDS
 
@@ -32,16 +33,16 @@ class CompassVerdict(Static):
 
     # -------------------------------------------------------------- state
 
-    def reset(self, query_type: str | None, label: dict[str, Any] | None = None,
+    def reset(self, query_type: str | None, label: Annotation | None = None,
               *, relabel: bool = False) -> None:
         """Start over on a response, prefilled from `label` (the annotator's own, or the
-        choices of a label they just undid)."""
+        choices of a label they just undid: an event of the log, its payload the choices)."""
         self.query_type = query_type
         self.relabel = relabel
         self.refused = None if label is None or label.get("refused") is None \
-            else bool(label["refused"])
+            else bool(label.get("refused"))
         self.compliant = None if label is None or label.get("compliant") is None \
-            else bool(label["compliant"])
+            else bool(label.get("compliant"))
         self.failure_mode = None if label is None else label.get("failure_mode")
         self._normalise()
 

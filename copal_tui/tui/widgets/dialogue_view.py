@@ -16,7 +16,7 @@ from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from rich.console import Group, RenderableType
 from rich.segment import Segment
@@ -104,45 +104,61 @@ def truth_lines(turn: dict[str, Any], guidelines: list[dict[str, Any]],
     return out
 
 
-def _same_guideline(a: dict[str, Any], b: dict[str, Any]) -> bool:
+class Prediction(Protocol):
+    """A judge's prediction on one turn, as `prediction_lines` reads it (the dialogue screen's
+    `StoredPrediction`, or one the review queue builds from a mistake's `p_*` columns)."""
+
+    @property
+    def category(self) -> int | None: ...
+    @property
+    def key(self) -> str | None: ...
+    @property
+    def phase(self) -> int | None: ...
+    @property
+    def violation(self) -> int: ...
+    @property
+    def reason(self) -> str | None: ...
+
+
+def _same_guideline(a: Prediction, b: dict[str, Any]) -> bool:
     try:
-        return Guideline.of(a["category"], a["key"], a["phase"]) == \
+        return Guideline.of(a.category, a.key, a.phase) == \
             Guideline.of(b["category"], b["key"], b["phase"])
     except ValueError:  # a stored value the domain would not accept: not the same
         return False
 
 
-def prediction_lines(pred: dict[str, Any] | None, kind: str | None, who: str,
+def prediction_lines(pred: Prediction | None, kind: str | None, who: str,
                      guidelines: list[dict[str, Any]], show_text: bool, *,
                      binary: bool = False, mark: bool = True,
                      truth: dict[str, Any] | None = None) -> list[RenderableType]:
     """The judge's guideline, verdict and reason on one turn, with the mark (unless the caller
-    shows it elsewhere). `pred` holds category, key, phase, violation, reason (or None: no
-    prediction); `kind` is None for a turn the metrics do not score. With `show_text`, the
-    predicted guideline's document text when it is not the truth's (`truth`)."""
+    shows it elsewhere). `pred` is None when there is no prediction; `kind` is None for a turn
+    the metrics do not score. With `show_text`, the predicted guideline's document text when it
+    is not the truth's (`truth`)."""
     line = safe(one_line(who, 50), style="bold")
     line.append("  ")
     if pred is None:
         line.append("no prediction", style="italic")
     else:
-        if binary or (pred.get("category") is None and pred.get("key") is None):
+        if binary or (pred.category is None and pred.key is None):
             line.append("(verdict only)", style="italic")
         else:
-            line.append_text(guideline_label(pred["category"], pred["key"], pred["phase"]))
+            line.append_text(guideline_label(pred.category, pred.key, pred.phase))
         line.append("  \u00b7  ")
-        line.append("violation" if pred["violation"] else "compliant",
-                    style="bold" if pred["violation"] else "")
+        line.append("violation" if pred.violation else "compliant",
+                    style="bold" if pred.violation else "")
     out: list[RenderableType] = [line]
     if kind is None:
         out.append(Text("  not scored (an untagged turn, or a failed attempt)", style="dim"))
     elif mark:
         out.append(Text("  " + KIND_WORDS.get(kind, kind),
                         style="bold reverse" if kind in WRONG else "dim"))
-    if pred is not None and show_text and pred.get("key") is not None and not binary and (
+    if pred is not None and show_text and pred.key is not None and not binary and (
             truth is None or not _same_guideline(pred, truth)):
-        out.append(_doc_line(guidelines, pred["category"], pred["key"], pred["phase"]))
-    if pred is not None and pred.get("reason"):
-        out.append(Text("  reason: ", style="dim") + safe(pred["reason"]))
+        out.append(_doc_line(guidelines, pred.category, pred.key, pred.phase))
+    if pred is not None and pred.reason:
+        out.append(Text("  reason: ", style="dim") + safe(pred.reason))
     return out
 
 

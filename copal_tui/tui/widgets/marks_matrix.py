@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from copal_tui.annotation.views import Annotation, CopalJudgment
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.contract_marks import ContractItem
 
@@ -35,26 +36,28 @@ class MarkColumn:
     remark: str | None = None  # a note or rationale, shown under the matrix
 
 
-def columns_for(labels: Sequence[dict[str, Any]], judgments: Sequence[dict[str, Any]],
-                adjudication: dict[str, Any] | None = None) -> list[MarkColumn]:
-    cols = [MarkColumn(one_line(lab["annotator"], 8), f"annotator {lab['annotator']}",
-                       lab["observed"] or [], lab["error"], lab["direction"], lab.get("note"))
+def columns_for(labels: Sequence[Annotation], judgments: Sequence[CopalJudgment],
+                adjudication: Annotation | None = None) -> list[MarkColumn]:
+    """Each annotator's current label, each judge, then the adjudicator's decision (an event
+    of the log whose annotator is the adjudicator)."""
+    cols = [MarkColumn(one_line(lab.annotator, 8), f"annotator {lab.annotator}",
+                       lab.get("observed") or [], lab.get("error"), lab.get("direction"),
+                       lab.get("note"))
             for lab in labels]
     for n, j in enumerate(judgments, 1):
         cols.append(MarkColumn(
-            f"J{n}", f"judge {j['judge']} ({j['mode']})",
-            j["observed"], j["error"], j["direction"],
-            j.get("rationale") or (f"failed: {j['failure']}" if j.get("failure") else None)))
+            f"J{n}", f"judge {j.judge} ({j.mode})", j.observed, j.error, j.direction,
+            j.rationale or (f"failed: {j.failure}" if j.failure else None)))
     if adjudication is not None:
-        cols.append(MarkColumn("ADJ", f"adjudicated by {adjudication['adjudicator']}",
-                               adjudication["observed"] or [], adjudication["error"],
-                               adjudication["direction"], adjudication.get("note")))
+        cols.append(MarkColumn("ADJ", f"adjudicated by {adjudication.annotator}",
+                               adjudication.get("observed") or [], adjudication.get("error"),
+                               adjudication.get("direction"), adjudication.get("note")))
     return cols
 
 
 def matrix(items: Sequence[ContractItem], cols: Sequence[MarkColumn],
            title: str = "Marks side by side", part: str = "all",
-           notes: Sequence[dict[str, Any]] = ()) -> RenderableType:
+           notes: Sequence[Annotation] = ()) -> RenderableType:
     """`part`: "table" (marks, error, direction), "remarks" (who each column is, their label
     notes and rationales, then the notes and flags left on the response) or "all" (both)."""
     if not cols:
@@ -71,17 +74,18 @@ def matrix(items: Sequence[ContractItem], cols: Sequence[MarkColumn],
     return Group(*parts)
 
 
-def _notes(notes: Sequence[dict[str, Any]]) -> list[RenderableType]:
+def _notes(notes: Sequence[Annotation]) -> list[RenderableType]:
+    """The notes and flags left on the response (events of the log, payload `note`/`flag`)."""
     out: list[RenderableType] = []
     for n in notes:
-        flagged = n["action"] == "flag"
+        flagged = n.action == "flag"
         line = Text("\u2691 " if flagged else "\u270e ", style="bold yellow" if flagged else "")
-        line.append(f"{one_line(n['annotator'], 16)}: ", style="bold")
+        line.append(f"{one_line(n.annotator, 16)}: ", style="bold")
         if flagged:
-            line.append(f"flagged {one_line(n['flag'], 40)}", style="yellow")
+            line.append(f"flagged {one_line(n.get('flag'), 40)}", style="yellow")
         if n.get("note"):
             line.append(" " if flagged else "")
-            line.append_text(safe(n["note"], style="italic"))
+            line.append_text(safe(n.get("note"), style="italic"))
         out.append(line)
     return out
 
@@ -135,7 +139,7 @@ class MarksMatrix(Static):
         self.part = part
 
     def show(self, items: Sequence[ContractItem], cols: Sequence[MarkColumn],
-             title: str = "Marks side by side", notes: Sequence[dict[str, Any]] = ()) -> None:
+             title: str = "Marks side by side", notes: Sequence[Annotation] = ()) -> None:
         self.columns = tuple(cols)
         self.update(matrix(items, cols, title, self.part, notes))
 

@@ -10,12 +10,13 @@ them as a `rich` table whose every untrusted string goes through `safe`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 
+from copal_tui.annotation.views import Annotation
 from copal_tui.domain.contract import evaluate, item_kinds
+from copal_tui.services.browse import ItemJudgment, ItemResponse, ItemRow
 from copal_tui.tui.safe import safe
 
 PRESENT, ABSENT, UNKNOWN = "\u2713", "\u00b7", "\u2014"
@@ -36,36 +37,42 @@ class Source:
     note: str | None = None
 
 
-def contract_ids(item: dict[str, Any]) -> tuple[list[str], list[str]]:
-    return ([c["id"] for c in item.get("required") or []],
-            [c["id"] for c in item.get("forbidden") or []])
+def contract_ids(item: ItemRow) -> tuple[list[str], list[str]]:
+    return [c.id for c in item.required], [c.id for c in item.forbidden]
 
 
-def _source(item: dict[str, Any], name: str, kind: str, row: dict[str, Any]) -> Source:
-    req, forb = contract_ids(item)
-    observed = row.get("observed")
-    if row.get("failure"):
-        return Source(name, kind, None, None, None, failure=str(row["failure"]))
+def _marked(item: ItemRow, name: str, kind: str, observed: list[str] | None,
+            error: int | None, direction: str | None, note: str | None) -> Source:
+    # Item-level marks decide the error and direction (the contract rule); only a bare error
+    # (a full-policy judge) is taken as stated.
     if observed is not None:
-        verdict = evaluate(req, forb, observed,
-                           item_kinds(item.get("required") or []))
+        req, forb = contract_ids(item)
+        verdict = evaluate(req, forb, observed, item_kinds([c.view() for c in item.required]))
         return Source(name, kind, frozenset(observed), verdict.error, verdict.direction.value,
-                      note=row.get("note"))
-    return Source(name, kind, None, row.get("error"), row.get("direction"),
-                  note=row.get("note"))
+                      note=note)
+    return Source(name, kind, None, error, direction, note=note)
 
 
-def sources(item: dict[str, Any], resp: dict[str, Any],
-            judge: tuple[str, str] | None) -> list[Source]:
+def _judge_source(item: ItemRow, j: ItemJudgment) -> Source:
+    if j.failure:
+        return Source("judge", "judge", None, None, None, failure=str(j.failure))
+    return _marked(item, "judge", "judge", j.observed, j.error, j.direction, None)
+
+
+def _label_source(item: ItemRow, name: str, kind: str, lab: Annotation) -> Source:
+    return _marked(item, name, kind, lab.get("observed"), lab.get("error"),
+                   lab.get("direction"), lab.get("note"))
+
+
+def sources(item: ItemRow, resp: ItemResponse, judge: tuple[str, str] | None) -> list[Source]:
     """The selected judge (if it judged this response), annotators, then the adjudication."""
     out = []
-    if judge is not None and judge in resp.get("judgments", {}):
-        out.append(_source(item, "judge", "judge", resp["judgments"][judge]))
-    for label in resp.get("labels", []):
-        out.append(_source(item, str(label["annotator"]), "human", label))
-    adj = resp.get("adjudication")
-    if adj is not None:
-        out.append(_source(item, "adj.", "adjudication", adj))
+    if judge is not None and judge in resp.judgments:
+        out.append(_judge_source(item, resp.judgments[judge]))
+    for label in resp.labels:
+        out.append(_label_source(item, str(label.annotator), "human", label))
+    if resp.adjudication is not None:
+        out.append(_label_source(item, "adj.", "adjudication", resp.adjudication))
     return out
 
 
@@ -82,7 +89,7 @@ def reference(marks: list[Source]) -> tuple[int | None, str]:
     return (None if ref[0] < 0 else int(ref[0])), basis
 
 
-def differing_items(item: dict[str, Any], marks: list[Source]) -> list[str]:
+def differing_items(item: ItemRow, marks: list[Source]) -> list[str]:
     """Contract items on which the sets of item-level marks do not all agree."""
     req, forb = contract_ids(item)
     marked = [s.observed for s in marks if s.observed is not None]
@@ -91,7 +98,7 @@ def differing_items(item: dict[str, Any], marks: list[Source]) -> list[str]:
     return [cid for cid in req + forb if len({cid in m for m in marked}) > 1]
 
 
-def disagreements(item: dict[str, Any], marks: list[Source]) -> list[str]:
+def disagreements(item: ItemRow, marks: list[Source]) -> list[str]:
     """Plain-language flags: annotators disagreeing, the judge against the reference, items."""
     out = []
     humans = [s for s in marks if s.kind == "human" and s.error is not None]
@@ -108,7 +115,7 @@ def disagreements(item: dict[str, Any], marks: list[Source]) -> list[str]:
     return out
 
 
-def flag_summary(item: dict[str, Any], marks: list[Source]) -> str:
+def flag_summary(item: ItemRow, marks: list[Source]) -> str:
     """A short cell for the responses table: `J\u2260ref`, `H\u2260H`, `items` or ``."""
     parts = []
     humans = {s.error for s in marks if s.kind == "human" and s.error is not None}
@@ -134,7 +141,7 @@ def verdict_text(s: Source | None) -> Text:
     return Text(f"{s.error} {word}", style="bold" if s.error else "")
 
 
-def marks_table(item: dict[str, Any], marks: list[Source]) -> Table:
+def marks_table(item: ItemRow, marks: list[Source]) -> Table:
     table = Table(expand=True, show_edge=False, pad_edge=False, box=None, header_style="bold")
     table.add_column("item", no_wrap=True)
     table.add_column("contract item", ratio=1)
@@ -142,20 +149,20 @@ def marks_table(item: dict[str, Any], marks: list[Source]) -> Table:
         table.add_column(safe(s.name), justify="center", no_wrap=True, max_width=10)
     table.add_column("\u2260", justify="center", no_wrap=True)
     differ = set(differing_items(item, marks))
-    for side, prefix in (("required", "must"), ("forbidden", "must not")):
-        for c in item.get(side) or []:
-            head = Text(str(c["id"]), style="bold")
+    for side, prefix in ((item.required, "must"), (item.forbidden, "must not")):
+        for c in side:
+            head = Text(c.id, style="bold")
             head.append(f" {prefix}", style="dim")
             cells = []
             for s in marks:
                 if s.observed is None:
                     cells.append(Text(UNKNOWN, style="dim"))
-                elif c["id"] in s.observed:
+                elif c.id in s.observed:
                     cells.append(Text(PRESENT, style="bold"))
                 else:
                     cells.append(Text(ABSENT))
-            flag = Text("\u2260", style="bold") if c["id"] in differ else Text("")
-            table.add_row(head, safe(c.get("text")), *cells, flag)
+            flag = Text("\u2260", style="bold") if c.id in differ else Text("")
+            table.add_row(head, safe(c.text), *cells, flag)
     table.add_row(Text("error", style="bold"), Text("computed from the marks", style="dim"),
                   *[verdict_text(s) for s in marks], Text(""))
     return table

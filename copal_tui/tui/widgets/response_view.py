@@ -9,12 +9,11 @@ not), so colour never carries the meaning alone.
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.widgets import Static
 
+from copal_tui.services.browse import ItemResponse, ItemRow
 from copal_tui.tui.safe import clean, safe
 from copal_tui.tui.widgets.marks_table import disagreements, marks_table, sources
 
@@ -51,31 +50,32 @@ def _heading(text: str) -> Text:
     return Text(f"\n{text}", style="bold")
 
 
-def render_response(item: dict[str, Any], resp: dict[str, Any], judge: tuple[str, str] | None,
+def render_response(item: ItemRow, resp: ItemResponse, judge: tuple[str, str] | None,
                     position: str = "") -> RenderableType:
     parts: list[RenderableType] = []
     title = Text(position + "  " if position else "", style="bold")
-    title.append_text(safe(resp["model"], style="bold"))
-    title.append(f"  \u00b7  variant {resp['variant']}", style="dim")
+    title.append_text(safe(resp.model, style="bold"))
+    title.append(f"  \u00b7  variant {resp.variant}", style="dim")
     parts.append(title)
     marks = sources(item, resp, judge)
-    if resp.get("blinded"):
+    if resp.blinded:
         parts.append(Text("blind: the judge's and other annotators' marks stay hidden until "
                           "you label this response", style="italic"))
     elif judge is None:
         parts.append(Text("no judge has judged this item yet", style="italic"))
-    elif judge not in resp.get("judgments", {}):
+    elif judge not in resp.judgments:
         parts.append(Text(f"{judge[0]} ({judge[1]}) has not judged this response",
                           style="italic"))
     for flag in disagreements(item, marks):
         parts.append(Text(f"\u2691 {flag}", style="bold"))
-    if resp.get("failure"):
-        parts.append(Text("the model call failed: ", style="bold") + safe(resp["failure"]))
+    if resp.failure:
+        parts.append(Text("the model call failed: ", style="bold") + safe(resp.failure))
 
     # The text first (what everyone marked), then the marks side by side.
-    judgment = resp.get("judgments", {}).get(judge) if judge else None
-    forbidden = {c["id"] for c in item.get("forbidden") or []}
-    body, found = highlight(resp.get("text"), (judgment or {}).get("evidence"), forbidden)
+    judgment = resp.judgments.get(judge) if judge else None
+    forbidden = {c.id for c in item.forbidden}
+    body, found = highlight(resp.text, None if judgment is None else judgment.evidence,
+                            forbidden)
     parts.append(_heading("Response"))
     parts.append(body if body.plain else Text("(no text)", style="italic"))
     parts.append(_heading("Marks"))
@@ -92,9 +92,9 @@ def render_response(item: dict[str, Any], resp: dict[str, Any], judge: tuple[str
             parts.append(line)
     if judgment is not None:
         parts.append(_heading(f"Rationale ({judge[0]}, {judge[1]})" if judge else "Rationale"))
-        if judgment.get("failure"):
-            parts.append(Text("judgment failed: ", style="bold") + safe(judgment["failure"]))
-        parts.append(safe(judgment.get("rationale") or "-"))
+        if judgment.failure:
+            parts.append(Text("judgment failed: ", style="bold") + safe(judgment.failure))
+        parts.append(safe(judgment.rationale or "-"))
     notes = _notes(resp)
     if notes:
         parts.append(_heading("Notes and flags"))
@@ -102,26 +102,26 @@ def render_response(item: dict[str, Any], resp: dict[str, Any], judge: tuple[str
     return Group(*parts)
 
 
-def _notes(resp: dict[str, Any]) -> list[Text]:
+def _notes(resp: ItemResponse) -> list[Text]:
     out = []
-    for label in resp.get("labels", []):
+    for label in resp.labels:
         if label.get("note"):
-            out.append(safe(f"{label['annotator']} (label note): ", style="bold")
-                       + safe(label["note"]))
-    adj = resp.get("adjudication")
+            out.append(safe(f"{label.annotator} (label note): ", style="bold")
+                       + safe(label.get("note")))
+    adj = resp.adjudication
     if adj and adj.get("note"):
-        out.append(safe(f"{adj['adjudicator']} (adjudication): ", style="bold")
-                   + safe(adj["note"]))
-    for ev in resp.get("remarks", []):
+        out.append(safe(f"{adj.annotator} (adjudication): ", style="bold")
+                   + safe(adj.get("note")))
+    for ev in resp.remarks:
         what = ev.get("flag") or ev.get("note") or ""
-        out.append(safe(f"{ev['annotator']} ({ev['action']}): ", style="bold") + safe(what))
+        out.append(safe(f"{ev.annotator} ({ev.action}): ", style="bold") + safe(what))
     return out
 
 
 class ResponseView(Static):
     """Shows one response; `show()` re-renders it for another response or judge."""
 
-    def show(self, item: dict[str, Any], resp: dict[str, Any] | None,
+    def show(self, item: ItemRow, resp: ItemResponse | None,
              judge: tuple[str, str] | None, position: str = "") -> None:
         if resp is None:
             self.update(Text("this item has no responses yet", style="italic"))
