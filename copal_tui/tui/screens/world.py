@@ -3,7 +3,7 @@ paged, filterable list, plus a sixth, COMPASS, when the world has a COMPASS suit
 type, strategy, form, intended policy and verification status). Enter opens an item or a COMPASS
 query, or shows a policy / clause / composition / run in full; `r` follows a row to its related
 rows (policy -> its clauses -> their compositions -> their items; a COMPASS base query -> the
-edge queries built from it)."""
+edge queries built from it). A tab's list is built the first time the tab is shown, and kept."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -141,6 +141,7 @@ class WorldScreen(Screen[None]):
         self.summary: WorldSummary | None = None
         self.initial_tab = tab
         self.tabs = list(TABS)
+        self._tables: dict[str, PagedTable] = {}  # the tabs' lists built so far, by tab
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The COMPASS tab's key exists only where the tab does (and stays out of `?` elsewhere).
@@ -154,23 +155,34 @@ class WorldScreen(Screen[None]):
             self.initial_tab = "policies"
         yield Header()
         yield Static(self._summary(), id="world-summary", classes="summary")
-        columns = _columns(self.world_id)
-        fetch: dict[str, Any] = {
-            "policies": partial(_world_fetch, browse.policies_page, self.world_id),
-            "clauses": partial(_world_fetch, browse.clauses_page, self.world_id),
-            "compositions": partial(_world_fetch, browse.compositions_page, self.world_id),
-            # `disagree:` and `cell:` need the report's reference rule: the service applies it.
-            "items": partial(_world_fetch, browse.items_page, self.world_id),
-            "runs": partial(_world_fetch, browse.runs_page, self.world_id),
-            COMPASS_TAB: partial(_world_fetch, browse.compass_queries_page, self.world_id),
-        }
         with TabbedContent(initial=self.initial_tab):
             for n, name in enumerate(self.tabs, 1):
                 title = "COMPASS" if name == COMPASS_TAB else name.capitalize()
-                with TabPane(f"{n} {title}", id=name):
-                    yield PagedTable(fetch[name], columns[name], id=f"{name}-table",
-                                     placeholder=PLACEHOLDERS[name])
+                with _Pane(f"{n} {title}", id=name):
+                    # Only the first tab's list is built now; the others on first showing. Six
+                    # lists at once cost six page queries racing the first paint, and every
+                    # widget on a screen adds to each refresh.
+                    if name == self.initial_tab:
+                        yield self._tables.setdefault(name, self._new_table(name))
         yield Footer()
+
+    def _new_table(self, name: str, filter_text: str = "") -> PagedTable:
+        return PagedTable(partial(_world_fetch, FETCH[name], self.world_id),
+                          _columns(self.world_id)[name], id=f"{name}-table",
+                          placeholder=PLACEHOLDERS[name], filter_text=filter_text)
+
+    def table_of(self, name: str, filter_text: str | None = None) -> PagedTable:
+        """The list of tab `name`, built (and mounted in its pane) when first asked for; a
+        `filter_text` replaces its filter line."""
+        found = self._tables.get(name)
+        if found is None:
+            # Kept by name at once, not looked up in the DOM: a second call while the mount is
+            # still under way (a tab key as the screen opens) must not build a second list.
+            found = self._tables[name] = self._new_table(name, filter_text or "")
+            self.query_one(f"TabPane#{name}", TabPane).mount(found)
+        elif filter_text is not None:
+            found.set_filter(filter_text)
+        return found
 
     def _summary(self, stats: dict[str, Any] | None = None) -> Text:
         row = self.summary
@@ -215,14 +227,18 @@ class WorldScreen(Screen[None]):
         self._load_stats(self.app, self.app.db_path)  # type: ignore[attr-defined]
 
     def _focus_table(self) -> None:
-        self.active_table().table.focus()
+        table = self.active_table()
+        if table.is_mounted:
+            table.table.focus()
+        else:  # built for this tab a moment ago: its rows exist once it is mounted
+            self.call_after_refresh(self._focus_table)
 
     def active_table(self) -> PagedTable:
-        pane = self.query_one(TabbedContent).active
-        return self.query_one(f"#{pane}-table", PagedTable)
+        return self.table_of(self.query_one(TabbedContent).active)
 
     @on(TabbedContent.TabActivated)
     def _tab_changed(self, event: TabbedContent.TabActivated) -> None:
+        self.table_of(self.query_one(TabbedContent).active)
         self.call_after_refresh(self._focus_table)
 
     # ------------------------------------------------------------------ actions
@@ -274,7 +290,7 @@ class WorldScreen(Screen[None]):
             self.notify("runs have no related rows here; enter shows the manifest")
             return
         name, text = target
-        self.query_one(f"#{name}-table", PagedTable).set_filter(text)
+        self.table_of(name, text)
         self.action_tab(name)
 
     # ------------------------------------------------------------------ full records
@@ -331,6 +347,27 @@ class WorldScreen(Screen[None]):
         manifest = run.manifest if isinstance(run.manifest, str) else json.dumps(
             run.manifest, indent=2, ensure_ascii=False, sort_keys=True)
         return f"run {run_id}", [("Run", head), ("Manifest", safe(manifest))]
+
+
+class _Pane(TabPane):
+    """A tab's pane that does not take the tabs over when a widget in it gets the focus
+    (TabPane's default). The screen focuses a list only in the tab already shown; a focus that
+    lands late (a busy start, a key pressed as the screen opens) would otherwise switch back to
+    the first tab after the user's key chose another."""
+
+    def _on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        event.prevent_default()  # TabPane's handler, next in the MRO, posts the switch
+
+
+FETCH: dict[str, Callable[[Any, str, PageRequest], Page]] = {
+    "policies": browse.policies_page,
+    "clauses": browse.clauses_page,
+    "compositions": browse.compositions_page,
+    # `disagree:` and `cell:` need the report's reference rule: the service applies it.
+    "items": browse.items_page,
+    "runs": browse.runs_page,
+    COMPASS_TAB: browse.compass_queries_page,
+}
 
 
 def _world_fetch(fetch: Callable[[Any, str, PageRequest], Page], world_id: str,

@@ -64,8 +64,15 @@ class WorldsScreen(Screen[None]):
         yield Static(Text(HINT), classes="hint")
         yield Footer()
 
+    _resumed = False
+
     def on_screen_resume(self) -> None:
-        # Back from a world: labels or jobs may have changed the counts.
+        # Back from a world: labels or jobs may have changed the counts. Not the resume that
+        # starts the screen: the list is loading its first page then, and a page that arrived
+        # before this message would be queried and laid out a second time.
+        if not self._resumed:
+            self._resumed = True
+            return
         table = self.query_one(PagedTable)
         if table.page is not None:
             table.reload()
