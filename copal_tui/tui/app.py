@@ -116,6 +116,8 @@ class CopalApp(App[None]):
             check_keymap(self.settings.keymap)
         self._db: Database | None = None
         self._too_small = False
+        # The first Resize after the app's own start-up one: see `_on_resize`.
+        self._start_echo = True
         self._worker_conns: set[sqlite3.Connection] = set()
         self._worker_lock = threading.Lock()
         self.writes = WriteQueue(self)
@@ -205,9 +207,21 @@ class CopalApp(App[None]):
 
     async def _on_resize(self, event: events.Resize) -> None:
         # Textual's own handler stops the Resize event (an `on_resize` here never runs after
-        # start-up), so hook the private handler and check once the new size is laid out.
-        await super()._on_resize(event)
+        # start-up), so hook the private handler. Textual calls the handler of every class in
+        # the MRO, so App's runs after this one by itself: calling it here as well stored the
+        # event twice and every screen was laid out and repainted twice per resize.
+        if self._start_echo and self._size is not None:  # not the app's own first Resize
+            self._start_echo = False
+            if event.size == self._size:
+                # The terminal driver reports, as it starts, the size the app has already laid
+                # out with; Textual would lay every screen out and repaint it in full again,
+                # just as the first page of rows arrives. Later same-size reports are kept:
+                # one is how the screen is repainted after a suspend (ctrl+z, fg).
+                event.stop()
+                event.prevent_default()  # App's handler is not called
+                return
         if self.is_running and len(self.screen_stack) > 1:
+            # Checked once the new size is laid out.
             self.call_after_refresh(self._check_size)
 
     def _check_size(self) -> None:
