@@ -9,18 +9,17 @@ step: the rows appear at once, those cells show an ellipsis until their values a
 selected:yes`); the store decides which keys a list knows and says so when one is wrong.
 
 Cells are always `rich.text.Text` built through `copal_tui.tui.safe`: DataTable would parse a
-plain string as markup, and every cell here may hold untrusted text.
+plain string as markup, and every cell here may hold untrusted text. The widget-free parts (columns,
+the filter grammar, shared renderings) are in `table_columns`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -33,47 +32,15 @@ from textual.worker import get_current_worker
 
 from copal_tui.services.browse import FilterError, Page, PageRequest
 from copal_tui.tui.safe import one_line, safe
+from copal_tui.tui.widgets.table_columns import Column, fmt_rate, parse_filter, short_id
 from store.db import Database
+
+__all__ = ["Column", "Decorate", "Fetch", "PagedTable", "Rows", "fmt_rate", "parse_filter",
+           "short_id"]
 
 Fetch = Callable[[Database, PageRequest], Page]
 # Optional second pass over the shown page: row key -> extra columns (slow aggregates).
 Decorate = Callable[[Database, list[str]], dict[str, dict[str, Any]]]
-
-_FILTER = re.compile(r'(?<!\S)([A-Za-z_]+):(?:"([^"]*)"|(\S+))')
-
-
-def parse_filter(text: str) -> tuple[str, dict[str, str]]:
-    """Split a filter line into free words and `key:value` filters (`key:"two words"` too)."""
-    filters: dict[str, str] = {}
-    for m in _FILTER.finditer(text):
-        filters[m.group(1).lower()] = m.group(2) if m.group(2) is not None else m.group(3)
-    return " ".join(_FILTER.sub(" ", text).split()), filters
-
-
-@dataclass(frozen=True)
-class Column:
-    """One column. `width=None` makes it the flexible column that takes the remaining width;
-    `hide_below` drops the column when the table is narrower (80 columns stay readable)."""
-
-    key: str
-    label: str
-    width: int | None = None
-    render: Callable[[dict[str, Any]], Text | str] | None = None
-    hide_below: int = 0
-    justify: Literal["left", "right"] = "left"
-    min_width: int = 12
-
-
-def fmt_rate(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.0f}%"
-
-
-def short_id(value: str | None, world_id: str, width: int) -> str:
-    """An id without its world prefix; when still too long, its tail (the distinctive part)."""
-    text = value or ""
-    if text.startswith(world_id + ":"):
-        text = text[len(world_id) + 1:]
-    return text if len(text) <= width else "\u2026" + text[-(width - 1):]
 
 
 class Rows(DataTable[Any]):
