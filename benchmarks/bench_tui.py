@@ -6,15 +6,15 @@ alike:
 
 - `pty`: as a new user starts it. `copal --db DB tui` runs in a pseudo-terminal (120x40, the
   ordinary command line, nothing patched); the clock stops when the first world's id reaches the
-  terminal, i.e. the list's rows are painted. Best of `repeat`.
-- `headless`: the same command line run headless, with a probe that exits once the worlds list
-  shows rows (process start to first paint, shutdown not counted). Median.
+  terminal, i.e. the list's rows are painted. Best of `repeat`. The child's CPU time (all its
+  threads, from /proc) is read at that moment too: on a loaded machine the wall ratio swings
+  with the load, the CPU to first paint much less.
+- `headless`: the same command line run headless, with a probe that exits at the refresh that
+  follows the worlds list's first rows (process start to first paint, shutdown not counted; the
+  probe hooks the list rather than polling it, which would spend CPU of its own). Median.
 - `Pilot`: in-process (imports already paid), from `run_test` to the rows on screen. Median.
 
-Keypress latency: through the Pilot, the time from a key to the next refresh, against the same
-key on a trivial app (the Pilot floor); the figure is the difference, a median. Each list row
-says how many rows its page held, so a list that happens to be empty in the benchmark database
-is visible as such rather than passing for free.
+Keypress latency is in `bench_tui_keys` (`keypress`, re-exported here).
 """
 
 from __future__ import annotations
@@ -32,13 +32,14 @@ import termios
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from bench_store import row
+from bench_tui_keys import keypress
 
 # Each headless child prints the wall-clock time (time.time()) at which its first useful screen
-# was painted; the parent subtracts the time it spawned the child. So the figure is process
-# start to first paint, and neither app's shutdown is counted.
+# was painted, and its CPU time so far; the parent subtracts the time it spawned the child. So
+# the figure is process start to first paint, and neither app's shutdown is counted.
 MINIMAL = """
 import sys, time
 from textual.app import App
@@ -52,31 +53,33 @@ class Minimal(App):
         for i in range(20): t.add_row(f"minimal-row-{i}", str(i))
         if HEADLESS: self.call_after_refresh(self.painted)
     def painted(self):
-        print(repr(time.time()), flush=True); self.exit()
+        print(repr(time.time()), time.process_time(), flush=True); self.exit()
 Minimal().run(headless=HEADLESS)
 """
 MINIMAL_MARK = b"minimal-row-0"
 
 # `copal tui --db DB` through the real command line; the only changes are headless output and a
-# watcher that notes when the worlds list first shows rows, then exits.
+# hook that notes the refresh after the worlds list first shows rows, then exits.
 COPAL = """
-import asyncio, sys, time
+import sys, time
 from copal_tui.cli import main
 from copal_tui.tui import app as app_module
 from copal_tui.tui.widgets.paged_table import PagedTable
 
 run = app_module.CopalApp.run
+show = PagedTable._show
+def probe_show(self, *args):
+    show(self, *args)
+    if self.table.row_count:
+        self.app.call_after_refresh(painted, self.app)
+done = []
+def painted(app):
+    if not done:  # the first refresh with rows only
+        done.append(1)
+        print(repr(time.time()), time.process_time(), flush=True); app.exit()
 def probe_run(self, *args, **kwargs):
-    async def watch():
-        while True:
-            tables = list(self.screen.query(PagedTable)) if self.screen_stack else []
-            if tables and tables[0].table.row_count:
-                self.call_after_refresh(painted); return
-            await asyncio.sleep(0.002)
-    def painted():
-        print(repr(time.time()), flush=True); self.exit()
-    self.call_later(lambda: self.run_worker(watch()))
     return run(self, headless=True)
+PagedTable._show = probe_show
 app_module.CopalApp.run = probe_run
 main(["--db", sys.argv[1], "tui"], standalone_mode=False)
 """
@@ -90,15 +93,30 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _first_paint(code: str, *args: str) -> float:
+class Paint(NamedTuple):
+    wall: float  # seconds from spawning the process to its first painted rows
+    cpu: float  # CPU seconds the process had used by then (all its threads)
+
+
+def _first_paint(code: str, *args: str) -> Paint:
     t = time.time()
     out = subprocess.run([sys.executable, "-c", code, *args], check=True, capture_output=True,
                          text=True, timeout=300, env=_env())
-    return float(out.stdout.strip().splitlines()[-1]) - t
+    wall, cpu = out.stdout.strip().splitlines()[-1].split()
+    return Paint(float(wall) - t, float(cpu))
 
 
-def _pty_paint(argv: list[str], mark: bytes, timeout: float = 120.0) -> float:
-    """Seconds from spawning `argv` in a 120x40 pseudo-terminal until `mark` is written to it."""
+def _cpu_of(pid: int) -> float:
+    """CPU seconds (user + system, every thread) a running process has used, from /proc."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        # The command name (field 2) may hold spaces: count the fields after its ")".
+        fields = f.read().rsplit(b")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _pty_paint(argv: list[str], mark: bytes, timeout: float = 120.0) -> Paint:
+    """From spawning `argv` in a 120x40 pseudo-terminal until `mark` is written to it: the
+    seconds, and the CPU the process had used at that moment."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     env = {**_env(), "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
@@ -121,7 +139,8 @@ def _pty_paint(argv: list[str], mark: bytes, timeout: float = 120.0) -> float:
                     raise RuntimeError(f"{argv!r} exited before painting: {seen[-300:]!r}")
                 # Keep a tail only: the mark is short, the stream is not.
                 seen = seen[-4096:] + chunk
-        return time.perf_counter() - t
+        wall = time.perf_counter() - t
+        return Paint(wall, _cpu_of(proc.pid))
     finally:
         proc.kill()  # only the child started here; its shutdown is not part of the figure
         proc.wait()
@@ -139,10 +158,23 @@ def _ratio_rows(kind: str, base: float, runs: dict[str, list[float]], pick: Call
     return rows
 
 
+def _cpu_rows(kind: str, base: list[Paint], runs: dict[str, list[Paint]]) -> list[dict[str, Any]]:
+    """CPU to first paint (medians): the minimal app's, and each database's over it."""
+    base_cpu = statistics.median(p.cpu for p in base)
+    rows = [row(f"minimal Textual app: CPU to first paint ({kind})", base_cpu, "s",
+                note=f"median of {len(base)}")]
+    for label, samples in runs.items():
+        cpu = statistics.median(p.cpu for p in samples)
+        rows.append(row(f"copal tui CPU to first paint ({kind}, {label})", cpu - base_cpu,
+                        "s over minimal", note=f"{cpu:.2f} s, median of {len(samples)}"))
+    return rows
+
+
 def cold_start(dbs: dict[str, Path], repeat: int = 5,
                targets: dict[str, float] | None = None) -> list[dict[str, Any]]:
     """First paint of `copal tui` per database against the minimal app: in a pty (best of
-    `repeat`) and headless (median of `repeat`), the two apps interleaved run by run."""
+    `repeat`) and headless (median of `repeat`), the two apps interleaved run by run; and the
+    CPU each had used by its first paint (medians)."""
     targets = targets or {}
     copal = [sys.executable, "-m", "copal_tui"]
     minimal = [sys.executable, "-c", MINIMAL]
@@ -151,19 +183,26 @@ def cold_start(dbs: dict[str, Path], repeat: int = 5,
     _pty_paint(minimal, MINIMAL_MARK)
     for db in dbs.values():
         _pty_paint([*copal, "--db", str(db), "tui"], b"bench-000")
-    pty_base: list[float] = []
-    head_base: list[float] = []
-    pty_runs: dict[str, list[float]] = {label: [] for label in dbs}
-    head_runs: dict[str, list[float]] = {label: [] for label in dbs}
+    pty_base: list[Paint] = []
+    head_base: list[Paint] = []
+    pty_runs: dict[str, list[Paint]] = {label: [] for label in dbs}
+    head_runs: dict[str, list[Paint]] = {label: [] for label in dbs}
     for _ in range(repeat):
         pty_base.append(_pty_paint(minimal, MINIMAL_MARK))
         head_base.append(_first_paint(MINIMAL, "headless"))
         for label, db in dbs.items():
             pty_runs[label].append(_pty_paint([*copal, "--db", str(db), "tui"], b"bench-000"))
             head_runs[label].append(_first_paint(COPAL, str(db)))
-    return (_ratio_rows("pty", min(pty_base), pty_runs, min, f"best of {repeat}", targets)
-            + _ratio_rows("headless", statistics.median(head_base), head_runs,
-                          statistics.median, f"median of {repeat}", targets))
+
+    def walls(runs: dict[str, list[Paint]]) -> dict[str, list[float]]:
+        return {label: [p.wall for p in samples] for label, samples in runs.items()}
+
+    return (_ratio_rows("pty", min(p.wall for p in pty_base), walls(pty_runs), min,
+                        f"best of {repeat}", targets)
+            + _cpu_rows("pty", pty_base, pty_runs)
+            + _ratio_rows("headless", statistics.median(p.wall for p in head_base),
+                          walls(head_runs), statistics.median, f"median of {repeat}", targets)
+            + _cpu_rows("headless", head_base, head_runs))
 
 
 # ---------------------------------------------------------------------- in-process (Pilot)
@@ -226,113 +265,32 @@ def pilot_start(dbs: dict[str, Path], repeat: int = 5,
                        f"median of {repeat}", targets or {})
 
 
-# ---------------------------------------------------------------------- keypresses
 
-Setup = list[Any]  # key names (str) or callables taking the app, run in order before timing
-
-
-def _focused_list(app: Any) -> tuple[int | None, str | None]:
-    """Rows in the focused table and the id of the list (PagedTable) holding it."""
-    from textual.widgets import DataTable
-
-    focused = app.focused
-    if not isinstance(focused, DataTable):
-        return None, None
-    return focused.row_count, getattr(focused.parent, "id", None)
+__all__ = ["cold_start", "keypress", "pilot_start"]
 
 
-async def _workers_done(app: Any, limit: float = 120.0) -> None:
-    """Wait until the app's workers (a page, its slow columns, queue order) have finished:
-    a key timed while one still runs would count its CPU, not the key's repaint."""
-    end = time.monotonic() + limit
-    while any(w.is_running for w in app.workers) and time.monotonic() < end:
-        await asyncio.sleep(0.05)
+def main(argv: list[str] | None = None) -> int:
+    """`python benchmarks/bench_tui.py DB [DB ...]`: first paint of every database, then the
+    keys in each, in one run (the databases are only read)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("dbs", nargs="+", type=Path)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--no-keys", action="store_true", help="First paint only.")
+    args = ap.parse_args(argv)
+    dbs = {db.stem: db for db in args.dbs}
+    rows = cold_start(dbs, repeat=args.repeat) + pilot_start(dbs, repeat=args.repeat)
+    if not args.no_keys:
+        for label, db in dbs.items():
+            rows += keypress(db, label=label)
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        flag = "" if r["ok"] is None else ("ok" if r["ok"] else "MISSED")
+        print(f"{r['name']:<{width}}  {r['value']:>8} {r['unit']:<14} {r['target']:<10} "
+              f"{flag:<6} {r['note']}")
+    return 0
 
 
-async def _key_latency(app: Any, keys: list[str], setup: Setup,
-                       warm: float = 1.0) -> tuple[float, int | None, str | None]:
-    samples = []
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(warm)  # let first-open work (queue order, counts) finish
-        for step in setup:
-            if callable(step):
-                step(app)
-            else:
-                await pilot.press(step)
-            await pilot.pause(0.5)
-        await pilot.pause(warm)  # the list's page and its slow columns have arrived
-        await _workers_done(app)
-        rows, list_id = _focused_list(app)
-        if rows == 0:
-            return 0.0, rows, list_id  # an empty list: nothing to time
-        for k in keys:
-            t = time.perf_counter()
-            await pilot.press(k)
-            await pilot.pause()
-            samples.append((time.perf_counter() - t) * 1000)
-    return statistics.median(samples), rows, list_id
-
-
-def _open(name: str, **kwargs: Any) -> Callable[[Any], None]:
-    def step(app: Any) -> None:
-        app.action_open(name, **kwargs)
-    return step
-
-
-def _floor() -> float:
-    from textual.app import App
-    from textual.widgets import DataTable
-
-    class Trivial(App[None]):
-        def compose(self):  # type: ignore[no-untyped-def,unused-ignore]
-            yield DataTable()
-
-        def on_mount(self) -> None:
-            t = self.query_one(DataTable)
-            t.add_columns("a")
-            for i in range(100):
-                t.add_row(str(i))
-
-    ms, _, _ = asyncio.run(_key_latency(Trivial(), ["down", "up"] * 10, []))
-    return ms
-
-
-def keypress(db: Path, target_ms: float = 20.0) -> list[dict[str, Any]]:
-    """Median key-to-repaint latency over the Pilot floor in each list and in the label queue."""
-    from copal_tui.tui.app import make_app
-
-    keys = ["down", "up"] * 10
-    floors = [_floor()]
-    # name -> (app options, setup, keys timed, the list that must have the keyboard)
-    cases: dict[str, tuple[dict[str, Any], Setup, list[str], str | None]] = {
-        "worlds list": ({}, ["down"] * 3, keys, "worlds-table"),
-        "a world's items": ({}, ["enter", "4"], keys, "items-table"),
-        "a world's runs": ({}, ["enter", "5"], keys, "runs-table"),
-        "COMPASS queries": ({}, ["enter", "6"], keys, "compass-table"),
-        "dialogues list": ({}, [_open("dialogues")], keys, "dialogues-table"),
-        "cases": ({}, [_open("cases")], keys, "cases-table"),
-        "label queue": ({"mode": "label", "annotator": "bench"}, [], ["1", "1"] * 10, None),
-    }
-    measured: dict[str, tuple[float, int | None, str | None]] = {}
-    for name, (kw, setup, case_keys, _) in cases.items():
-        label = name == "label queue"
-        measured[name] = asyncio.run(_key_latency(make_app(db, **kw), case_keys, setup,
-                                                  warm=10.0 if label else 2.0))
-    floors.append(_floor())  # before and after: the machine's load drifts during the run
-    floor = statistics.median(floors)
-    rows = [row("Pilot floor (trivial app, down/up)", floor, "ms",
-                note=" / ".join(f"{f:.1f}" for f in floors) + " ms before / after")]
-    for name, (ms, n, list_id) in measured.items():
-        want = cases[name][3]
-        if want is not None and list_id != want:
-            # The database has no such list (a world without a COMPASS suite): not judged.
-            rows.append(row(f"keypress {name}", 0.0, "ms over floor", f"<= {target_ms:g} ms",
-                            None, note="not in this database"))
-            continue
-        shown = "" if n is None else f", {n} rows on the page"
-        ok = ms - floor <= target_ms if n != 0 else None
-        rows.append(row(f"keypress {name}", ms - floor if n != 0 else 0.0, "ms over floor",
-                        f"<= {target_ms:g} ms",
-                        ok, note=f"{ms:.1f} ms{shown}" + (" (empty list: not judged)"
-                                                          if n == 0 else "")))
-    return rows
+if __name__ == "__main__":
+    sys.exit(main())
