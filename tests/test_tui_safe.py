@@ -88,7 +88,9 @@ def forbidden(c: str) -> bool:
 
 
 def ordinary(c: str) -> bool:
-    return c.isprintable()
+    """Printable and not one of the supplementary variation selectors (U+E0100-U+E01EF), which
+    are invisible, can carry a hidden payload one byte per character, and are shown marked."""
+    return c.isprintable() and not 0xE0100 <= ord(c) <= 0xE01EF
 
 
 # Text rich in what the sanitiser must handle: introducers, terminators, parameters and the
