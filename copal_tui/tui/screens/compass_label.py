@@ -31,7 +31,7 @@ from copal_tui.annotation.views import (
     compass_context,
     compass_reveal,
 )
-from copal_tui.services.browse import PolicyRow, compass_label
+from copal_tui.services.item_views import PolicyRow, compass_label
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.screens.label_lifecycle import QueueLabelScreen
 from copal_tui.tui.widgets.compass_blind import (

@@ -6,7 +6,7 @@ rationale, and the human labels).
 
 Opened with enter from the COMPASS tab of the world screen (browse mode only: the label modes
 cannot reach the world screen, so nothing here needs blinding). Reads are keyed lookups
-(`copal_tui.services.browse.query_view`, one snapshot), repeated when the screen comes back into
+(`copal_tui.services.item_views.query_view`, one snapshot), repeated when the screen comes back into
 view.
 """
 
@@ -22,8 +22,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
-from copal_tui.services import browse
-from copal_tui.services.browse import (
+from copal_tui.services import item_views
+from copal_tui.services.item_views import (
     CompassJudgment,
     CompassLabel,
     CompassResponse,
@@ -80,7 +80,7 @@ class CompassQueryScreen(Screen[None]):
 
     def load(self) -> None:
         # Each label comes with `aligned`, from the query type by the judge's rule.
-        view = browse.query_view(self.app.db, self.query_id)  # type: ignore[attr-defined]
+        view = item_views.query_view(self.app.db, self.query_id)  # type: ignore[attr-defined]
         if view is None:
             self.q = None
             return

@@ -4,7 +4,7 @@ flagged, and the highlighted response in full below), and its single-policy proj
 judge's error per model on the composed item and on each projection; composition-induced
 failures marked). `j` switches between the judges that judged the item.
 
-All reads are keyed lookups (`copal_tui.services.browse.item_view`, one snapshot), done on
+All reads are keyed lookups (`copal_tui.services.item_views.item_view`, one snapshot), done on
 open and when the screen comes back into view (labels may have been added meanwhile).
 """
 
@@ -23,8 +23,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
-from copal_tui.services import browse
-from copal_tui.services.browse import ItemDetail, ItemResponse
+from copal_tui.services import item_views
+from copal_tui.services.item_views import ItemDetail, ItemResponse
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.item_overview import ItemOverview
@@ -73,7 +73,7 @@ class ItemScreen(Screen[None]):
     # ------------------------------------------------------------------ data
 
     def load(self) -> None:
-        view = browse.item_view(self.app.db, self.item_id)  # type: ignore[attr-defined]
+        view = item_views.item_view(self.app.db, self.item_id)  # type: ignore[attr-defined]
         if view is None:
             self.item = None
             return
@@ -261,7 +261,7 @@ class ItemScreen(Screen[None]):
         if self.blind:
             return Text("Hidden while labelling blind.", style="italic")
         projections = self.item.projections
-        errors = browse.projection_errors(
+        errors = item_views.projection_errors(
             self.app.db, [self.item_id, *[p.id for p in projections]],  # type: ignore[attr-defined]
             *self.judge)
         models = sorted({m for (_, m) in errors})

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -28,6 +28,9 @@ from copal_tui.tui.screens.record import RecordScreen
 from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.paged_table import Column, PagedTable, fmt_rate, short_id
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
+
+if TYPE_CHECKING:
+    from copal_tui.services.item_views import ClauseRow, MissingClause
 
 TABS = ["policies", "clauses", "compositions", "items", "runs"]
 COMPASS_TAB = "compass"
@@ -301,8 +304,8 @@ class WorldScreen(Screen[None]):
             return None
         pol = found.policy
         clauses = [_clause_line(c, self.world_id) for c in found.clauses] or [Text("none yet")]
-        return (f"policy {policy_id} ({pol['kind']})",
-                [("Text", safe(pol["text"])), ("Clauses grounded from it", Group(*clauses))])
+        return (f"policy {policy_id} ({pol.kind})",
+                [("Text", safe(pol.text)), ("Clauses grounded from it", Group(*clauses))])
 
     def _clause(self, clause_id: str) -> tuple[str, list[tuple[str, RenderableType]]] | None:
         found = browse.clause_record(self.app.db, self.world_id, clause_id)  # type: ignore[attr-defined]
@@ -312,16 +315,16 @@ class WorldScreen(Screen[None]):
         policies = []
         for pid, pol in found.policies:
             line = Text(f"{pid}: ", style="bold")
-            line.append_text(safe(pol["text"] if pol else "(missing)"))
+            line.append_text(safe(pol.text if pol else "(missing)"))
             policies.append(line)
         sections: list[tuple[str, RenderableType]] = [
-            ("Effect", Text(c["effect"] or "none (kept as an audit note)")),
-            ("Trigger", safe(c["trigger"])), ("Scope", safe(c["scope"])),
-            ("Source span", safe(c["source_span"])), ("Policies", Group(*policies)),
-            ("Confidence", Text("-" if c["confidence"] is None else f"{c['confidence']:.2f}")),
+            ("Effect", Text(c.effect or "none (kept as an audit note)")),
+            ("Trigger", safe(c.trigger)), ("Scope", safe(c.scope)),
+            ("Source span", safe(c.source_span)), ("Policies", Group(*policies)),
+            ("Confidence", Text("-" if c.confidence is None else f"{c.confidence:.2f}")),
         ]
-        if c.get("audit_note"):
-            sections.append(("Audit note", safe(c["audit_note"])))
+        if c.audit_note:
+            sections.append(("Audit note", safe(c.audit_note)))
         return f"clause {clause_id}", sections
 
     def _composition(self, comp_id: str) -> tuple[str, list[tuple[str, RenderableType]]] | None:
@@ -331,8 +334,8 @@ class WorldScreen(Screen[None]):
         comp = found.composition
         members = [_clause_line(c, self.world_id) for c in found.members]
         return (f"composition {comp_id}", [
-            ("Pattern", Text(f"{comp['pattern']} ({comp['status']})")),
-            ("Reason", safe(comp.get("reason") or "-")),
+            ("Pattern", Text(f"{comp.pattern} ({comp.status})")),
+            ("Reason", safe(comp.reason or "-")),
             ("Member clauses", Group(*members)),
         ])
 
@@ -375,12 +378,14 @@ def _world_fetch(fetch: Callable[[Any, str, PageRequest], Page], world_id: str,
     return fetch(db, world_id, req)
 
 
-def _clause_line(c: dict[str, Any], world_id: str) -> Text:
-    line = Text(f"{short_id(c['id'], world_id, 40)} ", style="bold")
-    if "trigger" not in c:
+def _clause_line(c: ClauseRow | MissingClause, world_id: str) -> Text:
+    from copal_tui.services.item_views import MissingClause  # loaded when a record opens
+
+    line = Text(f"{short_id(c.id, world_id, 40)} ", style="bold")
+    if isinstance(c, MissingClause):
         return line.append("(missing)")
-    line.append(f"{c.get('effect') or 'note'}: ")
-    line.append_text(safe(c["trigger"]))
+    line.append(f"{c.effect or 'note'}: ")
+    line.append_text(safe(c.trigger))
     line.append(" \u2192 ")
-    line.append_text(safe(c["scope"]))
+    line.append_text(safe(c.scope))
     return line

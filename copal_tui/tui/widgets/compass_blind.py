@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from copal_tui.domain.compass import intended_kind
-from copal_tui.services.browse import PolicyRow
+from copal_tui.services.item_views import PolicyRow
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.compass_verdict import CompassVerdict
 

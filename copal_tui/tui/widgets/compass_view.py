@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from copal_tui.services.browse import (
+from copal_tui.services.item_views import (
     CompassJudgment,
     CompassLabel,
     CompassResponse,

@@ -9,7 +9,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.widgets import Static
 
-from copal_tui.services.browse import ClauseRow, ItemDetail, MissingClause
+from copal_tui.services.item_views import ClauseRow, ItemDetail, MissingClause
 from copal_tui.tui.safe import safe
 from copal_tui.tui.widgets.paged_table import short_id
 

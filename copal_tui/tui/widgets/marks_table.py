@@ -16,7 +16,7 @@ from rich.text import Text
 
 from copal_tui.annotation.views import Annotation
 from copal_tui.domain.contract import evaluate, item_kinds
-from copal_tui.services.browse import ItemJudgment, ItemResponse, ItemRow
+from copal_tui.services.item_views import ItemJudgment, ItemResponse, ItemRow
 from copal_tui.tui.safe import safe
 
 PRESENT, ABSENT, UNKNOWN = "\u2713", "\u00b7", "\u2014"

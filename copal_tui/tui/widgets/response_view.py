@@ -13,7 +13,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.widgets import Static
 
-from copal_tui.services.browse import ItemResponse, ItemRow
+from copal_tui.services.item_views import ItemResponse, ItemRow
 from copal_tui.tui.safe import clean, safe
 from copal_tui.tui.widgets.marks_table import disagreements, marks_table, sources
 
