@@ -35,7 +35,8 @@ def metric_mistakes(db) -> dict[tuple[str, int], int]:
     truth: dict[str, list[domain.TurnTruth]] = defaultdict(list)
     for t in dialogue_sql.truth_turns(db):
         truth[t.dialogue_id].append(domain.TurnTruth(
-            t.turn_index, domain.Guideline.of(t.category, t.key, t.phase), bool(t.violation)))
+            t.turn_index, domain.Guideline.of(t.category, t.key, t.phase), bool(t.violation),
+            t.role))
     preds: dict[tuple[str, int, str], list[domain.TurnPrediction]] = defaultdict(list)
     for p in dialogue_sql.predictions(db):
         g = None if p.category is None and p.key is None else \

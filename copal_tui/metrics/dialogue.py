@@ -38,7 +38,7 @@ def dialogue_judging(db: Database) -> dict[str, Any]:
     for t in dialogue_sql.truth_turns(db):
         domain_of[t.dialogue_id] = t.domain
         truth[t.dialogue_id].append(TurnTruth(t.turn_index, Guideline.of(t.category, t.key, t.phase),
-                                              bool(t.violation)))
+                                              bool(t.violation), t.role))
     preds: dict[tuple[str, int, str], list[TurnPrediction]] = defaultdict(list)
     for p in dialogue_sql.predictions(db):
         g = None if p.category is None and p.key is None else \

@@ -101,9 +101,11 @@ def _key(row: Any) -> ReviewKey:
 
 
 def judges(db: Database) -> list[str]:
-    """Judges with at least one scored (not failed) dialogue attempt."""
+    """Judges with at least one scored dialogue attempt (the domain's `scored_attempt`)."""
+    prepare(db)
     return [r[0] for r in db.execute(
-        "SELECT DISTINCT judge FROM dialogue_attempts WHERE failure IS NULL ORDER BY judge")]
+        "SELECT DISTINCT judge FROM dialogue_attempts WHERE copal_scored_attempt(failure) "
+        "ORDER BY judge")]
 
 
 # ------------------------------------------------------------------ the wrong predictions
@@ -170,7 +172,7 @@ def error_type_rows(db: Database, *, totals: bool = True) -> list[ErrorTypeCount
     prepare(db)
     pairs = [(r[0], r[1]) for r in db.execute(
         "SELECT DISTINCT a.judge, d.domain FROM dialogue_attempts a JOIN dialogues d "
-        "ON d.id = a.dialogue_id WHERE a.failure IS NULL ORDER BY a.judge, d.domain")]
+        "ON d.id = a.dialogue_id WHERE copal_scored_attempt(a.failure) ORDER BY a.judge, d.domain")]
     counts: dict[tuple[str, str, str], int] = {}
     for judge, domain, error_type, n in db.execute(
             "SELECT a.judge, (SELECT d.domain FROM dialogues d WHERE d.id = a.dialogue_id), "

@@ -28,11 +28,13 @@ class StoredPrediction:
 
 @dataclass(frozen=True, slots=True)
 class TruthTurn:
-    """The per-turn truth of one assistant turn, with its dialogue's domain."""
+    """The per-turn truth of one turn, with its dialogue's domain and the turn's role (which
+    turns are scored is the domain's `is_scored_turn`, not this read's)."""
 
     dialogue_id: str
     domain: str
     turn_index: int
+    role: str
     category: int | None
     key: str | None
     phase: int | None
@@ -216,11 +218,11 @@ def dialogue(db: Database, dialogue_id: str) -> dict[str, Any] | None:
 
 
 def truth_turns(db: Database) -> list[TruthTurn]:
-    """The truth of every assistant turn."""
+    """The truth of every turn."""
     return [TruthTurn(*r) for r in db.execute(
-        "SELECT t.dialogue_id, d.domain, t.turn_index, t.category, t.key, t.phase, t.violation "
-        "FROM dialogue_turns t JOIN dialogues d ON d.id = t.dialogue_id "
-        "WHERE t.role = 'assistant' ORDER BY t.dialogue_id, t.turn_index")]
+        "SELECT t.dialogue_id, d.domain, t.turn_index, t.role, t.category, t.key, t.phase, "
+        "t.violation FROM dialogue_turns t JOIN dialogues d ON d.id = t.dialogue_id "
+        "ORDER BY t.dialogue_id, t.turn_index")]
 
 
 def attempts(db: Database) -> list[AttemptRow]:
