@@ -56,7 +56,7 @@ def turn_text(screen: DialogueScreen, i: int) -> str:
 
 def marked(screen: DialogueScreen, what: str) -> list[int]:
     """The turns the view marks as wrong (their rule in the error colour) or current."""
-    turns = [t["turn_index"] for t in screen.d["turns"]]  # type: ignore[index]
+    turns = [t.turn_index for t in screen.d.turns]  # type: ignore[union-attr]
     return [i for i in turns if (screen.turn_block(i).tone == "wrong" if what == "wrong"
                                  else screen.turn_block(i).current)]
 

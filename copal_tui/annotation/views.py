@@ -8,8 +8,7 @@ gather what a reveal shows, in typed bundles.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from store.annotation import annotations as log
 from store.annotation import compass_labels, dialogue_reviews
@@ -26,8 +25,8 @@ from store.db import Database
 
 __all__ = ["Annotation", "Clause", "CompassContext", "CompassReveal", "CopalJudgment",
            "CopalReveal", "Mistake", "ResponseContext", "ReviewKey", "StoredDialogue",
-           "compass_context", "compass_reveal", "copal_context", "copal_reveal", "dialogue",
-           "judge_mistake", "key_of", "latest_note", "mistake", "stored_dialogue", "subject_of"]
+           "compass_context", "compass_reveal", "copal_context", "copal_reveal", "judge_mistake",
+           "key_of", "latest_note", "stored_dialogue", "subject_of"]
 
 
 @dataclass(frozen=True)
@@ -86,20 +85,3 @@ def judge_mistake(db: Database, key: ReviewKey) -> Mistake | None:
 def stored_dialogue(db: Database, dialogue_id: str) -> StoredDialogue | None:
     """A dialogue with its turns and guidelines."""
     return dialogue_sql.stored_dialogue(db, dialogue_id)
-
-
-# The review screen's widgets take column mappings: until they read the typed rows, these two
-# give `judge_mistake` and `stored_dialogue` as the mappings they were.
-
-def mistake(db: Database, key: ReviewKey) -> dict[str, Any] | None:
-    found = judge_mistake(db, key)
-    return None if found is None else asdict(found)
-
-
-def dialogue(db: Database, dialogue_id: str) -> dict[str, Any] | None:
-    found = stored_dialogue(db, dialogue_id)
-    if found is None:
-        return None
-    out = asdict(found)
-    out["guidelines"], out["turns"] = list(out["guidelines"]), list(out["turns"])
-    return out

@@ -3,27 +3,27 @@ filled in after it shows), one dialogue with its judge attempts, and one attempt
 predictions and reviews on that dialogue, each in one read transaction.
 
 The list keeps the store's shape (`Page` of row dicts: the paged table renders any list by
-column key). A dialogue's turns and guidelines stay dicts keyed by column, the shape the
-renderers of copal_tui/tui/widgets/dialogue_view.py (shared with the review queue) read; what a
-screen reads field by field (attempts, predictions, reviews, the verdicts) is typed.
+column key). Everything else is typed: the dialogue is the store's `StoredDialogue` (its turns
+`TurnRow`, its guideline document `GuidelineRow`, re-exported here for the screens, which never
+import the store), and the attempts, predictions, reviews and verdicts are typed rows too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from copal_tui.domain import dialogue as rules
 from copal_tui.services import reading
 from store.annotation import dialogue_reviews
 from store.artifacts import dialogue_sql
-from store.artifacts.dialogue_sql import StoredPrediction
+from store.artifacts.dialogue_sql import GuidelineRow, StoredDialogue, StoredPrediction, TurnRow
 from store.browse import dialogue_browse_sql
 from store.browse.browse_sql import FilterError, Page, PageRequest
 from store.browse.dialogue_browse_sql import JudgeAttempt
 from store.db import Database
 
-__all__ = ["MISTAKES", "FilterError", "JudgeAttempt", "Page", "PageRequest", "StoredPrediction"]
+__all__ = ["MISTAKES", "FilterError", "GuidelineRow", "JudgeAttempt", "Page", "PageRequest",
+           "StoredDialogue", "StoredPrediction", "TurnRow"]
 
 # The kinds of prediction that are wrong by the metrics' rules (the others: "right", and
 # "flagged_elsewhere", which counts against strict detection only): the domain's.
@@ -50,10 +50,10 @@ def wrong_counts(db: Database, dialogue_ids: list[str]) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class DialogueDetail:
-    """A dialogue (`dialogue`: its row, `turns` and `guidelines` as column dicts) and its
-    judge attempts by judge and attempt, failed ones too."""
+    """A dialogue (with its turns and guideline document) and its judge attempts by judge and
+    attempt, failed ones too."""
 
-    dialogue: dict[str, Any]
+    dialogue: StoredDialogue
     attempts: tuple[JudgeAttempt, ...]
 
     def judges(self) -> list[str]:
@@ -75,7 +75,7 @@ class DialogueDetail:
 
 def dialogue_detail(db: Database, dialogue_id: str) -> DialogueDetail | None:
     with reading(db):
-        d = dialogue_sql.dialogue(db, dialogue_id)
+        d = dialogue_sql.stored_dialogue(db, dialogue_id)
         if d is None:
             return None
         attempts = tuple(dialogue_browse_sql.judge_attempts(db, dialogue_id))

@@ -8,7 +8,7 @@ Callers open the transaction with `store.db.write`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from store.db import Database, dumps, loads, utcnow
@@ -203,18 +203,6 @@ def stored_dialogue(db: Database, dialogue_id: str) -> StoredDialogue | None:
     return StoredDialogue(row["id"], row["domain"], row["source_path"], row["source_sha256"],
                           overrides if isinstance(overrides, dict) else {}, row["variant_of"],
                           row["run_id"], row["created_at"], guidelines, turns)
-
-
-def dialogue(db: Database, dialogue_id: str) -> dict[str, Any] | None:
-    """`stored_dialogue` as column dicts, for the dialogue screen's service until its widgets
-    read the typed rows."""
-    d = stored_dialogue(db, dialogue_id)
-    if d is None:
-        return None
-    out: dict[str, Any] = {f.name: getattr(d, f.name) for f in fields(d)}
-    out["guidelines"] = [asdict(g) for g in d.guidelines]
-    out["turns"] = [asdict(t) for t in d.turns]
-    return out
 
 
 def truth_turns(db: Database) -> list[TruthTurn]:

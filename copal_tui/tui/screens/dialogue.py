@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import partial
-from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -27,6 +26,8 @@ from textual.widgets import Header, Static
 from copal_tui.services.dialogues import (
     AttemptDetail,
     DialogueDetail,
+    StoredDialogue,
+    TurnRow,
     attempt_detail,
     dialogue_detail,
 )
@@ -77,7 +78,7 @@ class DialogueScreen(Screen[None]):
     # ------------------------------------------------------------------ data
 
     @property
-    def d(self) -> dict[str, Any] | None:
+    def d(self) -> StoredDialogue | None:
         return None if self.detail is None else self.detail.dialogue
 
     def load(self) -> None:
@@ -139,13 +140,13 @@ class DialogueScreen(Screen[None]):
         if self.d is None or self.detail is None:
             return safe(self.dialogue_id, style="bold")
         out = Text(no_wrap=True, overflow="ellipsis")
-        out.append_text(safe(one_line(self.d["id"], 60), style="bold"))
-        out.append_text(safe(f"  \u00b7  {one_line(self.d['domain'], 30)}"))
-        if self.d.get("variant_of"):
-            out.append_text(safe(f"  \u00b7  variant of {one_line(self.d['variant_of'], 50)}"))
-        turns = self.d["turns"]
+        out.append_text(safe(one_line(self.d.id, 60), style="bold"))
+        out.append_text(safe(f"  \u00b7  {one_line(self.d.domain, 30)}"))
+        if self.d.variant_of:
+            out.append_text(safe(f"  \u00b7  variant of {one_line(self.d.variant_of, 50)}"))
+        turns = self.d.turns
         out.append(f"  \u00b7  {len(turns)} turns, "
-                   f"{sum(1 for t in turns if t['violation'])} violation", style="dim")
+                   f"{sum(1 for t in turns if t.violation)} violation", style="dim")
         out.append("\n")
         if self.judge is None:
             out.append("no judge has judged this dialogue yet", style="italic")
@@ -168,15 +169,15 @@ class DialogueScreen(Screen[None]):
             out.append("  ] [ jump", style="dim")
         return out
 
-    def _judge_lines(self, turn: dict[str, Any]) -> list[RenderableType]:
+    def _judge_lines(self, turn: TurnRow) -> list[RenderableType]:
         if self.judge is None or self.attempt is None:
             return []
-        i = turn["turn_index"]
+        i = turn.turn_index
         kind = self.kind_of(i)
         who = f"{self.judge} #{self.attempt}"
         pred = self.shown.predictions.get(i)
         lines = prediction_lines(pred, kind, who,
-                                 self.d["guidelines"] if self.d else [], self.show_text,
+                                 self.d.guidelines if self.d else (), self.show_text,
                                  truth=turn)
         if kind in WRONG:
             for r in self.shown.reviews.get(i, ()):
@@ -188,17 +189,17 @@ class DialogueScreen(Screen[None]):
                 lines.append(line)
         return lines
 
-    def _blocks(self, turn: dict[str, Any]) -> list[TurnBlock]:
+    def _blocks(self, turn: TurnRow) -> list[TurnBlock]:
         """One turn as the view shows it: the turn with its truth, then (an assistant turn of
         a judged dialogue) the judge's lines, joined without a gap. Each key holds everything
         its lines depend on, so switching attempts renders only the judge's lines, and
         moving the highlight only the turns left and reached."""
         assert self.d is not None
-        i, role = turn["turn_index"], turn["role"]
+        i, role = turn.turn_index, turn.role
         kind, current = self.kind_of(i), i == self.current_turn
         tone = "wrong" if kind in WRONG else "assistant" if role == "assistant" else ""
-        guidelines, show_text = self.d["guidelines"], self.show_text
-        body = TurnBlock((tuple(turn.values()), show_text, current),
+        guidelines, show_text = self.d.guidelines, self.show_text
+        body = TurnBlock((turn, show_text, current),
                          partial(turn_renderable, turn, guidelines, show_text=show_text,
                                  current=current), tone, current)
         if role != "assistant" or self.judge is None or self.attempt is None:
@@ -209,7 +210,7 @@ class DialogueScreen(Screen[None]):
         lines = partial(self._judge_group, turn)
         return [replace(body, gap=False), TurnBlock(key, lines, tone, current)]
 
-    def _judge_group(self, turn: dict[str, Any]) -> RenderableType:
+    def _judge_group(self, turn: TurnRow) -> RenderableType:
         return Group(*self._judge_lines(turn))
 
     def _fill(self, only: set[int] | None = None) -> None:
@@ -222,11 +223,11 @@ class DialogueScreen(Screen[None]):
             return
         if only is None:
             self._summary_update()
-            self._turn_blocks = {t["turn_index"]: self._blocks(t) for t in self.d["turns"]}
+            self._turn_blocks = {t.turn_index: self._blocks(t) for t in self.d.turns}
         else:
-            for t in self.d["turns"]:
-                if t["turn_index"] in only:
-                    self._turn_blocks[t["turn_index"]] = self._blocks(t)
+            for t in self.d.turns:
+                if t.turn_index in only:
+                    self._turn_blocks[t.turn_index] = self._blocks(t)
         blocks: list[TurnBlock] = []
         self._first_block = {}
         for i, turn_blocks in self._turn_blocks.items():
@@ -305,8 +306,8 @@ class DialogueScreen(Screen[None]):
     def action_document(self) -> None:
         if self.d is None:
             return
-        turn = next((t for t in self.d["turns"] if t["turn_index"] == self.current_turn), None)
-        highlight = None if turn is None else (turn["category"], turn["key"], turn["phase"])
+        turn = next((t for t in self.d.turns if t.turn_index == self.current_turn), None)
+        highlight = None if turn is None else (turn.category, turn.key, turn.phase)
         self.app.push_screen(DialogueDocumentScreen(self.d, highlight))
 
     def action_back(self) -> None:

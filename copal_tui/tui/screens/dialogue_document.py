@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from copal_tui.services.dialogues import StoredDialogue
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.dialogue_view import document_renderable
 from copal_tui.tui.widgets.footer import Footer
@@ -28,7 +29,7 @@ class DialogueDocumentScreen(ModalScreen[None]):
     """
     BINDINGS = [Binding("escape,b,d,q", "close", "Close", id="dialogue_document.close")]
 
-    def __init__(self, dialogue: dict[str, Any],
+    def __init__(self, dialogue: StoredDialogue,
                  highlight: tuple[Any, Any, Any] | None = None) -> None:
         super().__init__()
         self.dialogue = dialogue
@@ -36,11 +37,11 @@ class DialogueDocumentScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         title = Text("Guideline document of ", style="bold")
-        title.append_text(safe(one_line(self.dialogue["id"], 60), style="bold"))
+        title.append_text(safe(one_line(self.dialogue.id, 60), style="bold"))
         with ScrollPane(id="dialogue-document"):
             yield Static(title)
-            yield Static(document_renderable(self.dialogue["guidelines"],
-                                             self.dialogue["turns"], self.highlight),
+            yield Static(document_renderable(self.dialogue.guidelines, self.dialogue.turns,
+                                             self.highlight),
                          id="dialogue-document-body")
         yield Footer()
 

@@ -31,13 +31,15 @@ from textual.containers import Vertical
 
 from copal_tui.annotation.views import (
     Annotation,
+    Mistake,
     ReviewKey,
-    dialogue,
+    StoredDialogue,
+    judge_mistake,
     key_of,
-    mistake,
+    stored_dialogue,
 )
 from copal_tui.domain.dialogue import ERROR_TYPES
-from copal_tui.services.dialogues import StoredPrediction
+from copal_tui.services.dialogues import StoredPrediction, TurnRow
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.screens.dialogue_document import DialogueDocumentScreen
 from copal_tui.tui.screens.label_lifecycle import QueueLabelScreen
@@ -59,26 +61,25 @@ from copal_tui.tui.widgets.dialogue_view import (
 )
 
 
-def turn_view(turn: dict[str, Any], current: bool) -> Text:
+def turn_view(turn: TurnRow, current: bool) -> Text:
     """One turn of the conversation; an earlier assistant turn with its truth, since errors
     like "ignored key evidence" hinge on what earlier turns established."""
     out = turn_header(turn, current)
     out.append("\n")
-    out.append_text(safe(turn["content"], style="bold" if current else ""))
-    if turn["role"] == "assistant" and not current:
+    out.append_text(safe(turn.content, style="bold" if current else ""))
+    if turn.role == "assistant" and not current:
         out.append("\n  truth ", style="dim")
-        out.append_text(guideline_label(turn["category"], turn["key"], turn["phase"]))
-        out.append(" \u00b7 VIOLATION" if turn["violation"] else " \u00b7 compliant",
-                   style="bold" if turn["violation"] else "dim")
+        out.append_text(guideline_label(turn.category, turn.key, turn.phase))
+        out.append(" \u00b7 VIOLATION" if turn.violation else " \u00b7 compliant",
+                   style="bold" if turn.violation else "dim")
     return out
 
 
-def turn_block(turn: dict[str, Any], current: bool) -> TurnBlock:
+def turn_block(turn: TurnRow, current: bool) -> TurnBlock:
     """The turn as a block of the conversation view: the turn under review with the error
     rule and a background, an earlier assistant turn with the muted rule."""
-    tone = "wrong" if current else "assistant" if turn["role"] == "assistant" else ""
-    return TurnBlock((tuple(turn.values()), current), partial(turn_view, turn, current), tone,
-                     current)
+    tone = "wrong" if current else "assistant" if turn.role == "assistant" else ""
+    return TurnBlock((turn, current), partial(turn_view, turn, current), tone, current)
 
 
 def _painted(view: ConversationView) -> str:
@@ -119,8 +120,8 @@ class DialogueReviewScreen(QueueLabelScreen):
 
     def __init__(self, judge: str | None = None, **kwargs: Any) -> None:
         super().__init__(judge=judge, **kwargs)
-        self.row: dict[str, Any] | None = None
-        self.dialogue: dict[str, Any] | None = None
+        self.row: Mistake | None = None
+        self.dialogue: StoredDialogue | None = None
         # The dialogue's blocks by (turn index, under review): the same block objects from one
         # move to the next, so the view lays out the turns it has shown without a lookup.
         self._turn_blocks: dict[tuple[int, bool], TurnBlock] = {}
@@ -157,9 +158,9 @@ class DialogueReviewScreen(QueueLabelScreen):
 
     def load(self, subject: str) -> bool:
         key, db = key_of(subject), self.copal.db
-        self.row = mistake(db, key)
-        if self.dialogue is None or self.dialogue["id"] != key.dialogue_id:
-            self.dialogue = dialogue(db, key.dialogue_id)
+        self.row = judge_mistake(db, key)
+        if self.dialogue is None or self.dialogue.id != key.dialogue_id:
+            self.dialogue = stored_dialogue(db, key.dialogue_id)
             self._turn_blocks = {}
             self._loads += 1
         return self.row is not None and self.dialogue is not None
@@ -184,8 +185,7 @@ class DialogueReviewScreen(QueueLabelScreen):
         self.view.show(self._conversation())
         self.view.scroll_end(animate=False, immediate=True)
         assert self.row is not None
-        self.facts.show([TurnBlock((self._loads, self.key, tuple(self.row.values())),
-                                   self._facts)])
+        self.facts.show([TurnBlock((self._loads, self.key, self.row), self._facts)])
         self.facts.scroll_home(animate=False, immediate=True)
 
     def _conversation(self) -> list[TurnBlock]:
@@ -193,9 +193,9 @@ class DialogueReviewScreen(QueueLabelScreen):
         turn."""
         d, key = self.dialogue, self.key
         assert d is not None and key is not None
-        blocks = [TurnBlock(("head", d["id"], d["domain"]), partial(self._head, d))]
-        for turn in d["turns"]:
-            index = turn["turn_index"]
+        blocks = [TurnBlock(("head", d.id, d.domain), partial(self._head, d))]
+        for turn in d.turns:
+            index = turn.turn_index
             if index > key.turn_index:
                 break
             current = index == key.turn_index
@@ -206,9 +206,9 @@ class DialogueReviewScreen(QueueLabelScreen):
         return blocks
 
     @staticmethod
-    def _head(d: dict[str, Any]) -> Text:
-        out = safe(one_line(d["id"], 60), style="bold")
-        out.append_text(safe(f"  \u00b7  {one_line(d['domain'], 30)}", style="dim"))
+    def _head(d: StoredDialogue) -> Text:
+        out = safe(one_line(d.id, 60), style="bold")
+        out.append_text(safe(f"  \u00b7  {one_line(d.domain, 30)}", style="dim"))
         return out
 
     def context_text(self) -> str:
@@ -223,21 +223,19 @@ class DialogueReviewScreen(QueueLabelScreen):
     def _facts(self) -> RenderableType:
         row, key = self.row, self.key
         assert row is not None and key is not None and self.dialogue is not None
-        guidelines = self.dialogue["guidelines"]
-        turn = {"category": row["category"], "key": row["key"], "phase": row["phase"],
-                "violation": row["violation"], "guideline_text": row["guideline_text"],
-                "evidence": row["evidence"]}
-        pred = None if not row["predicted"] else StoredPrediction(
-            row["turn_index"], row["p_category"], row["p_key"], row["p_phase"],
-            row["p_violation"], row["p_reason"])
-        mark = Text(KIND_WORDS.get(row["kind"], row["kind"]), style="bold reverse")
+        guidelines = self.dialogue.guidelines
+        # The mistake carries the turn's truth under the turn's names: it is the truth shown.
+        pred = None if not row.predicted else StoredPrediction(
+            row.turn_index, row.p_category, row.p_key, row.p_phase, int(row.p_violation or 0),
+            row.p_reason)
+        mark = Text(KIND_WORDS.get(row.kind, row.kind), style="bold reverse")
         mark.append("  d document", style="dim")
         # The prediction under review first: at 80x24 it is on the first screen.
         return Group(mark, heading("Judge's prediction"),
-                     *prediction_lines(pred, row["kind"], f"{key.judge} #{key.attempt}",
+                     *prediction_lines(pred, row.kind, f"{key.judge} #{key.attempt}",
                                        guidelines, show_text=True, mark=False,
-                                       binary=bool(row["binary_judge"]), truth=turn),
-                     Text(""), *truth_lines(turn, guidelines, show_text=True))
+                                       binary=bool(row.binary_judge), truth=row),
+                     Text(""), *truth_lines(row, guidelines, show_text=True))
 
     def status_extra(self) -> list[Text]:
         key = self.key
@@ -272,5 +270,5 @@ class DialogueReviewScreen(QueueLabelScreen):
             self.app.bell()
             return
         self.app.push_screen(DialogueDocumentScreen(
-            self.dialogue, (self.row["category"], self.row["key"], self.row["phase"])))
+            self.dialogue, (self.row.category, self.row.key, self.row.phase)))
 

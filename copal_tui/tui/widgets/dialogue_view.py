@@ -2,7 +2,8 @@
 the modified guideline and evidence) and a judge's prediction with a mark saying whether and how
 it is wrong; the guideline document; guideline labels and the document lookup.
 
-Pure functions from store rows to Rich renderables, shared by the dialogue screen and the
+Pure functions from the typed rows of copal_tui/services/dialogues.py (a `TurnRow`, the
+`GuidelineRow`s of the document, or a judge mistake read as a `Truth`) to Rich renderables, shared by the dialogue screen and the
 review queue; and `ConversationView`, the widget that shows a long conversation as blocks
 (`TurnBlock`), renders each block once per key and paints only the lines in view. Every stored
 string (turns, guideline texts, evidence, judge reasons, keys, even judge names) is untrusted
@@ -16,7 +17,7 @@ from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.segment import Segment
@@ -27,8 +28,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from copal_tui.domain.dialogue import Guideline, norm_key
-from copal_tui.services.dialogues import MISTAKES
+from copal_tui.services.dialogues import MISTAKES, GuidelineRow, TurnRow
 from copal_tui.tui.safe import one_line, safe
+from copal_tui.tui.widgets.dialogue_protocols import Prediction, Truth
 from copal_tui.tui.widgets.scroll_pane import ScrollPane
 
 CAT_SHORT = {1: "C1 universal", 2: "C2 workflow", 3: "C3 condition"}
@@ -63,18 +65,18 @@ def guideline_label(category: Any, key: Any, phase: Any) -> Text:
     return out
 
 
-def document_text(guidelines: list[dict[str, Any]], category: Any, key: Any,
+def document_text(guidelines: Sequence[GuidelineRow], category: Any, key: Any,
                   phase: Any) -> str | None:
     """The document's text of one guideline (keys compared as the metrics compare them)."""
     want = norm_key(key)
     for g in guidelines:
-        if g["category"] == category and norm_key(g["key"]) == want and (
-                category != 2 or g["phase"] == phase):
-            return str(g["text"])
+        if g.category == category and norm_key(g.key) == want and (
+                category != 2 or g.phase == phase):
+            return g.text
     return None
 
 
-def _doc_line(guidelines: list[dict[str, Any]], category: Any, key: Any, phase: Any) -> Text:
+def _doc_line(guidelines: Sequence[GuidelineRow], category: Any, key: Any, phase: Any) -> Text:
     text = document_text(guidelines, category, key, phase)
     out = Text("  document: ", style="dim")
     if text is None:
@@ -82,56 +84,39 @@ def _doc_line(guidelines: list[dict[str, Any]], category: Any, key: Any, phase: 
     return out.append_text(safe(text))
 
 
-def truth_lines(turn: dict[str, Any], guidelines: list[dict[str, Any]],
+def truth_lines(turn: Truth, guidelines: Sequence[GuidelineRow],
                 show_text: bool) -> list[RenderableType]:
     """The governing guideline, and for a violation the modified text followed and the
     evidence."""
     line = Text("truth  ", style="bold")
-    line.append_text(guideline_label(turn["category"], turn["key"], turn["phase"]))
+    line.append_text(guideline_label(turn.category, turn.key, turn.phase))
     line.append("  \u00b7  ")
-    if turn["violation"]:
+    if turn.violation:
         line.append("VIOLATION", style="bold reverse")
     else:
         line.append("compliant")
     out: list[RenderableType] = [line]
     if show_text:
-        out.append(_doc_line(guidelines, turn["category"], turn["key"], turn["phase"]))
-    if turn["violation"]:
-        if turn.get("guideline_text"):
-            out.append(Text("  followed instead: ", style="bold") + safe(turn["guideline_text"]))
-        if turn.get("evidence"):
-            out.append(Text("  evidence: ", style="bold") + safe(turn["evidence"]))
+        out.append(_doc_line(guidelines, turn.category, turn.key, turn.phase))
+    if turn.violation:
+        if turn.guideline_text:
+            out.append(Text("  followed instead: ", style="bold") + safe(turn.guideline_text))
+        if turn.evidence:
+            out.append(Text("  evidence: ", style="bold") + safe(turn.evidence))
     return out
 
 
-class Prediction(Protocol):
-    """A judge's prediction on one turn, as `prediction_lines` reads it (the dialogue screen's
-    `StoredPrediction`, or one the review queue builds from a mistake's `p_*` columns)."""
-
-    @property
-    def category(self) -> int | None: ...
-    @property
-    def key(self) -> str | None: ...
-    @property
-    def phase(self) -> int | None: ...
-    @property
-    def violation(self) -> int: ...
-    @property
-    def reason(self) -> str | None: ...
-
-
-def _same_guideline(a: Prediction, b: dict[str, Any]) -> bool:
+def _same_guideline(a: Prediction, b: Truth) -> bool:
     try:
-        return Guideline.of(a.category, a.key, a.phase) == \
-            Guideline.of(b["category"], b["key"], b["phase"])
+        return Guideline.of(a.category, a.key, a.phase) == Guideline.of(b.category, b.key, b.phase)
     except ValueError:  # a stored value the domain would not accept: not the same
         return False
 
 
 def prediction_lines(pred: Prediction | None, kind: str | None, who: str,
-                     guidelines: list[dict[str, Any]], show_text: bool, *,
+                     guidelines: Sequence[GuidelineRow], show_text: bool, *,
                      binary: bool = False, mark: bool = True,
-                     truth: dict[str, Any] | None = None) -> list[RenderableType]:
+                     truth: Truth | None = None) -> list[RenderableType]:
     """The judge's guideline, verdict and reason on one turn, with the mark (unless the caller
     shows it elsewhere). `pred` is None when there is no prediction; `kind` is None for a turn
     the metrics do not score. With `show_text`, the predicted guideline's document text when it
@@ -162,25 +147,25 @@ def prediction_lines(pred: Prediction | None, kind: str | None, who: str,
     return out
 
 
-def turn_header(turn: dict[str, Any], current: bool = False) -> Text:
+def turn_header(turn: TurnRow, current: bool = False) -> Text:
     out = Text("\u25b6 " if current else "", style="bold")
-    out.append(f"turn {turn['turn_index']} \u00b7 {turn['role']}", style="bold")
+    out.append(f"turn {turn.turn_index} \u00b7 {turn.role}", style="bold")
     return out
 
 
-def turn_renderable(turn: dict[str, Any], guidelines: list[dict[str, Any]], *,
+def turn_renderable(turn: TurnRow, guidelines: Sequence[GuidelineRow], *,
                     judge_lines: list[RenderableType] | None = None, show_text: bool = False,
                     current: bool = False, with_truth: bool = True) -> RenderableType:
     """One turn: header, content, and for an assistant turn the truth and the judge's lines."""
-    parts: list[RenderableType] = [turn_header(turn, current), safe(turn["content"])]
-    if turn["role"] == "assistant" and with_truth:
+    parts: list[RenderableType] = [turn_header(turn, current), safe(turn.content)]
+    if turn.role == "assistant" and with_truth:
         parts.extend(truth_lines(turn, guidelines, show_text))
         if judge_lines:
             parts.extend(judge_lines)
     return Group(*parts)
 
 
-def document_renderable(guidelines: list[dict[str, Any]], turns: list[dict[str, Any]],
+def document_renderable(guidelines: Sequence[GuidelineRow], turns: Sequence[TurnRow],
                         highlight: tuple[Any, Any, Any] | None = None) -> RenderableType:
     """The guideline document by category (the oracle text), with `highlight` (category, key,
     phase) marked, then the modified guidelines the assistant followed on violation turns."""
@@ -188,30 +173,30 @@ def document_renderable(guidelines: list[dict[str, Any]], turns: list[dict[str, 
     want = None if highlight is None else (highlight[0], norm_key(highlight[1]),
                                            highlight[2] if highlight[0] == 2 else None)
     for cat in (1, 2, 3):
-        rows = [g for g in guidelines if g["category"] == cat]
+        rows = [g for g in guidelines if g.category == cat]
         if not rows:
             continue
         parts.append(heading(CAT_TITLES[cat]))
         for g in rows:
-            mine = want == (cat, norm_key(g["key"]), g["phase"] if cat == 2 else None)
+            mine = want == (cat, norm_key(g.key), g.phase if cat == 2 else None)
             line = Text("\u25b6 " if mine else "  ", style="bold")
-            line.append_text(safe(one_line(g["key"], 60), style="bold"))
-            if cat == 2 and g["phase"] is not None:
-                line.append(f" \u00b7 Phase {g['phase']}")
+            line.append_text(safe(one_line(g.key, 60), style="bold"))
+            if cat == 2 and g.phase is not None:
+                line.append(f" \u00b7 Phase {g.phase}")
             line.append(": ")
-            line.append_text(safe(g["text"]))
+            line.append_text(safe(g.text))
             if mine:
                 line.append("  \u2190 this turn's guideline", style="bold")
             parts.append(line)
         parts.append(Text(""))
-    modified = [t for t in turns if t.get("violation") and t.get("guideline_text")]
+    modified = [t for t in turns if t.violation and t.guideline_text]
     if modified:
         parts.append(heading("Modified guidelines followed in this dialogue (violations)"))
         for t in modified:
-            line = Text(f"  turn {t['turn_index']}  ", style="bold")
-            line.append_text(guideline_label(t["category"], t["key"], t["phase"]))
+            line = Text(f"  turn {t.turn_index}  ", style="bold")
+            line.append_text(guideline_label(t.category, t.key, t.phase))
             line.append(": ")
-            line.append_text(safe(t["guideline_text"]))
+            line.append_text(safe(t.guideline_text or ""))
             parts.append(line)
     return Group(*parts) if parts else Text("(this dialogue has no guideline document)",
                                             style="italic")
