@@ -191,7 +191,7 @@ def world_stats(db: Database, world_ids: Sequence[str]) -> dict[str, dict[str, A
 
 
 @dataclass(frozen=True, slots=True)
-class WorldRow:
+class WorldCounts:
     """One world with its counts of policies, clauses, compositions, items and selected
     items (the slow per-response columns are `world_stats`)."""
 
@@ -208,13 +208,13 @@ class WorldRow:
     context: str | None
 
 
-def world_summary(db: Database, world_id: str) -> WorldRow | None:
+def world_summary(db: Database, world_id: str) -> WorldCounts | None:
     """One world's row with its counts (without `world_stats`)."""
     row = db.execute(
         f"{_WORLD_COUNTS}, w.use_case, w.context FROM (SELECT id, name, industry, risk_tier "
         "FROM worlds WHERE id = ?) p JOIN worlds w ON w.id = p.id", (world_id,)
     ).fetchone()
-    return None if row is None else WorldRow(*row)
+    return None if row is None else WorldCounts(*row)
 
 
 # ------------------------------------------------------------------ one world's lists
