@@ -297,3 +297,30 @@ async def test_bindings_have_ids(dashboard_db: Path) -> None:
         screen = await ready(pilot)
         commands = [c[0] for c in screen.palette_commands()]
         assert f"Judge: {JUDGE_B}@contract" in commands
+
+
+
+async def test_a_table_shows_every_row_when_the_pane_is_laid_out_before_it_measures(
+        dashboard_db: Path) -> None:
+    """A DataTable measures new rows when it is next idle. When the screen laid the pane out
+    between `show` and that idle (a race the CI hit about once in twenty runs), Textual kept the
+    table at the height it had before the rows came (none), and they never reached the screen.
+    Here the screen's layout pass is run at exactly that point, on a table laid out empty."""
+    async with make_app(dashboard_db).run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        pilot.app.action_open("dashboard", bootstrap=BOOTSTRAP, tab="validity")
+        screen = await ready(pilot)
+        section = table(screen, "confusion").section
+        assert section is not None and section.rows
+        fresh = DashboardTable("a table laid out before its rows", id="dash-fresh")
+        await screen.query_one("TabPane#validity VerticalScroll").mount(fresh)
+        await pilot.pause()
+        assert fresh.table.region.height == 0  # laid out with no rows yet
+        fresh.show(section)
+        screen._refresh_layout()  # the layout pass before the DataTable is idle
+        want = fresh.table.header_height + len(section.rows)
+        for _ in range(50):
+            await pilot.pause()
+            if fresh.table.region.height == want:
+                break
+        assert fresh.table.region.height == want

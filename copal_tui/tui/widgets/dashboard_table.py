@@ -43,6 +43,17 @@ class DashboardTable(Vertical):
         yield table
         yield Static("", classes="dash-notes")
 
+    def on_mount(self) -> None:
+        self.watch(self.table, "virtual_size", self._measured, init=False)
+
+    def _measured(self) -> None:
+        # The DataTable measures new rows when it is next idle and then asks for a layout, but
+        # Textual bumps a widget's box-model cache key only when no layout is already pending:
+        # if the pane was laid out between `show` and that idle, the table kept the height it
+        # had with no rows (its rows never reached the screen). A layout asked for once the
+        # idle is over always bumps the key.
+        self.table.call_later(self.table.refresh, layout=True)
+
     @property
     def table(self) -> DataTable[object]:
         return self.query_one(DataTable)
