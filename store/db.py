@@ -18,6 +18,7 @@ import itertools
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -70,6 +71,26 @@ class Database:
         else:
             conn.execute(f"RELEASE SAVEPOINT {name}")
 
+    @contextmanager
+    def within(self, seconds: float) -> Iterator[Database]:
+        """Reads that give up after `seconds` with `OverBudget`, for a UI thread that tries a
+        cheap query inline and hands it to a worker otherwise. SQLite consults the clock every
+        1,000 virtual-machine steps and interrupts the statement; a lock wait is cut to the
+        same budget (the connection's 30 s busy timeout is put back afterwards)."""
+        deadline = time.perf_counter() + seconds
+        conn = self.conn
+        conn.set_progress_handler(lambda: time.perf_counter() > deadline, 1000)
+        conn.execute(f"PRAGMA busy_timeout = {max(1, int(seconds * 1000))}")
+        try:
+            yield self
+        except sqlite3.OperationalError as exc:
+            if time.perf_counter() > deadline:
+                raise OverBudget(f"not done within {seconds:g} s: {exc}") from exc
+            raise
+        finally:
+            conn.set_progress_handler(None, 0)
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
     def close(self) -> None:
         self.conn.close()
 
@@ -79,6 +100,10 @@ _savepoints = itertools.count()
 
 class StoreError(Exception):
     """A problem with the database that the user can act on (shown as one line)."""
+
+
+class OverBudget(StoreError):
+    """Reads run under `Database.within` that did not finish in their time budget."""
 
 
 class StoreRefused(StoreError):
