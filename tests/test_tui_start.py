@@ -4,8 +4,11 @@ in place, and the footer shows the keys of whatever has the keyboard."""
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +17,7 @@ from click.testing import CliRunner
 from copal_tui.cli import main
 from copal_tui.tui.app import make_app
 from copal_tui.tui.widgets.paged_table import PagedTable
-from store.db import connect
+from store.db import Database, OverBudget, connect
 from tests import test_tui_browse_data as data
 from tests.test_tui_browse_data import W, settle
 
@@ -97,3 +100,62 @@ async def test_the_footer_follows_the_focus_between_rows_and_filter(browse_db: P
         await pilot.press("down")  # back to the rows
         await settle(pilot)
         assert "Open" in _footer_keys(pilot)
+
+
+def _page_loads(monkeypatch: Any) -> list[str]:
+    """Record how each page worker started: "read" (it reads the page) or "shown" (the page
+    was read inline and the worker only fills in the slow columns)."""
+    calls: list[str] = []
+    load = PagedTable._load
+
+    def spy(self: PagedTable, app: Any, req: Any, shown: Any = None) -> Any:
+        calls.append("read" if shown is None else "shown")
+        return load(self, app, req, shown)
+
+    monkeypatch.setattr(PagedTable, "_load", spy)
+    return calls
+
+
+async def test_the_first_page_is_read_before_the_first_paint_when_quick(
+        browse_db: Path, monkeypatch: Any) -> None:
+    calls = _page_loads(monkeypatch)
+    async with make_app(browse_db).run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = pilot.app.screen.query_one(PagedTable)
+        assert W in table.row_keys()
+        assert calls == ["shown"]  # no worker read the page: only the slow columns
+
+
+async def test_a_first_page_over_its_time_budget_is_read_by_the_worker(
+        browse_db: Path, monkeypatch: Any) -> None:
+    calls = _page_loads(monkeypatch)
+
+    @contextmanager
+    def over_budget(self: Database, seconds: float) -> Iterator[Database]:
+        raise OverBudget(f"not done within {seconds:g} s")
+        yield self  # pragma: no cover - a generator, as the real one
+
+    monkeypatch.setattr(Database, "within", over_budget)
+    async with make_app(browse_db).run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = pilot.app.screen.query_one(PagedTable)
+        assert W in table.row_keys()
+        assert calls == ["read"]
+
+
+async def test_a_start_with_the_garbage_collector_off_turns_it_back_on(
+        browse_db: Path) -> None:
+    """`copal tui` starts with the cyclic collector off; the app turns it on (with the start-up
+    objects frozen) once its first screen is painted, so a session never runs without it."""
+    gc.disable()
+    try:
+        async with make_app(browse_db).run_test(size=(120, 40)) as pilot:
+            for _ in range(100):
+                await pilot.pause()
+                if gc.isenabled():
+                    break
+            assert gc.isenabled()
+            assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        gc.enable()

@@ -9,6 +9,7 @@ problem is one line on stderr rather than a broken screen.
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,17 @@ if TYPE_CHECKING:
 def _run(ctx: click.Context, mode: str, annotator: str | None, suite: str = "copal",
          judge: str | None = None, campaign: str | None = None,
          refresh: bool = False) -> None:
+    # No cyclic garbage collection until the first screen is painted (the app turns it back
+    # on then, see `_collect_again` in the app): a start-up allocates but frees no cycles.
+    gc.disable()
+    try:
+        _start(ctx, mode, annotator, suite, judge, campaign, refresh)
+    finally:
+        gc.enable()
+
+
+def _start(ctx: click.Context, mode: str, annotator: str | None, suite: str,
+           judge: str | None, campaign: str | None, refresh: bool) -> None:
     db = open_db(ctx)
     try:
         if judge is not None:

@@ -15,10 +15,11 @@ aggregates or adjudication. COPAL_BLIND=false only lets the label queue itself s
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,17 @@ from copal_tui.tui.busy import WriteQueue
 from copal_tui.tui.settings import Settings
 from store.db import Database, connect
 from store.schema_state import require_current
+
+
+def _collect_again() -> None:
+    """After the first screen is painted: Python's cyclic garbage collector back on, with
+    everything loaded so far (textual, rich, copal's modules: hundreds of thousands of objects
+    that live as long as the app) moved out of its reach by `gc.freeze`. `copal tui` turns it off
+    while it starts: its full collections over those objects found nothing to free and cost
+    the first paint tens of milliseconds. A no-op when the collector is on (tests, the Pilot)."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 # name -> "module:Class" (imported on first use)
 SCREENS: dict[str, str] = {
@@ -118,6 +130,8 @@ class CopalApp(App[None]):
         self._too_small = False
         # The first Resize after the app's own start-up one: see `_on_resize`.
         self._start_echo = True
+        self._started = False
+        self._when_started: list[Callable[[], object]] = []
         self._worker_conns: set[sqlite3.Connection] = set()
         self._worker_lock = threading.Lock()
         self.writes = WriteQueue(self)
@@ -144,6 +158,23 @@ class CopalApp(App[None]):
         kwargs = {"judge": self.review_judge} if start == "dialogue_review" else {}
         self.push_screen(self.make_screen(start, **kwargs))
         self._check_size()
+
+    def when_started(self, callback: Callable[[], object]) -> None:
+        """Run `callback` once Textual has started the app (at once if it has). Textual mounts
+        the first screen inside a batch and throws away what is drawn before the batch ends:
+        rows put in a table earlier are rendered twice, once for nothing."""
+        if self._started:
+            callback()
+        else:
+            self._when_started.append(callback)
+
+    def on_ready(self) -> None:
+        # Ready is handled by the app's own message loop, which starts after the batch.
+        self._started = True
+        self.call_after_refresh(_collect_again)
+        callbacks, self._when_started = self._when_started, []
+        for callback in callbacks:
+            callback()
 
     @contextmanager
     def worker_db(self) -> Iterator[Database]:

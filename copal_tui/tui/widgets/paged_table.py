@@ -1,21 +1,23 @@
 """PagedTable: a DataTable that shows one page of a store query at a time, with a filter line.
 
 The widget owns no SQL: it is given a fetch function `(db, PageRequest) -> Page` from a service
-(`copal_tui/services/`) and runs it in a thread worker with that worker's own connection, so the
-UI thread never waits on SQLite and a list over 100,000 rows costs one page. An optional
-`decorate` function adds slow columns (aggregates over many rows) to the shown page in a second
-step: the rows appear at once, those cells show an ellipsis until their values arrive. The filter line takes free words
-(matched with LIKE over the list's text columns) and `key:value` filters (`facet:over_refusal
-selected:yes`); the store decides which keys a list knows and says so when one is wrong.
+(`copal_tui/services/`). The first page is read on the UI thread if SQLite finishes it within
+`INLINE` (30 ms), so the first paint has its rows; otherwise, and for every later page, a thread
+worker reads it with its own connection: the UI never waits long on SQLite, and a list over
+100,000 rows costs one page. An optional `decorate` adds slow columns (aggregates over many rows)
+to the shown page in a worker; those cells show an ellipsis until their values arrive. The
+filter line takes free words (LIKE over the list's text columns) and `key:value` filters
+(`facet:over_refusal selected:yes`); the store says when a list does not know a key.
 
 Cells are always `rich.text.Text` built through `copal_tui.tui.safe`: DataTable would parse a
-plain string as markup, and every cell here may hold untrusted text. The widget-free parts (columns,
+plain string as markup, and any cell may hold untrusted text. The widget-free parts (columns,
 the filter grammar, shared renderings) are in `table_columns`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -33,7 +35,7 @@ from textual.worker import get_current_worker
 from copal_tui.services.browse import FilterError, Page, PageRequest
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.table_columns import Column, fmt_rate, parse_filter, short_id
-from store.db import Database
+from store.db import Database, StoreError
 
 __all__ = ["Column", "Decorate", "Fetch", "PagedTable", "Rows", "fmt_rate", "parse_filter",
            "short_id"]
@@ -50,6 +52,18 @@ class Rows(DataTable[Any]):
     BINDINGS = [Binding("enter", "select_cursor", "Open", id="table.open")]
 
 
+class RowMessage(Message):
+    """A message about one row of a PagedTable (Selected and Highlighted)."""
+
+    def __init__(self, table: PagedTable, row: dict[str, Any]) -> None:
+        super().__init__()
+        self.table, self.row = table, row
+
+    @property
+    def control(self) -> PagedTable:
+        return self.table
+
+
 class PagedTable(Vertical):
     HELP_GROUP = "list"
     BINDINGS = [
@@ -61,41 +75,23 @@ class PagedTable(Vertical):
 
     DEBOUNCE = 0.2  # seconds of typing quiet before the filter re-queries
     PAINT_WAIT = 2.0  # at most this long (s) the slow columns wait for the rows' first paint
+    INLINE = 0.03  # at most this long (s) the first page is read on the UI thread
 
-    class Selected(Message):
+    class Selected(RowMessage):
         """Enter on a row."""
 
-        def __init__(self, table: PagedTable, row: dict[str, Any]) -> None:
-            super().__init__()
-            self.table, self.row = table, row
-
-        @property
-        def control(self) -> PagedTable:
-            return self.table
-
-    class Highlighted(Message):
-        """The cursor moved to a row (not a subclass of Selected: handlers match by MRO)."""
-
-        def __init__(self, table: PagedTable, row: dict[str, Any]) -> None:
-            super().__init__()
-            self.table, self.row = table, row
-
-        @property
-        def control(self) -> PagedTable:
-            return self.table
+    class Highlighted(RowMessage):
+        """The cursor moved to a row (not a Selected: handlers match a message's MRO)."""
 
     def __init__(self, fetch: Fetch, columns: list[Column], *, key: str = "id",
                  placeholder: str = "filter: words, or key:value", page_size: int | None = None,
                  filter_text: str = "", decorate: Decorate | None = None,
                  id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.fetch = fetch
-        self.decorate = decorate
-        self.columns = columns
-        self.key = key
-        self.placeholder = placeholder
-        self.page_size = page_size
+        self.fetch, self.decorate, self.columns, self.key = fetch, decorate, columns, key
+        self.placeholder, self.page_size = placeholder, page_size
         self.page: Page | None = None
+        self._inline: Page | None = None  # the first page, read inline, until it is shown
         self.error: str | None = None
         self.loading_page = False
         self._filter_text = filter_text
@@ -119,7 +115,28 @@ class PagedTable(Vertical):
         return self.query_one(Input)
 
     def on_mount(self) -> None:
-        self.reload()
+        if not self._first_page_inline():
+            self.reload()
+
+    def _first_page_inline(self) -> bool:
+        """Read the first page here if SQLite does within `INLINE`, shown once the app has
+        started (a worker's page came after an empty paint: ~100 ms later at 100k responses)."""
+        req = self.request()
+        try:
+            with self.app.db.within(self.INLINE) as db:  # type: ignore[attr-defined]
+                page = self.fetch(db, req)
+        except (StoreError, FilterError, sqlite3.Error):
+            return False
+        self._inline = page
+        self.app.when_started(lambda: self._shown_inline(req, page))  # type: ignore[attr-defined]
+        return True
+
+    def _shown_inline(self, req: PageRequest, page: Page) -> None:
+        if self._inline is not page:
+            return  # reloaded meanwhile (a filter set as the screen mounted): that one wins
+        self._show(req, page, None)
+        if self.decorate is not None and page.rows and self.page is page:
+            self._load(self.app, req, page)
 
     # ------------------------------------------------------------------ loading
 
@@ -130,22 +147,21 @@ class PagedTable(Vertical):
 
     def reload(self) -> None:
         """Re-query the current page (after a filter change, a page move or new data)."""
-        self.loading_page = True
+        self.loading_page, self._inline = True, None
         self._status()
-        app = self.app
-        self._load(app, self.request())
+        self._load(self.app, self.request())
 
     def set_filter(self, text: str) -> None:
         """Replace the filter line (and re-query from the first page)."""
-        self._filter_text = text
-        self._offset = 0
+        self._filter_text, self._offset = text, 0
         if self.is_mounted:
             with self.filter_input.prevent(Input.Changed):
                 self.filter_input.value = text
             self.reload()
 
     @work(thread=True, exclusive=True, group="page")
-    def _load(self, app: App[Any], req: PageRequest) -> None:
+    def _load(self, app: App[Any], req: PageRequest, shown: Page | None = None) -> None:
+        """Read the page (unless `shown`: read already) and then its slow columns."""
         worker = get_current_worker()
 
         def post(callback: Callable[..., object], *args: Any) -> None:
@@ -158,12 +174,14 @@ class PagedTable(Vertical):
 
         try:
             with app.worker_db() as db:  # type: ignore[attr-defined]
-                try:
-                    page = self.fetch(db, req)
-                except FilterError as exc:
-                    post(self._show, req, None, str(exc))
-                    return
-                post(self._show, req, page, None)
+                page = shown
+                if page is None:
+                    try:
+                        page = self.fetch(db, req)
+                    except FilterError as exc:
+                        post(self._show, req, None, str(exc))
+                        return
+                    post(self._show, req, page, None)
                 if self.decorate is not None and page.rows and not worker.is_cancelled:
                     # The slow columns wait for the rows to be painted: on a busy machine their
                     # query would otherwise compete with the first paint for the CPU.
