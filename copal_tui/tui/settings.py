@@ -11,8 +11,9 @@ of its answer); `COPAL_PAGE_SIZE`,
 Why a dataclass and not pydantic-settings' `BaseSettings`: importing pydantic-settings cost the
 TUI's cold start about 0.25 s (a third of copal's own start-up, see BENCHMARKS.md) on every run,
 mostly with no `COPAL_*` variable set at all. The fields and their bounds live here once
-(`annotated_types` constraints, which pydantic enforces); pydantic itself is imported only when
-there is something to validate: a variable in the environment or an explicit override.
+(`annotated_types` constraints, which pydantic enforces); pydantic and the constraints are
+imported only when there is something to validate: a variable in the environment or an explicit
+override.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
-from annotated_types import Ge, Gt, Le
+if TYPE_CHECKING:  # the bounds are read only to validate a value (`_validate`)
+    from annotated_types import Ge, Gt, Le
 
 PREFIX = "COPAL_"
 
@@ -82,9 +84,11 @@ def _validate(values: dict[str, Any]) -> dict[str, Any]:
     """Coerce and check values against the field types (pydantic, imported only here)."""
     if not values:
         return {}
+    # Imported here, not at the top: annotated_types alone took 12-17 ms of every start.
+    import annotated_types
     from pydantic import TypeAdapter, ValidationError
 
-    hints = get_type_hints(Settings, include_extras=True)
+    hints = get_type_hints(Settings, localns=vars(annotated_types), include_extras=True)
     out = {}
     for name, value in values.items():
         try:
