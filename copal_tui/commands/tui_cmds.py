@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 def _run(ctx: click.Context, mode: str, annotator: str | None, suite: str = "copal",
          judge: str | None = None, campaign: str | None = None,
          refresh: bool = False) -> None:
-    # No cyclic garbage collection until the first screen is painted (the app turns it back
-    # on then, see `_collect_again` in the app): a start-up allocates but frees no cycles.
+    # No cyclic garbage collection until the first screen is painted: the app turns it back
+    # on then (`_collect_again` in the app says what it cost the start).
     gc.disable()
     try:
         _start(ctx, mode, annotator, suite, judge, campaign, refresh)
