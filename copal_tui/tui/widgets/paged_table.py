@@ -17,7 +17,6 @@ the filter grammar, shared renderings) are in `table_columns`.
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -35,7 +34,7 @@ from textual.worker import get_current_worker
 from copal_tui.services.browse import FilterError, Page, PageRequest
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.table_columns import Column, fmt_rate, parse_filter, short_id
-from store.db import Database, StoreError
+from store.db import Database
 
 __all__ = ["Column", "Decorate", "Fetch", "PagedTable", "Rows", "fmt_rate", "parse_filter",
            "short_id"]
@@ -125,7 +124,7 @@ class PagedTable(Vertical):
         try:
             with self.app.db.within(self.INLINE) as db:  # type: ignore[attr-defined]
                 page = self.fetch(db, req)
-        except (StoreError, FilterError, sqlite3.Error):
+        except Exception:  # noqa: BLE001 - the worker reads it again and reports the problem
             return False
         self._inline = page
         self.app.when_started(lambda: self._shown_inline(req, page))  # type: ignore[attr-defined]
