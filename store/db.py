@@ -50,15 +50,8 @@ class Database:
         """A transaction, or a savepoint inside one (so helpers can nest freely)."""
         conn = self.conn
         if not conn.in_transaction:
-            conn.execute("BEGIN")
-            try:
+            with _transaction(self, "BEGIN"):
                 yield self
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            else:
-                conn.execute("COMMIT")
             return
         name = f"copal_{id(self):x}_{_savepoints.__next__()}"
         conn.execute(f"SAVEPOINT {name}")
@@ -231,6 +224,21 @@ def _open_readonly(p: Path) -> sqlite3.Connection:
 
 
 @contextmanager
+def _transaction(db: Database, begin: str) -> Iterator[Database]:
+    """`begin`, then COMMIT; ROLLBACK on any exception (unless SQLite already rolled back)."""
+    conn = db.conn
+    conn.execute(begin)
+    try:
+        yield db
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
+
+
+@contextmanager
 def write(db: Database, *, durable: bool = True) -> Iterator[Database]:
     """A write transaction that takes the write lock up front (`BEGIN IMMEDIATE`).
 
@@ -248,15 +256,8 @@ def write(db: Database, *, durable: bool = True) -> Iterator[Database]:
     if not durable:
         conn.execute("PRAGMA synchronous = NORMAL")
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _transaction(db, "BEGIN IMMEDIATE"):
             yield db
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
     finally:
         if not durable:
             conn.execute("PRAGMA synchronous = FULL")
