@@ -299,7 +299,6 @@ async def test_bindings_have_ids(dashboard_db: Path) -> None:
         assert f"Judge: {JUDGE_B}@contract" in commands
 
 
-
 async def test_a_table_shows_every_row_when_the_pane_is_laid_out_before_it_measures(
         dashboard_db: Path) -> None:
     """A DataTable measures new rows when it is next idle. When the screen laid the pane out

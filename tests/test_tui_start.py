@@ -116,7 +116,7 @@ def _page_loads(monkeypatch: Any) -> list[str]:
     return calls
 
 
-async def test_the_first_page_is_read_before_the_first_paint_when_quick(
+async def test_the_first_page_is_read_inline_when_quick(
         browse_db: Path, monkeypatch: Any) -> None:
     calls = _page_loads(monkeypatch)
     async with make_app(browse_db).run_test(size=(120, 40)) as pilot:
