@@ -39,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_store import row  # noqa: E402
+from bench_tui_keys import floor_app  # noqa: E402
 from generate import WORDS  # noqa: E402
 
 DIALOGUE = "bench/long-1"
@@ -134,20 +135,7 @@ async def _latency(app: Any, keys: list[str], open_dialogue: bool = False,
 
 
 def _floor(keys: list[str]) -> Presses:
-    from textual.app import App, ComposeResult
-    from textual.widgets import DataTable
-
-    class Trivial(App[None]):
-        def compose(self) -> ComposeResult:
-            yield DataTable()
-
-        def on_mount(self) -> None:
-            t = self.query_one(DataTable)
-            t.add_columns("a")
-            for i in range(100):
-                t.add_row(str(i))
-
-    return asyncio.run(_latency(Trivial(), keys))
+    return asyncio.run(_latency(floor_app(), keys))
 
 
 # name: (app options, keys, open the dialogue screen first)

@@ -125,7 +125,9 @@ def _on_screen(name: str) -> Until:
     return Until(lambda app: type(app.screen).__name__ == name and app.focused is not None)
 
 
-def _floor() -> Keys:
+def floor_app() -> Any:
+    """The Pilot floor's app: a bare 100-row DataTable. Every key benchmark times its screens
+    against this one app, so their figures over the floor compare."""
     from textual.app import App
     from textual.widgets import DataTable
 
@@ -139,7 +141,11 @@ def _floor() -> Keys:
             for i in range(100):
                 t.add_row(str(i))
 
-    return asyncio.run(_key_latency(Trivial(), ["down", "up"] * 10, []))
+    return Trivial()
+
+
+def _floor() -> Keys:
+    return asyncio.run(_key_latency(floor_app(), ["down", "up"] * 10, []))
 
 
 def keypress(db: Path, target_ms: float = 20.0, label: str = "") -> list[dict[str, Any]]:
