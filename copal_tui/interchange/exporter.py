@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
+
+import orjson
 
 from copal_tui.export.safe_paths import OutputGuard, atomic_output
 from copal_tui.interchange.records import iter_records
@@ -21,11 +23,28 @@ from store.db import Database
 # read, converted and written one at a time: memory stays flat however large the store.
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
+# The types that make up nearly all of a large store hold only strings, integers, booleans,
+# nulls, lists of ids and maps of strings; orjson writes those byte for byte as `_encode` does
+# (a test compares the two over every character class) about ten times faster. It spells
+# floats differently (1e-5 for 1e-05), so the types that may hold one (a clause's confidence,
+# an item's screening, COMPASS attributes) keep `_encode`.
+_ORJSON_TYPES = frozenset({"response", "judgment", "label", "adjudication"})
+
+
+def encode_record(record: dict[str, Any]) -> str:
+    """One record as its JSONL line (without the newline)."""
+    if record["type"] in _ORJSON_TYPES:
+        try:
+            return orjson.dumps(record).decode()
+        except TypeError:
+            pass  # an integer beyond 64 bits or a lone surrogate: `_encode` writes those
+    return _encode(record)
+
 
 def write_jsonl(db: Database, out: IO[str]) -> Counter[str]:
     counts: Counter[str] = Counter()
     for record in iter_records(db):
-        out.write(_encode(record) + "\n")
+        out.write(encode_record(record) + "\n")
         counts[record["type"]] += 1
     return counts
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from store.db import loads
@@ -71,9 +72,17 @@ class JudgmentRow:
         # Field by field rather than through a list: an export reads every judgment this way.
         observed, evidence = row[4], row[7]
         return cls(row[0], row[1], row[2], row[3],
-                   None if observed is None else tuple(json.loads(observed)), row[5], row[6],
+                   None if observed is None else marked_ids(observed), row[5], row[6],
                    None if evidence is None else json.loads(evidence), row[8], row[9], row[10],
                    row[11], row[12])
+
+
+@lru_cache(maxsize=4096)
+def marked_ids(text: str) -> tuple[str, ...]:
+    """A stored `observed` column as a tuple of contract item ids. Judgments share a handful
+    of mark sets (a contract has a few items), so an export of 300,000 judgments decodes each
+    distinct one once; a tuple is immutable, so sharing it is safe."""
+    return tuple(json.loads(text))
 
 
 # A `required` or `forbidden` column decoded as stored: the content hash of a label is taken
