@@ -33,6 +33,7 @@ from textual.worker import get_current_worker
 
 from copal_tui.services.browse import FilterError, Page, PageRequest
 from copal_tui.tui.safe import one_line, safe
+from copal_tui.tui.widgets.fast_cells import FastCells
 from copal_tui.tui.widgets.table_columns import Column, fmt_rate, parse_filter, short_id
 from store.db import Database
 
@@ -44,7 +45,7 @@ Fetch = Callable[[Database, PageRequest], Page]
 Decorate = Callable[[Database, list[str]], dict[str, dict[str, Any]]]
 
 
-class Rows(DataTable[Any]):
+class Rows(FastCells):
     """The table's rows: enter is shown in the footer as "Open" (DataTable hides it)."""
 
     HELP_GROUP = "list"
