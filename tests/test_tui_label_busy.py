@@ -157,8 +157,9 @@ async def test_new_responses_wait_for_the_database_at_start(db):
     with write_lock(db) as lock:
         app = label_app(db)
         async with app.run_test(size=(100, 30)) as pilot:
-            await settle(pilot)
-            assert app.screen.rid is None and WAITING in app.screen.status_text
+            await until(pilot, lambda: WAITING in getattr(app.screen, "status_text", ""),
+                        "the screen to say it waits")
+            assert app.screen.rid is None
             lock.release()
             await until(pilot, lambda: app.screen.rid is not None, "the queue to fill")
             assert WAITING not in app.screen.status_text

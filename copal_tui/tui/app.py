@@ -157,13 +157,19 @@ class CopalApp(App[None]):
             f" as {self.annotator}" if self.mode != "browse" else "")
         start = LABEL_SUITES[self.suite] if self.mode == "label" else START[self.mode]
         kwargs = {"judge": self.review_judge} if start == "dialogue_review" else {}
+        # Pushed once Textual has started: Textual runs `on_mount` inside its start-up batch
+        # and throws away what is drawn before the batch ends, so a screen pushed here was laid
+        # out and drawn once for nothing, and its rows waited for the batch to end (about 100
+        # ms of the first paint on the 100k benchmark store).
+        self.when_started(lambda: self._open_first(start, kwargs))
+
+    def _open_first(self, start: str, kwargs: dict[str, Any]) -> None:
         self.push_screen(self.make_screen(start, **kwargs))
-        self._check_size()
+        self._check_size()  # after: the "too small" screen goes on top of the first one
 
     def when_started(self, callback: Callable[[], object]) -> None:
-        """Run `callback` once Textual has started the app (at once if it has). Textual mounts
-        the first screen inside a batch and throws away what is drawn before the batch ends:
-        rows put in a table earlier are rendered twice, once for nothing."""
+        """Run `callback` once Textual has started the app (at once if it has): see
+        `on_mount`."""
         if self._started:
             callback()
         else:
