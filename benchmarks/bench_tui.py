@@ -223,12 +223,16 @@ async def _pilot_paint(app: Any, painted: Callable[[Any], bool]) -> float:
 
 
 def _worlds_painted(app: Any) -> bool:
+    from textual.widgets import DataTable
+
     from copal_tui.tui.widgets.paged_table import PagedTable
 
     if not app.screen_stack:
         return False
     tables = list(app.screen.query(PagedTable))
-    return bool(tables and tables[0].table.row_count)
+    # The list's own table is composed a moment after the list is in the DOM.
+    rows = list(tables[0].query(DataTable)) if tables else []
+    return bool(rows and rows[0].row_count)
 
 
 def pilot_start(dbs: dict[str, Path], repeat: int = 5,
