@@ -45,6 +45,13 @@ class Database:
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> sqlite3.Cursor:
         return self.conn.execute(sql, params)
 
+    def tuples(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> sqlite3.Cursor:
+        """`execute` with rows as plain tuples, for reads of every row of a large table (an
+        export's 300,000 judgments spent a third of their read building `sqlite3.Row`s)."""
+        cursor = self.conn.cursor()
+        cursor.row_factory = None
+        return cursor.execute(sql, params)
+
     @contextmanager
     def atomic(self) -> Iterator[Database]:
         """A transaction, or a savepoint inside one (so helpers can nest freely)."""

@@ -1,5 +1,6 @@
 """Reads with a time budget (`Database.within`): the UI thread tries a cheap query inline and
-hands it to a worker when SQLite interrupts it; the connection is left as it was."""
+hands it to a worker when SQLite interrupts it; the connection is left as it was. And bulk
+reads as plain tuples (`Database.tuples`)."""
 
 from __future__ import annotations
 
@@ -26,3 +27,13 @@ def test_a_read_over_its_budget_is_interrupted_and_the_connection_restored(
         assert db.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS
     finally:
         db.conn.close()
+
+
+def test_tuples_gives_plain_tuples_and_leaves_the_connection_s_rows_alone(tmp_path: Path) -> None:
+    db = connect(tmp_path / "t.db", create=True)
+    db.execute("CREATE TABLE t (a INTEGER, b TEXT)")
+    db.conn.executemany("INSERT INTO t VALUES (?, ?)", [(1, "x"), (2, "y")])
+    assert db.tuples("SELECT a, b FROM t ORDER BY a").fetchall() == [(1, "x"), (2, "y")]
+    assert type(db.tuples("SELECT a FROM t WHERE a = ?", (2,)).fetchone()) is tuple
+    # Every other read still gets sqlite3.Row (columns by name).
+    assert db.execute("SELECT a, b FROM t ORDER BY a").fetchone()["b"] == "x"

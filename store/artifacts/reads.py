@@ -118,13 +118,13 @@ def iter_items(db: Database, *, projections: bool) -> Iterator[ItemRow]:
 
 def iter_answered_responses(db: Database) -> Iterator[ResponseRow]:
     """Responses with a text and no failure (a failed call is pipeline state, not a result)."""
-    return map(ResponseRow.from_row, db.execute(
+    return map(ResponseRow.from_row, db.tuples(
         f"{_RESPONSE} WHERE failure IS NULL AND text IS NOT NULL ORDER BY id"))
 
 
 def iter_scored_judgments(db: Database) -> Iterator[JudgmentRow]:
     """Judgments with an error and no failure."""
-    return map(JudgmentRow.from_row, db.execute(
+    return map(JudgmentRow.from_row, db.tuples(
         f"{_JUDGMENT} WHERE failure IS NULL AND error IS NOT NULL ORDER BY id"))
 
 
