@@ -41,8 +41,21 @@ def labels(draw: st.DrawFn) -> dict[str, object]:
     }
 
 
+@st.composite
+def items(draw: st.DrawFn) -> dict[str, object]:
+    contract = st.lists(st.fixed_dictionaries({
+        "id": _ID, "text": _TEXT, "kind": _TEXT, "clause_id": st.none() | _ID}), max_size=3)
+    return {
+        "type": "item", "id": draw(_ID), "world_id": draw(_ID),
+        "composition_id": draw(st.none() | _ID), "pattern": draw(st.none() | _TEXT),
+        "facet": draw(st.none() | _TEXT), "query": draw(_TEXT), "required": draw(contract),
+        "forbidden": draw(contract), "method": draw(_TEXT), "parent_item_id": draw(st.none() | _ID),
+        "selected": draw(st.booleans()), "trap": draw(st.none() | _TEXT),
+    }
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(judgments(), labels(), st.builds(
+@given(st.one_of(judgments(), labels(), items(), st.builds(
     lambda i, item, model, text, variant: {"type": "response", "id": i, "item_id": item,
                                            "model": model, "text": text, "variant": variant},
     _ID, _ID, _TEXT, st.none() | _TEXT, _TEXT)))
@@ -70,7 +83,8 @@ def test_what_orjson_cannot_write_falls_back_to_the_standard_encoder() -> None:
 
 
 def test_a_type_that_may_hold_floats_keeps_the_standard_spelling() -> None:
-    record = {"type": "clause", "id": "c1", "confidence": 1e-05, "score": 1e16}
-    line = encode_record(record)
-    assert line == _REFERENCE(record)
-    assert "1e-05" in line and "1e+16" in line
+    for record in ({"type": "clause", "id": "c1", "confidence": 1e-05, "score": 1e16},
+                   {"type": "item", "id": "i1", "screening": {"score": 1e-05, "n": 1e16}}):
+        line = encode_record(record)
+        assert line == _REFERENCE(record)
+        assert "1e-05" in line and "1e+16" in line

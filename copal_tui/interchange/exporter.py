@@ -27,13 +27,15 @@ _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 # nulls, lists of ids and maps of strings; orjson writes those byte for byte as `_encode` does
 # (a test compares the two over every character class) about ten times faster. It spells
 # floats differently (1e-5 for 1e-05), so the types that may hold one (a clause's confidence,
-# an item's screening, COMPASS attributes) keep `_encode`.
+# an item's screening, COMPASS attributes) keep `_encode` (an item without a screening has none).
 _ORJSON_TYPES = frozenset({"response", "judgment", "label", "adjudication"})
 
 
 def encode_record(record: dict[str, Any]) -> str:
     """One record as its JSONL line (without the newline)."""
-    if record["type"] in _ORJSON_TYPES:
+    kind = record["type"]
+    # An item's only numbers are in its screening, written only when it has one.
+    if kind in _ORJSON_TYPES or (kind == "item" and "screening" not in record):
         try:
             return orjson.dumps(record).decode()
         except TypeError:

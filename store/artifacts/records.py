@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from store.db import loads
+from store.pipeline.rows import fast_init
 
 T = TypeVar("T")
 
@@ -30,6 +31,7 @@ class Stored(Generic[T]):
     row: T
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ResponseRow:
     """One `responses` row; `text` is None for a failed call."""
@@ -48,6 +50,7 @@ class ResponseRow:
         return cls(*row)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class JudgmentRow:
     """One `judgments` row: `observed` (the marked contract item ids) and `evidence` decoded

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import MISSING, dataclass, fields
+from typing import Any, TypeVar
 
 from store.db import loads
 
@@ -22,6 +22,36 @@ def columns(row_type: type, alias: str = "") -> str:
     """The SELECT list of a row type: its fields, in order (never `*`, so a row reads the same
     whatever order a store's columns were added in)."""
     return ", ".join(f"{alias}{f.name}" for f in fields(row_type))
+
+
+_Row = TypeVar("_Row")
+
+
+def fast_init(row_type: type[_Row]) -> type[_Row]:
+    """Give a frozen, slotted row dataclass an `__init__` that fills its slots directly.
+
+    A frozen dataclass's own `__init__` sets each field through `object.__setattr__` (its
+    `__setattr__` refuses): 3.9 us for a 13-field judgment here, a fifth of an export's time
+    over 300,000 of them. Writing each slot through its descriptor is the same assignment at
+    half the cost; the instance is as frozen, hashed and compared as before. Only for row types
+    whose fields are all required and which have no `__post_init__`: what `__init__` does for
+    them is exactly this."""
+    found = fields(row_type)  # type: ignore[arg-type]
+    params = row_type.__dataclass_params__  # type: ignore[attr-defined]
+    if not (params.frozen and "__slots__" in row_type.__dict__) or hasattr(
+            row_type, "__post_init__") or any(
+            f.default is not MISSING or f.default_factory is not MISSING or not f.init
+            for f in found):
+        raise TypeError(f"fast_init needs a frozen, slotted row type of required fields: "
+                        f"{row_type.__name__}")
+    names = [f.name for f in found]
+    scope = {f"_set_{n}": getattr(row_type, n).__set__ for n in names}
+    exec(f"def __init__(self, {', '.join(names)}):\n"  # noqa: S102 - built from field names
+         + "".join(f"    _set_{n}(self, {n})\n" for n in names), scope)
+    init = scope["__init__"]
+    init.__qualname__ = f"{row_type.__qualname__}.__init__"
+    row_type.__init__ = init  # type: ignore[method-assign]
+    return row_type
 
 
 def _ids(text: str) -> tuple[str, ...]:
@@ -134,6 +164,7 @@ class CompositionRow:
         return cls(*values)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ItemRow:
     """A test item. `screening` is the stored JSON verdict (its keys differ by method and
