@@ -159,7 +159,7 @@ class CopalApp(App[None]):
         kwargs = {"judge": self.review_judge} if start == "dialogue_review" else {}
         # Pushed once Textual has started: Textual runs `on_mount` inside its start-up batch
         # and throws away what is drawn before the batch ends, so a screen pushed here was laid
-        # out and drawn once for nothing, and its rows waited for the batch to end (about 100
+        # out and drawn once for nothing, and its rows waited for the batch to end (about 60
         # ms of the first paint on the 100k benchmark store).
         self.when_started(lambda: self._open_first(start, kwargs))
 

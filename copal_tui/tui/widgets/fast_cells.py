@@ -2,13 +2,14 @@
 
 DataTable renders every cell through Rich (`Styled(Padding(cell))` and `console.render_lines`):
 0.14-0.2 ms a cell here, so a list page of 21 rows and 11 columns spent 45-80 ms of its first
-paint on its cells alone; drawn here, a cell takes about a quarter of that. Nearly every cell copal puts in a list is a one-line `Text` of plain
-characters, no spans and no style of its own (`copal_tui.tui.safe`), whose segments are simple
-to write directly: the padding, the text justified within the column, the padding, all in the
-one style DataTable would give them. This class does that for such cells, producing the very
-segments Rich would (a test compares the two over random cells, styles, cursor and hover
-states), and leaves every other cell (the header, styled or wide text, cells too long for their
-column, auto-height rows, fixed rows and columns) to DataTable.
+paint on its cells alone; drawn here, a cell takes about a quarter of that. Nearly every cell
+copal puts in a list is a one-line `Text` of plain characters, no spans and no style of its own
+(`copal_tui.tui.safe`), whose segments are simple to write directly: the padding, the text
+justified within the column, the padding, all in the one style DataTable would give them. This
+class does that for such cells, producing the very segments Rich would (a test compares the two
+over random cells, styles, cursor and hover states), and leaves every other cell (the header,
+styled or wide text, cells too long for their column, auto-height rows, fixed rows and columns)
+to DataTable.
 """
 
 from __future__ import annotations
