@@ -159,3 +159,32 @@ async def test_a_start_with_the_garbage_collector_off_turns_it_back_on(
     finally:
         gc.unfreeze()
         gc.enable()
+
+
+async def test_a_pilot_begins_on_the_first_screen_with_its_rows(browse_db: Path) -> None:
+    # The first screen is pushed once Textual has started; a test's pilot still begins on it,
+    # mounted and holding its first page, as a user's first key finds it.
+    async with make_app(browse_db).run_test(size=(120, 40)) as pilot:
+        screen = pilot.app.screen
+        assert type(screen).__name__ == "WorldsScreen" and screen.is_mounted
+        assert W in screen.query_one(PagedTable).row_keys()
+
+
+async def test_the_first_screen_is_never_laid_out_inside_textual_s_start_up_batch(
+        browse_db: Path, monkeypatch: Any) -> None:
+    # What is drawn inside the batch never reaches the terminal: laying the screen out there
+    # was work thrown away, and its rows waited for the batch to end.
+    from textual.screen import Screen
+
+    layouts: list[tuple[str, int]] = []
+    refresh_layout = Screen._refresh_layout
+
+    def spy(self: Screen[Any], *args: Any, **kwargs: Any) -> None:
+        layouts.append((type(self).__name__, self.app._batch_count))
+        refresh_layout(self, *args, **kwargs)
+
+    monkeypatch.setattr(Screen, "_refresh_layout", spy)
+    async with make_app(browse_db).run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+    worlds = [batch for name, batch in layouts if name == "WorldsScreen"]
+    assert worlds and all(batch == 0 for batch in worlds)

@@ -15,14 +15,15 @@ aggregates or adjudication. COPAL_BLIND=false only lets the label queue itself s
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import importlib
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import App, SystemCommand
@@ -33,6 +34,14 @@ from copal_tui.tui.busy import WriteQueue
 from copal_tui.tui.settings import Settings
 from store.db import Database, connect
 from store.schema_state import require_current
+
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+    from textual.widget import AwaitMount
+
+
+# Seconds a pilot waits at most for the first screen to mount.
+FIRST_SCREEN_WAIT = 30.0
 
 
 def _collect_again() -> None:
@@ -133,6 +142,9 @@ class CopalApp(App[None]):
         self._start_echo = True
         self._started = False
         self._when_started: list[Callable[[], object]] = []
+        # The first screen's mount, once it is pushed (see `on_mount` and `run_test`).
+        self._first_pushed = asyncio.Event()
+        self._first_mount: AwaitMount | None = None
         self._worker_conns: set[sqlite3.Connection] = set()
         self._worker_lock = threading.Lock()
         self.writes = WriteQueue(self)
@@ -164,8 +176,56 @@ class CopalApp(App[None]):
         self.when_started(lambda: self._open_first(start, kwargs))
 
     def _open_first(self, start: str, kwargs: dict[str, Any]) -> None:
-        self.push_screen(self.make_screen(start, **kwargs))
+        try:
+            self._first_mount = self.push_screen(self.make_screen(start, **kwargs))
+        finally:
+            self._first_pushed.set()
         self._check_size()  # after: the "too small" screen goes on top of the first one
+
+    # A test's pilot (`run_test`) and an auto-pilot (`run_async`, the snapshots') start when
+    # Textual has started, which is now before the first screen is mounted: they wait for it,
+    # as they did when it mounted during the start. A real start has neither.
+
+    async def _first_screen_mounted(self) -> None:
+        # Mounted, then refreshed once, so what its mount left for after the first refresh (a
+        # focus, say) has run before the first key. Bounded, and given up when the app fails
+        # or stops first: the pilot then sees that instead of waiting.
+        loop = asyncio.get_running_loop()
+        end = loop.time() + FIRST_SCREEN_WAIT
+        while not self._first_pushed.is_set():  # polled: a start may end without it
+            if not self.is_running or self._exception_event.is_set() or loop.time() > end:
+                return
+            await asyncio.sleep(0.01)
+
+        async def mounted_and_refreshed() -> None:
+            if self._first_mount is not None:
+                await self._first_mount
+            refreshed = asyncio.Event()
+            self.call_after_refresh(refreshed.set)
+            await refreshed.wait()
+
+        waits = {asyncio.ensure_future(mounted_and_refreshed()),
+                 asyncio.ensure_future(self._exception_event.wait())}
+        await asyncio.wait(waits, timeout=max(0.0, end - loop.time()),
+                           return_when=asyncio.FIRST_COMPLETED)
+        for wait in waits:
+            wait.cancel()
+
+    @asynccontextmanager
+    async def run_test(self, **kwargs: Any) -> AsyncGenerator[Pilot[None], None]:
+        async with super().run_test(**kwargs) as pilot:
+            await self._first_screen_mounted()
+            yield pilot
+
+    async def run_async(self, **kwargs: Any) -> None:
+        auto_pilot = kwargs.get("auto_pilot")
+        if auto_pilot is not None:
+            async def after_first_screen(pilot: Pilot[None]) -> None:
+                await self._first_screen_mounted()
+                await auto_pilot(pilot)
+
+            kwargs["auto_pilot"] = after_first_screen
+        return await super().run_async(**kwargs)
 
     def when_started(self, callback: Callable[[], object]) -> None:
         """Run `callback` once Textual has started the app (at once if it has): see
