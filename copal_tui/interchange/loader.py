@@ -15,6 +15,7 @@ from itertools import compress
 from pathlib import Path
 from typing import Any
 
+import orjson
 import yaml
 from pydantic import ValidationError
 
@@ -232,11 +233,22 @@ _WINDOW = 8192
 
 
 def _scan_line(raw: bytes) -> dict[str, Any] | None:
-    """The JSON object on one line by the strict scanner alone, or None (the line is then
-    read again by `parse_record`): anything but one object starting the line, or any error.
-    The scanner refuses a repeated name; the depth bound needs no check here, because what
-    the hand-written checks accept nests two levels at most (anything else goes through
-    `parse_record`, which checks it first)."""
+    """The JSON object on one line, or None (the line is then read again by `parse_record`):
+    anything but one object starting the line, or any error.
+
+    A line exactly as orjson writes its object back (compact, as `copal export` writes) is taken
+    from orjson: orjson keeps the last of two equal names, but a line equal to the dump of a
+    dict repeats none, since a dict's names are unique. Any other line, or one orjson refuses,
+    goes through the strict scanner, which refuses a repeated name itself. The depth bound
+    needs no check here, because what the hand-written checks accept nests two levels at most
+    (anything else goes through `parse_record`, which checks it first)."""
+    body = raw[:-1] if raw.endswith(b"\n") else raw
+    try:
+        obj = orjson.loads(body)
+        if type(obj) is dict and orjson.dumps(obj) == body:
+            return obj
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        pass
     try:
         text = raw.decode("utf-8")
         obj, end = SCAN(text, 0)
