@@ -22,6 +22,11 @@ the next smaller size (linear: near the size ratio). Both stream, so peak memory
 bounded: the export's flat, the import's by one chunk of records plus SQLite's bulk-load page
 cache (`writes.BULK_CACHE_KIB`, 256 MiB at most). --full adds 1M responses (a 1.3 GB file;
 minutes).
+
+Beside each import, "SQLite alone": the rows that import wrote, read back into memory, written
+again into a fresh store exactly as the import writes them (same connection, one transaction,
+the same bulk-load settings, one executemany per table), with no line read, decoded or checked.
+It is the part of the import's time that no change to its Python side can remove.
 """
 
 from __future__ import annotations
@@ -176,10 +181,53 @@ print(json.dumps({"seconds": seconds, "cpu": cpu, "records": sum(counts.values()
 """
 
 
+# Runs in the subprocess: the import's SQLite part alone. Every row an import wrote into the
+# store at argv[1] is read back into memory (untimed); then, into the fresh empty store at
+# argv[2], the same rows are written as the import writes them (its connection settings, one
+# `write` transaction, `writes.bulk_load`, one executemany per table in referent order), timed
+# from BEGIN to after COMMIT. No line is read, decoded or checked: what no change to the
+# import's Python side can take away.
+_FLOOR = """
+import json, sqlite3, sys, time
+from store.artifacts import writes
+from store.db import connect, write
+TABLES = ("worlds", "policies", "clauses", "compositions", "items", "responses", "judgments",
+          "annotations")
+src = sqlite3.connect(sys.argv[1])
+rows = {}
+for t in TABLES:
+    cols = [r[1] for r in src.execute(f"PRAGMA table_info({t})")]
+    rows[t] = (cols, src.execute(f"SELECT {', '.join(cols)} FROM {t} ORDER BY rowid").fetchall())
+src.close()
+db = connect(sys.argv[2])
+t, cpu = time.perf_counter(), time.process_time()
+with write(db), writes.bulk_load(db, {name: len(r) for name, (_, r) in rows.items()}):
+    for name, (cols, got) in rows.items():
+        db.conn.executemany(f"INSERT INTO {name} ({', '.join(cols)}) VALUES "
+                            f"({', '.join('?' * len(cols))})", got)
+print(json.dumps({"seconds": time.perf_counter() - t, "cpu": time.process_time() - cpu,
+                  "records": sum(len(r) for _, r in rows.values())}))
+"""
+
+
+def _floor_call(imported: Path, empty: Path) -> dict[str, float]:
+    out = subprocess.run([sys.executable, "-c", _FLOOR, str(imported), str(empty)],
+                         check=True, capture_output=True, text=True, cwd=ROOT)
+    return {k: float(v) for k, v in json.loads(out.stdout.strip().splitlines()[-1]).items()}
+
+
 def _interchange_call(verb: str, db: Path, file: Path) -> dict[str, float]:
     out = subprocess.run([sys.executable, "-c", _INTERCHANGE, verb, str(db), str(file)],
                          check=True, capture_output=True, text=True, cwd=ROOT)
     return {k: float(v) for k, v in json.loads(out.stdout.strip().splitlines()[-1]).items()}
+
+
+def _fresh_store(db: Path) -> Path:
+    for stale in db.parent.glob(db.name + "*"):
+        stale.unlink()
+    subprocess.run([sys.executable, "-m", "copal_tui", "--db", str(db), "init"], check=True,
+                   capture_output=True, cwd=ROOT)
+    return db
 
 
 def write_interchange(path: Path, responses: int) -> int:
@@ -207,15 +255,15 @@ def interchange(sizes: list[int], repeat: int = 1) -> list[dict[str, Any]]:
             label = f"{n / 1000:g}k responses" if n < 1_000_000 else f"{n / 1e6:g}M responses"
             best: dict[str, dict[str, float]] = {}
             for _ in range(repeat):
-                for stale in t.glob(f"{n}.db*"):
-                    stale.unlink()
                 out.unlink(missing_ok=True)
-                subprocess.run([sys.executable, "-m", "copal_tui", "--db", str(db), "init"],
-                               check=True, capture_output=True, cwd=ROOT)
+                _fresh_store(db)
                 for verb, file in (("import", source), ("export", out)):
                     got = _interchange_call(verb, db, file)
                     if verb not in best or got["seconds"] < best[verb]["seconds"]:
                         best[verb] = got
+                got = _floor_call(db, _fresh_store(t / f"{n}-floor.db"))
+                if "floor" not in best or got["seconds"] < best["floor"]["seconds"]:
+                    best["floor"] = got
             source.unlink()
             out.unlink(missing_ok=True)
             for verb in ("import", "export"):
@@ -227,6 +275,12 @@ def interchange(sizes: list[int], repeat: int = 1) -> list[dict[str, Any]]:
                                 note=f"{r['seconds'] / n * 1e6:.0f} us/response; "
                                      f"{r['cpu']:.2f} s CPU; {records:,} records; peak "
                                      f"{r['peak_mib']:.0f} MiB"))
+                if verb == "import":
+                    f = best["floor"]
+                    rows.append(row(f"interchange import {label}, SQLite alone", f["seconds"],
+                                    "s", note=f"{f['seconds'] / r['seconds']:.0%} of the import; "
+                                              f"{f['cpu']:.2f} s CPU; its rows, in memory, "
+                                              "written as it writes them"))
                 smaller = [m for m in done[verb] if m < n]
                 if smaller:
                     m = max(smaller)
