@@ -191,10 +191,11 @@ _CHUNK = 20_000
 
 
 def _by_ids(db: Database, sql: str, ids: Iterable[str]) -> Iterator[Any]:
-    """Rows of `sql`, whose one parameter is a JSON array of ids, over `ids` in chunks."""
+    """Rows of `sql` as plain tuples, whose one parameter is a JSON array of ids, over `ids`
+    in chunks (an import asks this of every chunk of records)."""
     todo = list(ids)
     for i in range(0, len(todo), _CHUNK):
-        yield from db.execute(sql, (json.dumps(todo[i:i + _CHUNK]),))
+        yield from db.tuples(sql, (json.dumps(todo[i:i + _CHUNK]),))
 
 
 _IDS = "IN (SELECT value FROM json_each(?))"
