@@ -1,7 +1,8 @@
 """The import's fast paths for responses and judgments, checked through `copal import`.
 
-Those lines are read a window at a time, decoded by the strict scanner alone and checked by
-hand; anything the fast path is not sure of goes through the full per-line check. These tests
+Those lines are read a window at a time, decoded by orjson when compact (else by the strict
+scanner alone) and checked by hand; anything the fast path is not sure of goes through the
+full per-line check. These tests
 put the lines the fast path must hand over (a repeated name, text after the object, a line
 that is not UTF-8, leading spaces, CRLF endings, no final newline) among thousands of good
 ones, with the types interleaved and windows and chunks made small, and check that the store

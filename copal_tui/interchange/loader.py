@@ -194,9 +194,10 @@ class RecordIndex:
         """`chunks` for the two bulk types with a hand-written check (`FAST_CHECKS`).
 
         The file is read forward a window of lines at a time (one read, one split), the lines
-        of `kind` are picked out by their type codes, and each is decoded by the strict
-        scanner alone and checked by hand. A line that either does not take cleanly goes through
-        `parse_record`, which accepts it or words the error exactly as for any other line.
+        of `kind` are picked out by their type codes, and each is decoded by `_scan_line`
+        (orjson for a compact line, else the strict scanner) and checked by hand. A line that
+        either does not take cleanly goes through `parse_record`, which accepts it or words the
+        error exactly as for any other line.
         """
         code = _CODE[kind]
         check = FAST_CHECKS[kind]
