@@ -191,7 +191,8 @@ class RecordIndex:
             yield chunk
 
     def _fast_chunks(self, kind: str, size: int) -> Iterator[list[SourceRecord]]:
-        """`chunks` for the two bulk types with a hand-written check (`FAST_CHECKS`).
+        """`chunks` for the bulk types with a hand-written check (`FAST_CHECKS`) and no
+        parents to put first (responses and judgments).
 
         The file is read forward a window of lines at a time (one read, one split), the lines
         of `kind` are picked out by their type codes, and each is decoded by `_scan_line`
