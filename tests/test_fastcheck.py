@@ -2,9 +2,9 @@
 
 `fastcheck` may hand any record over to the pydantic schema (by returning None), but when it
 accepts one, the schema must accept it too and dump exactly what the check returned. These
-properties draw records field by field from valid and invalid values alike (wrong types,
-empty text, malformed ids, unknown enum values, missing and extra keys, repeated or missing
-contract items) and compare the two.
+properties draw valid records and spoil, remove or add a field or two, from valid and invalid
+values alike (wrong types, empty text, malformed ids, unknown enum values, missing and extra
+keys, repeated or missing contract items and marks), and compare the two.
 """
 
 from __future__ import annotations
@@ -63,9 +63,51 @@ _VALUES: dict[str, st.SearchStrategy] = {
     "screening": st.sampled_from([None, {"passed": True}, "yes"]),
     "required": st.sampled_from([None, "R1", {}, []]),
     "forbidden": st.sampled_from([None, "F1", {}, []]),
-    "type": st.sampled_from(["item", "response"]),
+    "type": st.sampled_from(["item", "response", "judgment"]),
     "extra": st.sampled_from([1, "x"]),
+    "item_id": _IDS, "response_id": _IDS, "model": _TEXTS, "judge": _TEXTS,
+    "variant": st.sampled_from(["base", "", "v2", 1, None]),
+    "mode": st.sampled_from(["contract", "full_policy", "other", None]),
+    "observed": st.sampled_from([None, [], ["R1"], ["R1", "R1"], ["R1", "F1"], ["bad id"],
+                                 "R1", [1]]),
+    "error": st.sampled_from([None, 0, 1, 2, True, 1.0, "1"]),
+    "rationale": st.sampled_from([None, "", "why", 3]),
+    "evidence": st.sampled_from([None, {}, {"R1": "a quote"}, {"R1": 1}, "a quote"]),
 }
+
+
+def _spoil(draw: st.DrawFn, record: dict[str, Any]) -> dict[str, Any]:
+    """None, one or two of the record's fields spoilt, removed or added."""
+    for key in draw(st.lists(st.sampled_from(sorted(_VALUES)), max_size=2)):
+        value = draw(st.one_of(_VALUES[key], st.just(_MISSING)))
+        if value is _MISSING:
+            record.pop(key, None)
+        else:
+            record[key] = value
+    return record
+
+
+@st.composite
+def responses(draw: st.DrawFn) -> dict[str, Any]:
+    record = {"type": "response", "id": "I1@m", "item_id": "I1", "model": "vendor/model",
+              "text": draw(st.sampled_from(["Here is how.", ""]))}
+    if draw(st.booleans()):
+        record["variant"] = "base"
+    return _spoil(draw, record)
+
+
+@st.composite
+def judgments(draw: st.DrawFn) -> dict[str, Any]:
+    record = {"type": "judgment", "id": "I1@m+j", "response_id": "I1@m", "judge": "vendor/j",
+              "mode": draw(st.sampled_from(["contract", "full_policy"]))}
+    for key in ("observed", "error", "facet", "rationale", "evidence"):
+        if draw(st.booleans()):
+            record[key] = draw({"observed": st.sampled_from([["R1"], [], ["R1", "F1"]]),
+                                "error": st.sampled_from([0, 1]),
+                                "facet": st.sampled_from([None, "over_refusal"]),
+                                "rationale": st.just("Why."),
+                                "evidence": st.just({"R1": "a quote"})}[key])
+    return _spoil(draw, record)
 
 
 @st.composite
@@ -76,13 +118,7 @@ def items(draw: st.DrawFn) -> dict[str, Any]:
     # Forbidden ids may repeat one another or a required id (the schema refuses both).
     record["forbidden"] = [draw(_contract_item(draw(st.sampled_from(["F1", "F2", "F3", "R0"]))))
                            for _ in range(draw(st.integers(0, 2)))]
-    for key in draw(st.lists(st.sampled_from(sorted(_VALUES)), max_size=2)):
-        value = draw(st.one_of(_VALUES[key], st.just(_MISSING)))
-        if value is _MISSING:
-            record.pop(key, None)
-        else:
-            record[key] = value
-    return record
+    return _spoil(draw, record)
 
 
 def _valid_item(n: int) -> dict[str, Any]:
@@ -97,6 +133,15 @@ def _valid_item(n: int) -> dict[str, Any]:
 @given(items())
 def test_an_item_the_check_accepts_is_dumped_as_the_schema_dumps_it(record):
     fast = fastcheck.item(copy.deepcopy(record))
+    if fast is not None:
+        assert _schema(record) == fast
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(responses(), judgments()))
+def test_a_response_or_judgment_the_check_accepts_is_what_the_schema_dumps(record):
+    fast = fastcheck.FAST_CHECKS[record["type"]](copy.deepcopy(record)) if record.get(
+        "type") in ("response", "judgment") else None
     if fast is not None:
         assert _schema(record) == fast
 

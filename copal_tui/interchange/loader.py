@@ -242,8 +242,9 @@ def _scan_line(raw: bytes) -> dict[str, Any] | None:
     from orjson: orjson keeps the last of two equal names, but a line equal to the dump of a
     dict repeats none, since a dict's names are unique. Any other line, or one orjson refuses,
     goes through the strict scanner, which refuses a repeated name itself. The depth bound
-    needs no check here, because what the hand-written checks accept nests two levels at most
-    (anything else goes through `parse_record`, which checks it first)."""
+    needs no check here, because what the checks of the types read this way (responses,
+    judgments) accept nests two levels at most (anything else goes through `parse_record`,
+    which checks it first)."""
     body = raw[:-1] if raw.endswith(b"\n") else raw
     try:
         obj = orjson.loads(body)
