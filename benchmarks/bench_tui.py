@@ -96,6 +96,7 @@ def _env() -> dict[str, str]:
 class Paint(NamedTuple):
     wall: float  # seconds from spawning the process to its first painted rows
     cpu: float  # CPU seconds the process had used by then (all its threads)
+    peak_mib: float = 0.0  # its peak resident memory by then (pty runs only)
 
 
 def _first_paint(code: str, *args: str) -> Paint:
@@ -114,9 +115,18 @@ def _cpu_of(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _pty_paint(argv: list[str], mark: bytes, timeout: float = 120.0) -> Paint:
+def _peak_of(pid: int) -> float:
+    """Peak resident memory (VmHWM, MiB) of a running process, from /proc."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+
+
+def _pty_paint(argv: list[str], mark: bytes, timeout: float = 120.0,
+               settle: bool = False) -> Paint:
     """From spawning `argv` in a 120x40 pseudo-terminal until `mark` is written to it: the
-    seconds, and the CPU the process had used at that moment."""
+    seconds, and the CPU and peak memory the process had used at that moment. With `settle`,
+    the memory is read once the process has then used no CPU for a second (its workers done),
+    the terminal read meanwhile so that it never waits on a full one."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     env = {**_env(), "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
@@ -139,8 +149,16 @@ def _pty_paint(argv: list[str], mark: bytes, timeout: float = 120.0) -> Paint:
                     raise RuntimeError(f"{argv!r} exited before painting: {seen[-300:]!r}")
                 # Keep a tail only: the mark is short, the stream is not.
                 seen = seen[-4096:] + chunk
-        wall = time.perf_counter() - t
-        return Paint(wall, _cpu_of(proc.pid))
+        wall, cpu = time.perf_counter() - t, _cpu_of(proc.pid)
+        idle_since, used = time.perf_counter(), cpu
+        while settle and time.perf_counter() - idle_since < 1.0:
+            if time.perf_counter() - t > timeout:
+                raise RuntimeError(f"{argv!r} did not settle in {timeout} s")
+            if select.select([master], [], [], 0.1)[0]:
+                os.read(master, 65536)
+            if _cpu_of(proc.pid) != used:
+                idle_since, used = time.perf_counter(), _cpu_of(proc.pid)
+        return Paint(wall, cpu, _peak_of(proc.pid))
     finally:
         proc.kill()  # only the child started here; its shutdown is not part of the figure
         proc.wait()
@@ -167,6 +185,18 @@ def _cpu_rows(kind: str, base: list[Paint], runs: dict[str, list[Paint]]) -> lis
         cpu = statistics.median(p.cpu for p in samples)
         rows.append(row(f"copal tui CPU to first paint ({kind}, {label})", cpu - base_cpu,
                         "s over minimal", note=f"{cpu:.2f} s, median of {len(samples)}"))
+    return rows
+
+
+def _peak_rows(base: list[Paint], runs: dict[str, list[Paint]]) -> list[dict[str, Any]]:
+    """Peak memory by the first paint in a pty (medians): the minimal app's and each
+    database's. Lists read one page at a time, so it should not grow with the database."""
+    rows = [row("minimal Textual app: peak memory at first paint (pty)",
+                statistics.median(p.peak_mib for p in base), "MiB", note=f"median of {len(base)}")]
+    for label, samples in runs.items():
+        rows.append(row(f"copal tui peak memory at first paint (pty, {label})",
+                        statistics.median(p.peak_mib for p in samples), "MiB",
+                        note=f"VmHWM, median of {len(samples)}"))
     return rows
 
 
@@ -199,10 +229,21 @@ def cold_start(dbs: dict[str, Path], repeat: int = 5,
 
     return (_ratio_rows("pty", min(p.wall for p in pty_base), walls(pty_runs), min,
                         f"best of {repeat}", targets)
-            + _cpu_rows("pty", pty_base, pty_runs)
+            + _cpu_rows("pty", pty_base, pty_runs) + _peak_rows(pty_base, pty_runs)
             + _ratio_rows("headless", statistics.median(p.wall for p in head_base),
                           walls(head_runs), statistics.median, f"median of {repeat}", targets)
             + _cpu_rows("headless", head_base, head_runs))
+
+
+def memory(dbs: dict[str, Path]) -> list[dict[str, Any]]:
+    """Peak memory of `copal tui` per database once its first screen has settled (rows
+    painted, the worlds' statistics filled in by their worker): lists read a page at a time,
+    so it should barely grow with the database."""
+    return [row(f"copal tui peak memory, settled (pty, {label})",
+                _pty_paint([sys.executable, "-m", "copal_tui", "--db", str(db), "tui"],
+                           b"bench-000", settle=True).peak_mib, "MiB",
+                note="VmHWM once it used no CPU for a second")
+            for label, db in dbs.items()]
 
 
 # ---------------------------------------------------------------------- in-process (Pilot)
@@ -270,7 +311,7 @@ def pilot_start(dbs: dict[str, Path], repeat: int = 5,
 
 
 
-__all__ = ["cold_start", "keypress", "pilot_start"]
+__all__ = ["cold_start", "keypress", "memory", "pilot_start"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -100,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         repeat = 2 if args.quick else 3
         rows += bench_tui.cold_start(dbs, repeat=repeat, targets=paint)
         rows += bench_tui.pilot_start(dbs, repeat=repeat, targets=paint)
+        rows += bench_tui.memory(dbs)
         rows += bench_tui.keypress(big_db)
         rows += bench_dialogue.run(turns=130, presses=6 if args.quick else 20)
         rows += bench_store.report(small_db, label_small)
