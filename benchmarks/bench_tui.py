@@ -160,8 +160,9 @@ def _pty_paint(argv: list[str], mark: bytes, timeout: float = 120.0,
                 time.perf_counter() - t < wall + SETTLE_MAX:
             if select.select([master], [], [], 0.1)[0]:
                 os.read(master, 65536)
-            if _cpu_of(proc.pid) != used:
-                idle_since, used = time.perf_counter(), _cpu_of(proc.pid)
+            now = _cpu_of(proc.pid)
+            if now != used:
+                idle_since, used = time.perf_counter(), now
         return Paint(wall, cpu, _peak_of(proc.pid))
     finally:
         proc.kill()  # only the child started here; its shutdown is not part of the figure
