@@ -12,6 +12,7 @@ API (`live` says which, and why).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from os import PathLike
 from typing import Any
 
@@ -51,8 +52,8 @@ class Collector(LLMClient):
         raise LLMError(LEFT_FOR_BATCH, attempts=0)
 
     async def _structured(self, spec: ModelSpec, messages: list[dict[str, Any]],
-                          out_type: type[T], *, task: str,
-                          template_version: str) -> Structured[T]:
+                          out_type: type[T], *, task: str, template_version: str,
+                          context: Mapping[str, Any] | None) -> Structured[T]:
         fmt = await self._schema_format(spec, out_type)
         try:
             first = await self._complete(spec, messages, task=task,
@@ -61,7 +62,7 @@ class Collector(LLMClient):
         except LLMError as exc:
             return Structured(None, None, exc.reason, cached=False, calls=1)
         try:
-            value = parsing.validate(first.text, out_type)
+            value = parsing.validate(first.text, out_type, context)
         except parsing.OutputProblem as exc:
             return Structured(None, first.text, str(exc), cached=True, calls=1)
         return Structured(value, first.text, None, cached=True, calls=1)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
 from typing import Any, TypeVar
@@ -112,7 +113,8 @@ class LLMClient:
             raise
 
     async def structured(self, spec: ModelSpec, messages: list[dict[str, Any]], out_type: type[T],
-                         *, task: str, template_version: str) -> Structured[T]:
+                         *, task: str, template_version: str,
+                         context: Mapping[str, Any] | None = None) -> Structured[T]:
         """A validated `out_type`, after at most one repair round; a failure comes back as a
         Structured with value None, the raw text and the reason. Fatal errors (bad key, unknown
         model) are raised as LLMError instead.
@@ -120,12 +122,15 @@ class LLMClient:
         Where litellm reports that the model takes a JSON schema, `out_type`'s schema goes as
         `response_format` (structured output); the prompt's own description and the repair
         round remain the path for every other model, and the check after either. Each outcome
-        is counted in `outputs` (valid, repaired, failed) per model and task."""
+        is counted in `outputs` (valid, repaired, failed) per model and task. `context` is
+        pydantic's validation context for `out_type`'s validators (what an answer is checked
+        against beyond its shape, such as the response whose words a judge must quote); an
+        answer it rejects goes to the repair round like any other invalid one."""
         if spec.is_http:  # structured calls judge and build suites: a deployed bot only answers
             raise ModelConfigError(f"{spec.name!r} is an http target (a deployed chatbot): it can "
                                    "only be a --model target, not a judge or generator")
         result = await self._structured(spec, messages, out_type, task=task,
-                                        template_version=template_version)
+                                        template_version=template_version, context=context)
         outcome = "failed" if result.value is None else "repaired" if result.calls > 1 else "valid"
         tally = self.outputs.setdefault(spec.name, {}).setdefault(
             task, {"valid": 0, "repaired": 0, "failed": 0})
@@ -133,8 +138,8 @@ class LLMClient:
         return result
 
     async def _structured(self, spec: ModelSpec, messages: list[dict[str, Any]],
-                          out_type: type[T], *, task: str,
-                          template_version: str) -> Structured[T]:
+                          out_type: type[T], *, task: str, template_version: str,
+                          context: Mapping[str, Any] | None) -> Structured[T]:
         kw: dict[str, Any] = {"task": task, "template_version": template_version,
                               "response_format": await self._schema_format(spec, out_type)}
         try:
@@ -150,7 +155,7 @@ class LLMClient:
             first_key = ""
         else:
             try:
-                value = parsing.validate(first.text, out_type)
+                value = parsing.validate(first.text, out_type, context)
                 return Structured(value, first.text, None, cached=first.cached, calls=1,
                                   attempts=first.attempts, cost=first.cost or 0.0)
             except parsing.OutputProblem as problem_exc:
@@ -168,12 +173,13 @@ class LLMClient:
             self._store.evict(first_key)
             return Structured(None, exc.raw or bad or None,
                               f"{problem}; the repair call failed: {exc.reason}", cached=False,
-                              calls=2, attempts=attempts + exc.attempts, cost=cost)
+                              calls=2, attempts=attempts + exc.attempts, cost=cost,
+                              first_raw=bad)
         attempts += second.attempts
         cost += second.cost or 0.0
         cached = first_cached and second.cached
         try:
-            value = parsing.validate(second.text, out_type)
+            value = parsing.validate(second.text, out_type, context)
         except parsing.OutputProblem as exc:
             self.failures += 1
             # Neither answer stays cached: a re-run must ask again, not replay the failure.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -51,14 +52,16 @@ def extract_json(text: str) -> Any:
     raise OutputProblem(f"it is not valid JSON{detail}")
 
 
-def validate(text: str, out_type: type[T]) -> T:
-    """Parse and validate; raises OutputProblem. Depends on the text alone, so the repair
-    request built from a cached answer is the same request (and hits the cache) on a re-run."""
+def validate(text: str, out_type: type[T], context: Mapping[str, Any] | None = None) -> T:
+    """Parse and validate; raises OutputProblem. Depends on the text (and the request's own
+    `context`, pydantic's validation context: what a model's validators check an answer
+    against, such as the response a judge quotes) alone, so the repair request built from a
+    cached answer is the same request (and hits the cache) on a re-run."""
     obj = extract_json(text)
     if not isinstance(obj, dict):
         raise OutputProblem(f"the answer is a JSON {type(obj).__name__}, not an object")
     try:
-        return out_type.model_validate(obj)
+        return out_type.model_validate(obj, context=dict(context) if context else None)
     except ValidationError as exc:
         raise OutputProblem(f"it does not match the schema: {summarise(exc)}") from None
 

@@ -46,6 +46,10 @@ class Structured(Generic[T]):
     calls: int  # requests made: 1, or 2 with the repair round
     attempts: int = 0  # provider attempts over all requests
     cost: float = 0.0
+    # The first answer's text when the repair round was used ("" for an empty answer; None
+    # when the first answer was valid): what a reference parser without a repair round would
+    # have scored.
+    first_raw: str | None = None
 
     @property
     def ok(self) -> bool:

@@ -8,7 +8,8 @@ always maps to the same id and every stage skips what already exists.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from copal_tui import prompts
 from copal_tui.domain.compass import verification_keeps
@@ -18,6 +19,9 @@ from store.artifacts import compass_sql
 from store.artifacts.records import CompassQueryRow
 from store.pipeline import pipeline_sql as sql
 from store.pipeline.rows import PolicyRow, WorldRow
+
+if TYPE_CHECKING:
+    from copal_tui.llm.results import Structured
 
 SUITE_KINDS = ("allow", "deny")  # procedure policies are not part of a COMPASS suite
 _CODES = {"allowed_base": "ab", "denied_base": "db", "allowed_edge": "ae"}
@@ -67,14 +71,21 @@ def policy_payload(policies: list[PolicyRow]) -> list[dict[str, str]]:
 # ------------------------------------------------------------------ calls
 
 
+async def structured_result(run: StageRun, model: str, task: str, payload: dict[str, Any],
+                            context: Mapping[str, Any] | None = None) -> Structured[Any]:
+    """One validated call's whole result (the value, or the raw text and reason; the first
+    answer's text when the repair round was used), nothing recorded."""
+    tpl = run.template(task)
+    return await run.llm.structured(
+        run.model(model), prompts.render(task, payload, using=tpl), TASK_OUTPUTS[task],
+        task=task, template_version=tpl.version, context=context)
+
+
 async def structured(run: StageRun, model: str, task: str, payload: dict[str, Any],
                      unit: str) -> tuple[Any, str | None]:
     """One validated call: (value, None), or (None, reason) with the failure recorded.
     A fatal error (bad key, unknown model) is raised and stops the run."""
-    tpl = run.template(task)
-    result = await run.llm.structured(
-        run.model(model), prompts.render(task, payload, using=tpl), TASK_OUTPUTS[task],
-        task=task, template_version=tpl.version)
+    result = await structured_result(run, model, task, payload)
     if result.value is None:
         raw = (result.raw or "")[:2000]
         reason = f"{task}: {result.reason}" + (f" | raw: {raw}" if raw else "")
