@@ -86,7 +86,19 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
-@click.group(cls=CopalGroup, context_settings={"help_option_names": ["-h", "--help"]})
+DOCS_EPILOG = (
+    "\b\nRead more, in the repository's docs/ folder:\n"
+    "  building-a-suite.md  stages, options, exit codes, world files\n"
+    "  models.md            model names, the models file, HTTP targets, offline engine\n"
+    "  compass.md           COMPASS suites     dialogues.md   CompliBench dialogues\n"
+    "  labelling.md         the terminal app, label queues, campaigns, keys\n"
+    "  reports.md           figures, JSON keys, cases, exports, interchange\n"
+    "  security.md          copal serve, keys, untrusted text, files\n"
+    "  speed.md             measured speed      ARCHITECTURE.md  the layers")
+
+
+@click.group(cls=CopalGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=DOCS_EPILOG)
 @click.version_option(__version__, "--version", prog_name="copal")
 @click.option(
     "--db",
