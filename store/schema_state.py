@@ -19,7 +19,7 @@ SET = "copal"
 NAMES = ("m001_initial", "m002_item_gate_route", "m003_label_queue", "m005_compass",
          "m006_dialogues", "m007_run_progress", "m008_compass_reference_rules",
          "m009_direction_by_item_kind", "m010_annotation_log", "m011_llm_batches",
-         "m012_report_indexes")
+         "m012_report_indexes", "m013_dialogue_judge_parsing")
 
 
 def applied(db: Database) -> list[str]:

@@ -159,9 +159,10 @@ def test_binary_judge_stores_verdicts_only_under_its_own_name(store):
     assert len(preds) == 8 and all(p["category"] is None and p["key"] is None for p in preds)
     [row] = [r for r in dialogue_judging(connect(store))["rows"] if r["domain"] == "all"]
     assert row["binary"] is True and row["strict_violation_detection_accuracy"] is None
-    # The same model judged with guidelines is a separate judge, not a replay.
+    # The same model judged with guidelines is a separate judge, not a replay; without
+    # --attempts it is judged four times, as the CompliBench paper prompts each model.
     out = cli(store, "run", "dialogue_judge", "--judge", "offline/judge", "--dialogue", "shop/c2")
-    assert "1/1 units" in out
+    assert "4/4 units" in out
 
 
 def test_judge_needs_a_judge_and_known_dialogues(store):

@@ -1,7 +1,9 @@
 """Dialogue stages over real HTTP: a local OpenAI-compatible stub (tests/stub_server.py) answers
-like the offline engine unless told otherwise. A malformed judge answer leaves an attempt with
-`failure` that a re-run retries; stray turns are dropped with a note and unknown guidelines kept;
-forced judge verdicts decide which variants are kept; a failed round is redone by a re-run."""
+like the offline engine unless told otherwise. A judge answer unreadable even after the repair
+round is a scored attempt with no predictions that a re-run leaves alone, while a failed call is
+a `failure` that a re-run retries; stray turns are dropped with a note and unknown guidelines
+kept; forced judge verdicts decide which variants are kept; a failed round is redone by a
+re-run. How an answer's turns are read is tests/test_dialogue_judge_parsing.py's subject."""
 
 from __future__ import annotations
 
@@ -33,45 +35,64 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
                           "  api_key_env: COPAL_TEST_KEY\n  timeout: 5\n  max_retries: 1\n",
                           encoding="utf-8")
         yield db, stub, Options(judges=["stub-judge"], models_file=models,
-                                dialogue=DialogueOptions(domains=["shop"]),
+                                dialogue=DialogueOptions(domains=["shop"], attempts=1),
                                 backoff_base=0.01, concurrency=4,
                                 generator="offline/heuristic")
 
 
-def verdict(turn: int, key: str, violation: bool = False, phase: str | None = None) -> dict:
+def verdict(turn: int, key: str, violation: bool = False, phase: int = -1) -> dict:
     return {"turn_index": turn, "guideline_used": {
         "guidance_category": "Category 2: Intent Triggered Guidelines", "guidance_key": key,
         "guideline_phase": phase, "is_violation": violation, "judge_reason": "stub"}}
 
 
-def test_malformed_answer_is_a_failed_attempt_that_a_rerun_retries(setup):
+def test_unreadable_answer_is_scored_and_kept_a_failed_call_is_retried(setup):
     db, stub, opts = setup
     # shop/c2 alone carries SLIPPED: both its answers are unusable, so no repair rescues it.
+    # CompliBench reads such an answer as no predictions and scores it: a judge cannot do
+    # better by failing, so it is no failure and a re-run does not ask again.
     stub.once[SLIPPED] = [("raw", '{"turn_guidelines": "none"}'), ("raw", "not json at all")]
     [p] = run_stages(db, ["dialogue_judge"], opts)
-    assert p.status == "done" and p.failures == 1
+    assert p.status == "done" and p.failures == 0
     attempts = {a["dialogue_id"]: a for a in rows(db, "SELECT * FROM dialogue_attempts")}
-    assert attempts["shop/c1"]["failure"] is None
-    failure = attempts["shop/c2"]["failure"]
-    assert "invalid after one repair" in failure and "not json at all" in failure
+    assert attempts["shop/c1"]["failure"] is None and not attempts["shop/c1"]["unparsed"]
+    c2 = attempts["shop/c2"]
+    assert c2["failure"] is None and c2["unparsed"] == 1 and c2["repaired"] == 0
     assert not rows(db, "SELECT * FROM dialogue_predictions WHERE dialogue_id = 'shop/c2'")
-    excluded = dialogue_judging(connect(db))["exclusions"]
-    assert [(e["dialogue"], e["attempt"]) for e in excluded] == [("shop/c2", 1)]
+    judged = dialogue_judging(connect(db))
+    assert judged["exclusions"] == []
+    [row] = [r for r in judged["rows"] if r["domain"] == "all"]
+    assert (row["files"], row["unparsed_attempts"]) == (2, 1)
 
     before = stub.calls
     [again] = run_stages(db, ["dialogue_judge"], opts)
-    assert again.failures == 0 and stub.calls - before == 1  # only the failed attempt
-    [retried] = rows(db, "SELECT * FROM dialogue_attempts WHERE dialogue_id = 'shop/c2'")
-    assert retried["failure"] is None and retried["run_id"] == again.run_id
-    assert len(rows(db, "SELECT * FROM dialogue_predictions WHERE dialogue_id = 'shop/c2'")) == 4
+    assert again.total == 0 and stub.calls == before
+
+    # A call that fails (no answer at all) is a failure, listed and asked again by a re-run.
+    stub.broken.add(SLIPPED)
+    opts.dialogue.attempts = 2
+    [broken] = run_stages(db, ["dialogue_judge"], opts)
+    assert broken.failures == 1
+    [failed] = rows(db, "SELECT * FROM dialogue_attempts WHERE dialogue_id = 'shop/c2' AND "
+                        "attempt = 2")
+    assert failed["failure"] and not failed["unparsed"]
+    excluded = dialogue_judging(connect(db))["exclusions"]
+    assert [(e["dialogue"], e["attempt"]) for e in excluded] == [("shop/c2", 2)]
+    stub.broken.clear()
+    before = stub.calls
+    [retried] = run_stages(db, ["dialogue_judge"], opts)
+    assert retried.failures == 0 and stub.calls - before == 1  # only the failed attempt
+    [ok] = rows(db, "SELECT * FROM dialogue_attempts WHERE dialogue_id = 'shop/c2' AND "
+                    "attempt = 2")
+    assert ok["failure"] is None and ok["run_id"] == retried.run_id
 
 
 def test_stray_turns_dropped_with_a_note_unknown_guidelines_kept(setup):
     db, stub, opts = setup
-    answer = {"turn_guidelines": [verdict(0, "return_item", phase="Phase 1"),  # a user turn
-                                  verdict(1, "no_such_intent", phase="Phase 1"),
-                                  verdict(5, "return_item", True, "Phase 2"),
-                                  verdict(99, "return_item", phase="Phase 1")]}
+    answer = {"turn_guidelines": [verdict(0, "return_item", phase=1),  # a user turn
+                                  verdict(1, "no_such_intent", phase=1),
+                                  verdict(5, "return_item", True, 2),
+                                  verdict(99, "return_item", phase=1)]}
     stub.once[SLIPPED] = [("raw", json.dumps(answer))]
     opts.dialogue.dialogues = ["shop/c2"]
     [p] = run_stages(db, ["dialogue_judge"], opts)

@@ -76,12 +76,28 @@ def test_judge_follows_phases_in_order_and_flags_a_missing_cue():
     got = {v["turn_index"]: v["guideline_used"] for v in out["turn_guidelines"]}
     assert sorted(got) == [1, 3, 5]
     # Turn 1 shares "refund amount" with Phase 2, but a workflow starts at Phase 1.
-    assert (got[1]["guidance_key"], got[1]["guideline_phase"]) == ("return_item", "Phase 1")
+    # Phases are answered as integers, -1 for Category 3 (CompliBench's judge output).
+    assert (got[1]["guidance_key"], got[1]["guideline_phase"]) == ("return_item", 1)
     assert got[1]["is_violation"] is True and "email address" in got[1]["judge_reason"]
-    assert (got[3]["guidance_key"], got[3]["is_violation"]) == ("damaged", False)
-    assert (got[5]["guideline_phase"], got[5]["is_violation"]) == ("Phase 2", False)
+    assert (got[3]["guidance_key"], got[3]["guideline_phase"], got[3]["is_violation"]) == \
+        ("damaged", -1, False)
+    assert (got[5]["guideline_phase"], got[5]["is_violation"]) == (2, False)
     assert got[5]["judge_reason"].startswith("offline heuristic:")
     binary = dialogue.judge_binary({"attempt": 1, "guidelines": doc, "conversation": turns})
     assert [v["guideline_used"]["is_violation"] for v in binary["turn_guidelines"]] == \
         [True, False, False]
     assert "guidance_key" not in binary["turn_guidelines"][0]["guideline_used"]
+
+
+def test_judge_never_names_a_universal_guideline():
+    # CompliBench's judge prompt: "You must choose ONLY from Category 2 (Intent Triggered) or
+    # Category 3." A closing turn that only a universal rule describes still gets one of them.
+    doc = {"Category 1: Universal Compliance": {
+               "closing": "Ask whether there is anything else you can help with."},
+           C2: {"return_item": {"Phase 1": PHASE1}}}
+    turns = [{"turn_index": 0, "role": "user", "content": "Thanks."},
+             {"turn_index": 1, "role": "assistant",
+              "content": "Is there anything else I can help with?"}]
+    [v] = dialogue.judge({"attempt": 1, "guidelines": doc, "conversation": turns})[
+        "turn_guidelines"]
+    assert v["guideline_used"]["guidance_category"] == C2

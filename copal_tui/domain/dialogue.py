@@ -32,10 +32,15 @@ Which turns and attempts are scored, and whether a judge is binary, are rules he
 The per-turn rule is `turn_kind`: how one prediction stands against one scored turn (right,
 flagged under another guideline, or one of MISTAKES). The metrics count those kinds, and the
 screens and the review queue show and walk them, so both read the same rule.
+
+How a judge's answer is read is CompliBench's `_evaluate_one` (`convjudge/inference/
+llm_api.py`), restated in `read_judge_answer` (a decoded answer) and `read_judge_text` (an
+answer's text, with the reference's `extract_first_json`): see their docstrings.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -152,8 +157,9 @@ def is_scored_turn(role: str, guideline: Guideline) -> bool:
 
 
 def scored_attempt(failure: str | None) -> bool:
-    """Whether a judge attempt is scored: a failed attempt (the call failed, nothing usable
-    came back) is not; an attempt that left turns out is, its missing turns counting wrong."""
+    """Whether a judge attempt is scored: a failed attempt (the call failed: no answer came
+    back at all) is not; an attempt that left turns out is, its missing turns counting wrong,
+    and so is an answer that could not be read (no verdict: every scored turn wrong)."""
     return failure is None
 
 
@@ -238,3 +244,131 @@ def score_files(files: Sequence[tuple[Sequence[TurnTruth], Sequence[TurnPredicti
         conversation_accuracy=_ratio(conv_right, counted),
         precision=_ratio(tp, tp + fp), recall=_ratio(tp, tp + fn),
     )
+
+
+# ------------------------------------------------------------------ reading a judge's answer
+
+# The largest phase SQLite stores; a larger integer is clamped (it names no phase either way).
+_MAX_PHASE = 2**63 - 1
+
+
+def reference_category(value: str) -> int | None:
+    """CompliBench's `normalize_category` as a number: 1, 2 or 3 for a text starting with
+    "category N", "cat N" or "catN", else by the words universal/compliance (1),
+    intent/triggered (2), condition (3), in that order; None for anything else (which can
+    match no guideline: "2" alone is not a category to the reference)."""
+    c = value.strip().lower()
+    if not c:
+        return None
+    for n in CATEGORIES:
+        if c.startswith((f"category {n}", f"cat {n}", f"cat{n}")):
+            return n
+    if "universal" in c or "compliance" in c:
+        return 1
+    if "intent" in c or "triggered" in c:
+        return 2
+    if "condition" in c:
+        return 3
+    return None
+
+
+@dataclass(frozen=True)
+class JudgedTurn:
+    """One turn of a judge's answer as CompliBench reads it: the category as written (trimmed),
+    the key (trimmed), the phase an integer (-1 when it is missing, not an integer, or the
+    category is 1 or 3), the verdict true only for a JSON true."""
+
+    turn_index: int
+    category: str
+    key: str
+    phase: int
+    violation: bool
+    reason: str | None
+
+    @property
+    def guideline(self) -> Guideline:
+        """The guideline named, compared with the truth as CompliBench's metrics do (an empty
+        or unknown category, or an empty key, can never match)."""
+        return Guideline(reference_category(self.category), self.key, self.phase)
+
+
+def _text(value: object) -> str:
+    # The reference writes str(value); a JSON null is read as empty rather than "None".
+    return "" if value is None else str(value).strip()
+
+
+def read_judge_answer(answer: object) -> list[JudgedTurn]:
+    """The turns of a decoded judge answer, read as CompliBench's `_evaluate_one` reads them.
+
+    The list is `turn_guidelines` (or `guidelines_used`); an entry without an integer
+    `turn_index` or without a `guideline_used` (or `guidelines_used`) object is skipped; a
+    turn that names no category or key is kept with them empty (a prediction that matches no
+    guideline). A Category 1 or 3 guideline gets phase -1 whatever phase was written;
+    `is_violation` counts only as a JSON true (the string "true" is false). An answer that is
+    not an object gives no turn (the reference stops on it with an error and writes nothing;
+    here it is an answer with no verdict). Duplicated turns are all returned: the last one is
+    the turn's prediction (`by_turn`)."""
+    if not isinstance(answer, dict):
+        return []
+    used = answer.get("turn_guidelines") or answer.get("guidelines_used") or []
+    if not isinstance(used, list):
+        return []
+    out: list[JudgedTurn] = []
+    for item in used:
+        if not isinstance(item, dict):
+            continue
+        try:
+            turn = int(item.get("turn_index", -1))
+        except Exception:  # the reference skips whatever int() refuses
+            continue
+        g = item.get("guideline_used") or item.get("guidelines_used")
+        if not isinstance(g, dict):
+            continue
+        category = _text(g.get("guidance_category", ""))
+        try:
+            phase = max(-_MAX_PHASE, min(_MAX_PHASE, int(g.get("guideline_phase", -1))))
+        except Exception:  # the reference reads whatever int() refuses as -1
+            phase = NO_PHASE
+        if category.lower().startswith(("category 1", "category 3")):
+            phase = NO_PHASE
+        reason = g.get("judge_reason", g.get("violation_reason"))
+        out.append(JudgedTurn(turn, category, _text(g.get("guidance_key", "")), phase,
+                              g.get("is_violation") is True,
+                              reason.strip() if isinstance(reason, str) and reason.strip()
+                              else None))
+    return out
+
+
+def extract_first_json(text: str) -> object:
+    """CompliBench's `extract_first_json`: the inside of a leading code fence, else the text
+    from its first "{" to its last "}", decoded; raises ValueError when that is not JSON."""
+    t = text.strip()
+    if t.startswith("```"):
+        parts = t.split("```")
+        if len(parts) >= 2:
+            code = parts[1]
+            if code.startswith("json"):
+                code = code[len("json"):]
+            t = code.strip()
+    if not t.startswith("{"):
+        start, end = t.find("{"), t.rfind("}")
+        if start != -1 and end != -1 and end > start:
+            t = t[start:end + 1]
+    return json.loads(t)
+
+
+def read_judge_text(text: str | None) -> list[JudgedTurn]:
+    """The turns of a judge's answer text as CompliBench reads it, without any repair: an
+    answer whose JSON cannot be decoded gives no turn (every scored turn then counts wrong)."""
+    if not text:
+        return []
+    try:
+        answer = extract_first_json(text)
+    except Exception:  # the reference reads any decoding failure as no answer
+        return []
+    return read_judge_answer(answer)
+
+
+def by_turn(turns: Iterable[JudgedTurn]) -> dict[int, JudgedTurn]:
+    """Each turn's prediction: the last entry given for it, as CompliBench's `build_pred`."""
+    return {t.turn_index: t for t in turns}

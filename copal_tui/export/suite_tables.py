@@ -82,17 +82,28 @@ def dialogue_tables(doc: dict[str, Any]) -> list[Table]:
     metrics = ("compliant_turn_accuracy violation_detection_accuracy "
                "strict_violation_detection_accuracy conversation_accuracy precision recall")
     judging = Table("dialogue_judging", "Dialogue judging (CompliBench's rule: every tagged "
-                    "turn, each attempt's files pooled, micro over turns)",
+                    "turn, each attempt's files pooled, micro over turns; attempts: attempts "
+                    "pooled per conversation, files: conversation x attempt judgements)",
                     cols("judge:str domain:str binary:bool conversations:int attempts:int "
-                          "compliant_turns:int violation_turns:int "
+                          "files:int compliant_turns:int violation_turns:int "
                           + " ".join(f"{m}:float" for m in metrics.split())),
-                    display=["judge", "domain", "conversations", "attempts",
+                    display=["judge", "domain", "conversations", "attempts", "files",
                              "compliant_turn_accuracy", "violation_detection_accuracy",
                              "strict_violation_detection_accuracy", "conversation_accuracy"])
     for r in doc["dialogue_judging"]:
         judging.rows.append([r[name] for name, _t in judging.columns])
+    first = ("first_answer_compliant_turn_accuracy first_answer_violation_detection_accuracy "
+             "first_answer_strict_violation_detection_accuracy "
+             "first_answer_conversation_accuracy")
+    answers = Table("dialogue_judge_answers", "Dialogue judges' answers: files read after "
+                    "copal's repair round, files with no readable verdict (every turn wrong), "
+                    "and the figures of the first answers alone as CompliBench's parser reads "
+                    "them", cols("judge:str domain:str files:int repaired_attempts:int "
+                                 "unparsed_attempts:int "
+                                 + " ".join(f"{m}:float" for m in first.split())))
+    answers.rows = [[r[name] for name, _t in answers.columns] for r in doc["dialogue_judging"]]
     taxonomy = Table("dialogue_error_taxonomy", "Judge mistakes reviewed by humans, by error type",
                      cols("judge:str domain:str error_type:str count:int"))
     taxonomy.rows = [[r["judge"], r["domain"], r["error_type"], r["count"]]
                      for r in doc.get("dialogue_error_taxonomy", [])]
-    return [judging, taxonomy]
+    return [judging, answers, taxonomy]

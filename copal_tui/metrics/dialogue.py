@@ -3,32 +3,55 @@
 Reads the stored truth and predictions (store.artifacts.dialogue_sql) and scores them with
 `copal_tui.domain.dialogue`: per judge and domain (and `all`), every (conversation, attempt)
 counted as its own judged file and the turns micro-averaged over all of them, as CompliBench's
-evaluation script pools attempts. A failed attempt (the call failed, nothing usable) is not
-scored but listed in `exclusions`; an attempt that left turns out is scored, the missing turns
-counting as wrong. A judge whose every scored attempt gave verdicts without guidelines is
-scored as a binary judge (verdict-only accuracy, precision and recall; no strict figure).
-Which turns and attempts count and which judges are binary are the domain's rules
-(`is_scored_turn`, `scored_attempt`, `judge_is_binary`), the ones the store's lists call.
+evaluation script pools attempts; `attempts` and `files` say how many attempts a row pools. A
+failed attempt (the call failed: no answer at all) is not scored but listed in `exclusions`; an
+attempt that left turns out is scored, the missing turns counting as wrong, and so is an answer
+no verdict could be read from (`unparsed_attempts`: every turn wrong). A judge whose every scored
+attempt gave verdicts without guidelines is scored as a binary judge (verdict-only accuracy,
+precision and recall; no strict figure). Which turns and attempts count and which judges are
+binary are the domain's rules (`is_scored_turn`, `scored_attempt`, `judge_is_binary`), the
+ones the store's lists call.
+
+copal gives an unreadable answer one repair round, which CompliBench's parser does not:
+`repaired_attempts` counts the files whose predictions come from it, and the `first_answer_*`
+figures are what the same files score when every attempt is read from its first answer alone by
+CompliBench's parser (`read_judge_text` of the stored `first_answer`; an attempt without one
+was read that way already).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from copal_tui.domain.dialogue import (
     Guideline,
     TurnPrediction,
     TurnTruth,
+    by_turn,
     is_scored_turn,
     judge_is_binary,
+    read_judge_text,
     score_files,
     scored_attempt,
 )
 from store.artifacts import dialogue_sql
+from store.artifacts.dialogue_sql import AttemptRow
 from store.db import Database
 
 ALL = "all"
+# The figures reported again for the first answers alone.
+FIRST_ANSWER = ("compliant_turn_accuracy", "violation_detection_accuracy",
+                "strict_violation_detection_accuracy", "conversation_accuracy")
+
+Key = tuple[str, int, str]  # judge, attempt, dialogue
+
+
+def _first_answer(a: AttemptRow) -> list[TurnPrediction]:
+    """An attempt's predictions as CompliBench's parser reads its first answer."""
+    return [TurnPrediction(t.turn_index, None if a.binary_verdicts else t.guideline, t.violation)
+            for t in by_turn(read_judge_text(a.first_answer)).values()]
 
 
 def dialogue_judging(db: Database) -> dict[str, Any]:
@@ -39,17 +62,19 @@ def dialogue_judging(db: Database) -> dict[str, Any]:
         domain_of[t.dialogue_id] = t.domain
         truth[t.dialogue_id].append(TurnTruth(t.turn_index, Guideline.of(t.category, t.key, t.phase),
                                               bool(t.violation), t.role))
-    preds: dict[tuple[str, int, str], list[TurnPrediction]] = defaultdict(list)
+    preds: dict[Key, list[TurnPrediction]] = defaultdict(list)
     for p in dialogue_sql.predictions(db):
         g = None if p.category is None and p.key is None else \
             Guideline.of(p.category, p.key, p.phase)
         preds[(p.judge, p.attempt, p.dialogue_id)].append(
             TurnPrediction(p.turn_index, g, bool(p.violation)))
     # judge -> attempt -> dialogues judged in it; each judge's attempts (binary, failure)
-    # for the domain's binary rule; failures
+    # for the domain's binary rule; failures; how each scored attempt's answer was read
     scored: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
     facts: dict[str, list[tuple[bool, str | None]]] = defaultdict(list)
     exclusions: list[dict[str, Any]] = []
+    read: dict[Key, AttemptRow] = {}
+    first: dict[Key, list[TurnPrediction]] = {}
     for a in dialogue_sql.attempts(db):
         facts[a.judge].append((bool(a.binary_verdicts), a.failure))
         if not scored_attempt(a.failure):
@@ -57,25 +82,27 @@ def dialogue_judging(db: Database) -> dict[str, Any]:
                                "reason": a.failure})
             continue
         scored[a.judge][a.attempt].append(a.dialogue_id)
+        key = (a.judge, a.attempt, a.dialogue_id)
+        read[key] = a
+        if a.first_answer is not None:
+            first[key] = _first_answer(a)
     rows: list[dict[str, Any]] = []
     for judge in sorted(scored):
         is_binary = judge_is_binary(facts[judge])
         domains = sorted({domain_of[d] for ds in scored[judge].values() for d in ds})
         for domain in [*domains, ALL]:
-            files = [(truth[d], preds.get((judge, attempt, d), []))
-                     for attempt in sorted(scored[judge]) for d in scored[judge][attempt]
-                     if domain == ALL or domain_of[d] == domain]
-            if not files:
+            keys = [(judge, attempt, d) for attempt in sorted(scored[judge])
+                    for d in scored[judge][attempt] if domain == ALL or domain_of[d] == domain]
+            if not keys:
                 continue
-            convs = {d for attempt in scored[judge] for d in scored[judge][attempt]
-                     if domain == ALL or domain_of[d] == domain}
-            attempts = {a for a in scored[judge]
-                        if any(domain == ALL or domain_of[d] == domain
-                               for d in scored[judge][a])}
-            m = score_files(files, binary=is_binary)
+            convs = {d for _j, _a, d in keys}
+            m = score_files([(truth[k[2]], preds.get(k, [])) for k in keys], binary=is_binary)
+            raw = score_files([(truth[k[2]], first.get(k, preds.get(k, []))) for k in keys],
+                              binary=is_binary)
             rows.append({
                 "judge": judge, "domain": domain, "conversations": len(convs),
-                "attempts": len(attempts), "files": m.conversations, "binary": is_binary,
+                "attempts": len({a for _j, a, _d in keys}), "files": m.conversations,
+                "binary": is_binary,
                 # scored turns of the conversations judged, not per attempt
                 "compliant_turns": sum(1 for d in convs for t in truth[d]
                                        if is_scored_turn(t.role, t.guideline)
@@ -87,5 +114,13 @@ def dialogue_judging(db: Database) -> dict[str, Any]:
                 "strict_violation_detection_accuracy": m.strict_violation_detection_accuracy,
                 "conversation_accuracy": m.conversation_accuracy,
                 "precision": m.precision, "recall": m.recall,
+                **_reading(keys, read),
+                **{f"first_answer_{name}": getattr(raw, name) for name in FIRST_ANSWER},
             })
     return {"rows": rows, "exclusions": exclusions}
+
+
+def _reading(keys: Sequence[Key], read: dict[Key, AttemptRow]) -> dict[str, int]:
+    """How many of the row's files were read after the repair round, or not at all."""
+    return {"repaired_attempts": sum(read[k].repaired for k in keys),
+            "unparsed_attempts": sum(read[k].unparsed for k in keys)}

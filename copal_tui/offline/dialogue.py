@@ -2,13 +2,14 @@
 and binary) and the four steps of the violation-variant loop. Deterministic heuristics, NOT a
 language model; every reason starts "offline heuristic:".
 
-- judge: for each assistant turn, the guideline whose text shares the most content words with
-  the turn and the user turn before it; a workflow (Category 2) moves through its phases in
-  order, so an intent's candidates are its current phase and the next one (phase 1 to start);
-  ties go to the next phase of the workflow in progress, then to document order. The turn is a
-  violation when it misses one of the chosen guideline's required cues (`dialogue_cues`:
-  "ask for X and Y" with Y nowhere in the reply). Its accuracy is whatever it is; nothing here is
-  tuned to a sample set.
+- judge: for each assistant turn, the Category 2 or 3 guideline (the prompt rules Category 1
+  out) whose text shares the most content words with the turn and the user turn before it; a
+  workflow (Category 2) moves through its phases in order, so an intent's candidates are its
+  current phase and the next one (phase 1 to start); ties go to the next phase of the workflow
+  in progress, then to document order. The phase is answered as an integer, -1 for Category 3.
+  The turn is a violation when it misses one of the chosen guideline's required cues
+  (`dialogue_cues`: "ask for X and Y" with Y nowhere in the reply). Its accuracy is whatever it
+  is; nothing here is tuned to a sample set.
 - variant / refine: drop one required cue the original reply shows (round r takes the r-th such
   cue, cycling) and forbid it ("... Do not ask for Y."), so the two guidelines exclude each other;
 - regenerate: the original reply without the clause that carries the forbidden cue's words;
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from copal_tui.domain.dialogue import CATEGORIES, norm_category, norm_phase
+from copal_tui.domain.dialogue import CATEGORIES, NO_PHASE, norm_category, norm_phase
 from copal_tui.offline.dialogue_cues import (
     drop_item,
     droppable_items,
@@ -73,6 +74,8 @@ def _choose(entries: list[Entry], words: frozenset[str], progress: dict[str, int
             active: str | None) -> tuple[Entry, frozenset[str]] | None:
     best: tuple[tuple[int, int, int], Entry] | None = None
     for e in entries:
+        if e.category == 1:
+            continue  # the judge chooses only from Category 2 or 3
         if e.category == 2:
             done = progress.get(e.key, 0)
             if e.phase is None or e.phase not in (done, done + 1):
@@ -118,7 +121,7 @@ def _verdicts(inp: dict[str, Any], *, binary: bool) -> dict[str, Any]:
                             f"{', '.join(sorted(shared)) or 'none'}); the reply {why}"}
         if not binary:
             used.update(guidance_category=CATEGORIES[e.category], guidance_key=e.key,
-                        guideline_phase=None if e.phase is None else f"Phase {e.phase}")
+                        guideline_phase=NO_PHASE if e.phase is None else e.phase)
         rows.append({"turn_index": t["turn_index"], "guideline_used": used})
     if not rows:  # the schema wants at least one verdict; a conversation without replies
         rows.append({"turn_index": 0, "guideline_used": {

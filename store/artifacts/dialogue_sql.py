@@ -1,5 +1,6 @@
-"""SQL for dialogue judging (migration m006_dialogues): dialogues with their guideline documents
-and per-turn truth, judge attempts with per-turn predictions, and what the metrics read.
+"""SQL for dialogue judging (migrations m006_dialogues, m013_dialogue_judge_parsing): dialogues
+with their guideline documents and per-turn truth, judge attempts with per-turn predictions (and
+how each attempt's answer was read), and what the metrics read.
 
 Values arrive checked by `copal_tui.interchange.complibench` / `copal_tui.domain.dialogue`.
 Callers open the transaction with `store.db.write`.
@@ -43,13 +44,19 @@ class TruthTurn:
 
 @dataclass(frozen=True, slots=True)
 class AttemptRow:
-    """One judge attempt: whether its verdicts were binary, and its failure if it failed."""
+    """One judge attempt: whether its verdicts were binary, its failure if it failed, whether
+    its predictions come from the repair round (`repaired`) or none could be read
+    (`unparsed`), and its first answer's text when CompliBench's parser reads that differently
+    from the stored predictions (`first_answer`; None: the predictions are that reading)."""
 
     dialogue_id: str
     judge: str
     attempt: int
     binary_verdicts: int
     failure: str | None
+    repaired: int = 0
+    unparsed: int = 0
+    first_answer: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,9 +160,11 @@ def replace_attempt(db: Database, a: dict[str, Any], predictions: Iterable[dict[
                "attempt = ?", key)
     db.execute(
         "INSERT INTO dialogue_attempts (dialogue_id, judge, attempt, binary_verdicts, source, "
-        "source_path, failure, run_id, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+        "source_path, failure, run_id, created_at, repaired, unparsed, first_answer) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
         (*key, int(bool(a.get("binary"))), a["source"], a.get("source_path"), a.get("failure"),
-         run_id, utcnow()),
+         run_id, utcnow(), int(bool(a.get("repaired"))), int(bool(a.get("unparsed"))),
+         a.get("first_answer")),
     )
     db.conn.executemany(
         "INSERT INTO dialogue_predictions (dialogue_id, judge, attempt, turn_index, category, "
@@ -216,7 +225,7 @@ def truth_turns(db: Database) -> list[TruthTurn]:
 def attempts(db: Database) -> list[AttemptRow]:
     """Every judge attempt."""
     return [AttemptRow(*r) for r in db.execute(
-        "SELECT dialogue_id, judge, attempt, binary_verdicts, failure FROM dialogue_attempts "
+        f"SELECT {_columns(AttemptRow)} FROM dialogue_attempts "
         "ORDER BY judge, attempt, dialogue_id")]
 
 

@@ -17,6 +17,7 @@ from store.migrations import (
     steps_annotations,
     steps_batch,
     steps_core,
+    steps_dialogue,
     steps_report,
     steps_suites,
 )
@@ -41,6 +42,7 @@ STEPS = (
     steps_annotations.m010_annotation_log,
     steps_batch.m011_llm_batches,
     steps_report.m012_report_indexes,
+    steps_dialogue.m013_dialogue_judge_parsing,
 )
 for _step in STEPS:
     MIGRATIONS()(_step)
