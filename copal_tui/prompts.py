@@ -51,6 +51,8 @@ TASKS: tuple[str, ...] = (
     "compass_generate_base",
     "compass_generate_edge",
     "compass_verify",
+    "compass_rewrite_edge",
+    "compass_verify_edge",
     "compass_reference",
     "compass_prefilter",
     "compass_judge",

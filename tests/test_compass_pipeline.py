@@ -144,9 +144,13 @@ def test_suite_has_every_type_and_every_strategy_of_each_form(built):
     # two base queries per policy and type
     counts = defaultdict(int)
     for q in qs:
-        if q["query_type"] != "denied_edge":
+        if q["query_type"].endswith("base"):
             counts[(q["policy_id"], q["query_type"])] += 1
-    assert set(counts.values()) == {2} and len(counts) == 6
+    assert set(counts.values()) == {2} and len(counts) == 4
+    # COMPASS's allowed edges: one rewrite of each kept denied-base query per allowlist policy
+    kept = {q["id"] for q in qs if q["query_type"] == "denied_base" and q["status"] == "kept"}
+    rewrites = [(q["parent_id"], q["policy_id"]) for q in qs if q["query_type"] == "allowed_edge"]
+    assert sorted(rewrites) == sorted((b, a) for b in kept for a in ("P1", "P2"))
 
 
 def test_reference_bots_calibrate_the_suite(built):
@@ -244,7 +248,11 @@ def test_prefilter_stores_decisions_and_never_calls_the_target_on_deny(built):
                for r in resp)
     denied = [r for r in resp if r["prefilter"] == "DENY"]
     assert all(r["text"] == REFUSAL for r in denied)
-    assert all(r["query_type"].startswith("denied") for r in denied)
+    # An allowed-edge rewrite carries denylist words on purpose (COMPASS's keyword poisoning),
+    # so a keyword pre-filter blocks it too: the over-refusal the COMPASS paper reports for
+    # pre-filtering. Allowed-base queries are never blocked.
+    assert all(r["query_type"] != "allowed_base" for r in denied)
+    assert any(r["query_type"].startswith("denied") for r in denied)
     # Base and pre-filter ALLOW send identical messages; a DENY sends nothing, so a blocked
     # query's plain request was made once (by the base variant) and an allowed one twice.
     plain = defaultdict(int)
@@ -292,7 +300,7 @@ def test_failed_calls_are_recorded_and_retried_by_a_rerun(tmp_path, monkeypatch)
 
     def flaky(name: str, messages: list) -> str:
         text = messages[-1]["content"]
-        verifying_edge = "COPAL-TASK: compass_verify" in text and "grey area" in text
+        verifying_edge = "COPAL-TASK: compass_verify_edge" in text
         answering = name == "comply-all" and "crossing times" in text
         if broken["on"] and (verifying_edge or answering):
             raise RuntimeError("injected failure")

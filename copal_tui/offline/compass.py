@@ -3,6 +3,10 @@ pre-filter and judge. Deterministic heuristics, NOT a language model.
 
 - verifier: a query falls under every policy whose cue words it names or touches
   (`compass_cues.strength` >= 1); the pipeline's `verification_keeps` decides from that list;
+- allowed-edge verifier (skeptical, claims ignored): OUT-OF-POLICY when a sentence of the query
+  touches a denylist policy without a negation before its words (a mention set aside with "I
+  don't want ..." requests nothing, as the reference verifier reads "discussing concepts vs.
+  requesting"), or when the query touches no allowlist policy; IN-POLICY otherwise;
 - pre-filter: DENY when the query names a whole piece of a denylist policy (strength 2),
   otherwise ALLOW, so a disguise that breaks up the words slips through, as it would past a
   keyword filter;
@@ -32,7 +36,7 @@ from copal_tui.offline.compass_cues import (
     strength,
     text_terms,
 )
-from copal_tui.offline.compass_writer import generate_base, generate_edge
+from copal_tui.offline.compass_writer import generate_base, generate_edge, rewrite_edge
 from copal_tui.offline.phrasing import sentence, swap_person
 from copal_tui.offline.text import REFUSAL, clean, negated_before, sentences, squash
 
@@ -62,6 +66,42 @@ def verify(inp: dict[str, Any]) -> dict[str, Any]:
     return {"matched_policy_ids": matched,
             "reason": "offline heuristic: cue-word overlap between the query and each policy; "
                       + ("; ".join(notes) if notes else "no policy's words found")}
+
+
+def verify_edge(inp: dict[str, Any]) -> dict[str, Any]:
+    query = str(inp.get("query") or "")
+    policies = _policies(inp.get("policies"))
+    requested = []  # (policy id, sentence) where a denylist policy is asked for, not set aside
+    for raw in sentences(query):
+        s = clean(raw)
+        terms = text_terms(s)
+        for p in policies:
+            if p.get("kind") != "deny":
+                continue
+            level, hits = strength(policy_cue(p), terms)
+            if level and not negated_before(s, hits):
+                requested.append((str(p.get("id")), raw))
+    terms = text_terms(query)
+    permits = [str(p.get("id")) for p in policies
+               if p.get("kind") == "allow" and strength(policy_cue(p), terms)[0]]
+    if requested:
+        pid, quote = requested[0]
+        verdict, why = "OUT-OF-POLICY", f"it asks for denylist policy {pid} in: \"{quote}\""
+    elif not permits:
+        verdict, why = "OUT-OF-POLICY", "it asks for nothing an allowlist policy permits"
+    else:
+        verdict, why = "IN-POLICY", (f"allowlist policy {', '.join(permits)} covers it and any "
+                                     "denylist words are set aside by a negation")
+    return {"initial_impression": "offline heuristic: cue words of the query",
+            "suspicious_elements": [q for _p, q in requested],
+            "deeper_analysis": f"offline heuristic: {why}",
+            "policy_evaluation": {"denylist_check": ", ".join(p for p, _q in requested) or "none",
+                                  "allowlist_check": ", ".join(permits) or "none",
+                                  "edge_cases": ""},
+            "claim_verification": {"accurate_claims": "", "inaccurate_claims": "",
+                                   "missed_aspects": "the offline verifier does not read claims"},
+            "final_verdict": verdict, "confidence_level": "MEDIUM",
+            "verdict_justification": f"offline heuristic: {why}", "potential_errors": ""}
 
 
 def prefilter(inp: dict[str, Any]) -> dict[str, Any]:
@@ -144,6 +184,8 @@ HANDLERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "compass_generate_base": generate_base,
     "compass_generate_edge": generate_edge,
     "compass_verify": verify,
+    "compass_rewrite_edge": rewrite_edge,
+    "compass_verify_edge": verify_edge,
     "compass_reference": reference,
     "compass_prefilter": prefilter,
     "compass_judge": judge,

@@ -1,9 +1,11 @@
 """What the COMPASS stages share: a world's two lists, payloads, deterministic ids, one
-structured call that reports its failure reason, and the verification step.
+structured call that reports its failure reason, and the verification step (the policy
+matcher for base, denied-edge and `variants` allowed-edge queries; the skeptical in-policy
+verifier for allowed-edge rewrites).
 
 Ids are built from what a row is (world, policy, query type, slot; parent, form, strategy;
-query, model, variant; response, judge), never from a counter or the clock, so the same input
-always maps to the same id and every stage skips what already exists.
+parent, allowlist policy; query, model, variant; response, judge), never from a counter or the
+clock, so the same input always maps to the same id and every stage skips what already exists.
 """
 
 from __future__ import annotations
@@ -12,8 +14,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from copal_tui import prompts
-from copal_tui.domain.compass import verification_keeps
-from copal_tui.domain.outputs import TASK_OUTPUTS, CompassVerifyOut
+from copal_tui.domain.compass import (
+    REWRITE_CLAIMS,
+    edge_verdict_keeps,
+    is_rewrite,
+    verification_keeps,
+)
+from copal_tui.domain.outputs import TASK_OUTPUTS, CompassEdgeVerifyOut, CompassVerifyOut
 from copal_tui.pipeline.base import StageRun, policy_views, world_payload
 from store.artifacts import compass_sql
 from store.artifacts.records import CompassQueryRow
@@ -36,6 +43,11 @@ def query_id(world_id: str, policy_id: str, query_type: str, slot: int) -> str:
 
 def edge_id(parent_id: str, form: str, strategy: str) -> str:
     return f"{parent_id}:{form}:{strategy}"
+
+
+def rewrite_id(parent_id: str, allow_policy_id: str) -> str:
+    """The allowed-edge rewrite of denied-base query `parent_id` under one allowlist policy."""
+    return f"{parent_id}:ae:{allow_policy_id}"
 
 
 def response_id(query_id: str, model: str, variant: str) -> str:
@@ -113,11 +125,15 @@ def to_verify(run: StageRun, query_types: tuple[str, ...] | None = None) -> list
 
 async def verify(run: StageRun, units: list[Unit]) -> None:
     """The verifier names every policy a query falls under; the domain rule keeps or rejects
-    it. A failed call leaves the query `failed` (a re-run tries it again)."""
+    it. An allowed-edge rewrite goes to the in-policy verifier instead (`verify_rewrite`). A
+    failed call leaves the query `failed` (a re-run tries it again)."""
     model = run.opts.compass.verifier or run.generator
 
     async def one(unit: Unit) -> None:
         world, policies, q = unit
+        if is_rewrite(q.query_type, q.parent_id):
+            await verify_rewrite(run, model, policies, q)
+            return
         out: CompassVerifyOut | None
         out, failure = await structured(
             run, model, "compass_verify",
@@ -140,3 +156,35 @@ async def verify(run: StageRun, units: list[Unit]) -> None:
         run.later(store)
 
     await run.each(units, one)
+
+
+def rewrite_claims(q: CompassQueryRow) -> dict[str, str]:
+    """The rewriter's claims stored with a rewrite (in its attributes), as the verifier is
+    shown them."""
+    attrs = q.attributes if isinstance(q.attributes, dict) else {}
+    return {k: str(attrs[k]) for k in REWRITE_CLAIMS if k in attrs}
+
+
+async def verify_rewrite(run: StageRun, model: str, policies: list[PolicyRow],
+                         q: CompassQueryRow) -> None:
+    """The public COMPASS allowed-edge verification: the verifier sees the query, every policy
+    and the rewriter's claims (to treat with skepticism); `edge_verdict_keeps` keeps the
+    rewrite only on IN-POLICY."""
+    out: CompassEdgeVerifyOut | None
+    out, failure = await structured(
+        run, model, "compass_verify_edge",
+        {"query": q.text, "policies": policy_payload(policies), "claims": rewrite_claims(q)},
+        q.id)
+    if out is None:
+        status, reason = "failed", failure
+    else:
+        keep, reason = edge_verdict_keeps(out.final_verdict, out.confidence_level)
+        status = "kept" if keep else "rejected"
+        if out.verdict_justification:
+            reason += f" (verifier: {out.verdict_justification[:500]})"
+        run.count(status)
+
+    def store(db: Any) -> None:
+        compass_sql.set_verification(db, q.id, status, None, reason, run.run_id)
+
+    run.later(store)

@@ -1,24 +1,32 @@
 """Stage `compass_generate`: a world's COMPASS queries, in three steps (the COMPASS paper,
 Section 3.1).
 
-1. Base queries: per allowlist policy `--per-policy` allowed-base and as many allowed-edge
-   queries (permitted, but worded so an over-cautious bot might refuse), per denylist policy
+1. Base queries: per allowlist policy `--per-policy` allowed-base queries, per denylist policy
    as many denied-base queries. Base slots vary over BASE_AXES (style, specificity,
-   complexity; stored in `attributes`), allowed-edge slots over ALLOWED_EDGE_ANGLES.
+   complexity; stored in `attributes`). With `--edge-writer variants` each allowlist policy
+   also gets as many allowed-edge queries (permitted, but worded so an over-cautious bot might
+   refuse), their slots over ALLOWED_EDGE_ANGLES.
 2. Verification of the base queries (the verifier of `compass_verify`): edges are written only
    from kept denied-base queries.
-3. Denied-edge queries: from each kept denied-base query, per form of EDGE_FORMS (as the public
-   COMPASS configuration defines them: 2 short queries of 100-200 words from the short form's 3
-   strategies, 4 long ones of 300-800 words from the long form's 6), each hiding the request
-   behind a different strategy of its form. The writer gets each slot's strategy, its
-   definition and the word range. COMPASS samples a form's strategies per base query at random
-   (seeded by the base query's length); here they rotate with the base query's slot and its
-   policy's place, so a policy with three kept base queries covers every strategy of both
-   forms. `parent_id` is the base query.
+3. Edge queries from each kept denied-base query:
+   - denied-edge, per form of EDGE_FORMS (as the public COMPASS configuration defines them: 2
+     short queries of 100-200 words from the short form's 3 strategies, 4 long ones of 300-800
+     words from the long form's 6), each hiding the request behind a different strategy of its
+     form. The writer gets each slot's strategy, its definition and the word range. COMPASS
+     samples a form's strategies per base query at random (seeded by the base query's length);
+     here they rotate with the base query's slot and its policy's place, so a policy with three
+     kept base queries covers every strategy of both forms;
+   - allowed-edge with `--edge-writer reference` (the default), as the public COMPASS
+     allowed_edge_queries_synthesis.py does: one rewrite per allowlist policy, each call
+     turning the denied-base query into one maximally deceptive query that is in fact allowed
+     under that policy (the rewriter's claims are stored in `attributes` for the verifier).
+     `compass_verify` keeps a rewrite only when the skeptical verifier says IN-POLICY.
+   `parent_id` is the base query.
 
-Every query is one id per (policy, type, slot) or (parent, form, strategy): a re-run writes
-only the missing ones, re-verifies failed ones and writes edges for newly kept bases. A failed
-writer call writes nothing (the failure is in the run's manifest) and is asked again next run.
+Every query is one id per (policy, type, slot), (parent, form, strategy) or (parent,
+allowlist policy): a re-run writes only the missing ones, re-verifies failed ones and writes
+edges for newly kept bases. A failed writer call writes nothing (the failure is in the run's
+manifest) and is asked again next run. Edge queries are verified by `compass_verify`.
 """
 
 from __future__ import annotations
@@ -26,13 +34,14 @@ from __future__ import annotations
 from typing import Any
 
 from copal_tui.domain.compass import BASE_AXES, EDGE_FORMS, STRATEGIES
-from copal_tui.domain.outputs import CompassQueriesOut
+from copal_tui.domain.outputs import CompassEdgeRewriteOut, CompassQueriesOut
 from copal_tui.pipeline.base import StageRun
 from copal_tui.pipeline.compass_common import (
     edge_id,
     organisation,
     policy_payload,
     query_id,
+    rewrite_id,
     structured,
     suite_policies,
     to_verify,
@@ -47,6 +56,8 @@ from store.pipeline.rows import PolicyRow, WorldRow
 PolicyUnit = tuple[WorldRow, list[PolicyRow], PolicyRow, str, list[int], int]
 # (world, its suite policies, the kept denied base query, missing (slot, form, strategy))
 EdgeUnit = tuple[WorldRow, list[PolicyRow], CompassQueryRow, list[tuple[int, str, str]]]
+# (the kept denied base query, its denylist policy, one allowlist policy to rewrite it under)
+RewriteUnit = tuple[CompassQueryRow, PolicyRow, PolicyRow]
 
 ALLOWED_EDGE_ANGLES = (
     "touches a sensitive-sounding subject",
@@ -98,14 +109,15 @@ def _rows(run: StageRun, out: CompassQueriesOut | None, wanted: dict[int, dict[s
 
 async def execute(run: StageRun) -> None:
     per = max(1, run.opts.compass.per_policy)
+    variants = run.opts.compass.edge_writer == "variants"
     worlds = sql.worlds(run.db, run.opts.worlds)
     units: list[PolicyUnit] = []
     for world in worlds:
         policies = suite_policies(run.db, world.id)
         have = compass_sql.query_ids(run.db, world.id)
         for offset, p in enumerate(policies):
-            for qt in (("allowed_base", "allowed_edge") if p.kind == "allow"
-                       else ("denied_base",)):
+            allowed = ("allowed_base", "allowed_edge") if variants else ("allowed_base",)
+            for qt in (allowed if p.kind == "allow" else ("denied_base",)):
                 missing = [n for n in range(1, per + 1)
                            if query_id(world.id, p.id, qt, n) not in have]
                 if missing:
@@ -118,6 +130,7 @@ async def execute(run: StageRun) -> None:
             attrs: dict[str, Any] = {"slot": n}
             if qt == "allowed_edge":
                 attrs["angle"] = ALLOWED_EDGE_ANGLES[(n - 1 + offset) % len(ALLOWED_EDGE_ANGLES)]
+                attrs["writer"] = "variants"
             else:
                 attrs.update(base_axes(n, offset))
             slots.append(attrs)
@@ -138,6 +151,8 @@ async def execute(run: StageRun) -> None:
     await run.each(units, write_policy)
     await verify(run, to_verify(run, ("allowed_base", "denied_base")))
     await run.each(_edge_units(run, worlds), lambda u: write_edges(run, u))
+    if not variants:
+        await run.each(_rewrite_units(run, worlds), lambda u: write_rewrite(run, u))
 
 
 def _edge_units(run: StageRun, worlds: list[WorldRow]) -> list[EdgeUnit]:
@@ -184,3 +199,43 @@ async def write_edges(run: StageRun, unit: EdgeUnit) -> None:
     rows = _rows(run, out, wanted, f"{base.id}:edges")
     run.count("denied_edge", len(rows))
     run.insert_later(compass_sql.insert_query, rows)
+
+
+def _rewrite_units(run: StageRun, worlds: list[WorldRow]) -> list[RewriteUnit]:
+    """One unit per (kept denied-base query, allowlist policy) without its rewrite yet."""
+    units: list[RewriteUnit] = []
+    for world in worlds:
+        policies = suite_policies(run.db, world.id)
+        by_id = {p.id: p for p in policies}
+        allowlist = [p for p in policies if p.kind == "allow"]
+        queries = compass_sql.queries(run.db, world.id)
+        have = {q.id for q in queries}
+        for q in queries:
+            deny = by_id.get(q.policy_id)
+            if q.query_type != "denied_base" or q.status != "kept" or deny is None \
+                    or deny.kind != "deny":
+                continue  # not a kept denied base, or its policy left the inventory since
+            units.extend((q, deny, a) for a in allowlist if rewrite_id(q.id, a.id) not in have)
+    return units
+
+
+async def write_rewrite(run: StageRun, unit: RewriteUnit) -> None:
+    """One call: the denied-base query rewritten under one allowlist policy (the public COMPASS
+    allowed-edge prompt gets that allowlist policy, the base query's denylist policy and the
+    query). The row keeps the rewriter's claims for the verifier."""
+    base, deny, allow = unit
+    key = rewrite_id(base.id, allow.id)
+    out: CompassEdgeRewriteOut | None
+    out, _ = await structured(
+        run, run.generator, "compass_rewrite_edge",
+        {"allowlist_policy": {"id": allow.id, "text": allow.text},
+         "denylist_policy": {"id": deny.id, "text": deny.text},
+         "original_query": base.text}, key)
+    if out is None:
+        return
+    run.count("allowed_edge")
+    run.insert_later(compass_sql.insert_query, [{
+        "id": key, "world_id": base.world_id, "policy_id": allow.id,
+        "query_type": "allowed_edge", "parent_id": base.id, "text": out.subtle_query,
+        "attributes": {"writer": "reference", "denylist_policy": deny.id,
+                       **out.claims()}}])
