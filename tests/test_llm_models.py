@@ -64,6 +64,7 @@ quick-judge:
     ("m:\n  api_base: http://x\n", "needs a `model`"),
     ("m:\n  model: openai/x\n  max_concurrency: 0\n", "max_concurrency"),
     ("m:\n  model: openai/x\n  timeout: soon\n", "timeout"),
+    ("m:\n  model: openai/x\n  reasoning_effort: huge\n", "reasoning_effort"),
     ("- a\n- b\n", "top level must be a mapping"),
     ("m: openai/x\n", "must be a mapping of fields"),
     ("m:\n  model: [unclosed\n", "not valid YAML"),

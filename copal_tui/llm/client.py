@@ -26,7 +26,14 @@ from pydantic import BaseModel
 
 from copal_tui.llm import http_target, parsing, provider
 from copal_tui.llm.call_store import CallStore
-from copal_tui.llm.models import ModelConfigError, ModelSpec, resolve
+from copal_tui.llm.models import (
+    ModelConfigError,
+    ModelSpec,
+    SentSettings,
+    for_task,
+    resolve,
+    role_of,
+)
 from copal_tui.llm.request import (
     describe,
     json_schema_format,
@@ -91,6 +98,10 @@ class LLMClient:
         # Structured answers by model and task: valid at once, valid after the repair round,
         # or failed (no usable answer): what `copal runs` and the report count.
         self.outputs: dict[str, dict[str, dict[str, int]]] = {}
+        # What each model was sent, by role (the manifest's `model_settings`), and whether
+        # litellm lists a model string as taking a reasoning effort.
+        self.settings: dict[str, dict[str, SentSettings]] = {}
+        self._reasoning: dict[str, bool] = {}
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -98,6 +109,11 @@ class LLMClient:
     def counters(self) -> dict[str, float | int]:
         return {"calls": self.calls, "cache_hits": self.cache_hits,
                 "failures": self.failures, "cost": self.cost}
+
+    def settings_record(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """{model name: {role: settings sent}} for the run manifest."""
+        return {name: {role: sent.as_json() for role, sent in sorted(roles.items())}
+                for name, roles in sorted(self.settings.items())}
 
     def resolve(self, name: str) -> ModelSpec:
         """A model name resolved against this run's models file (see models.resolve)."""
@@ -189,9 +205,9 @@ class LLMClient:
             cut = " (cut off at the token limit)" if second.finish_reason == "length" else ""
             return Structured(None, second.text, f"invalid after one repair: {exc}{cut} (first "
                               f"answer: {problem})", cached=cached, calls=2, attempts=attempts,
-                              cost=cost)
+                              cost=cost, first_raw=bad, invalid=True)
         return Structured(value, second.text, None, cached=cached, calls=2, attempts=attempts,
-                          cost=cost)
+                          cost=cost, first_raw=bad)
 
     async def aclose(self) -> None:
         if self._closed:
@@ -222,6 +238,7 @@ class LLMClient:
                         response_format: dict[str, Any] | None = None) -> Completion:
         if self._closed:
             raise RuntimeError("LLMClient is closed")
+        spec = await self._as_sent(spec, task)
         payload = request_payload(spec, messages, task=task, template_version=template_version,
                                   response_format=response_format)
         key = request_hash(payload)
@@ -245,6 +262,29 @@ class LLMClient:
         finally:
             del self._inflight[key]
             owner.set_result(None)
+
+    async def _as_sent(self, spec: ModelSpec, task: str) -> ModelSpec:
+        """The spec this task's call is sent with: the role's defaults where the entry sets no
+        temperature or max_tokens, and no reasoning effort where litellm does not list the
+        model as taking one (sending it would make litellm refuse every call). Recorded per
+        model and role, with the effort asked for and whether it was sent."""
+        sent = for_task(spec, task)
+        effort = sent.reasoning_effort
+        if effort is not None and not await self._takes_reasoning(sent):
+            sent = sent.model_copy(update={"reasoning_effort": None})
+        if not spec.is_http:  # a deployed bot's settings are its own
+            self.settings.setdefault(spec.name, {})[role_of(task) or "other"] = SentSettings(
+                sent.model, sent.temperature, sent.max_tokens, effort,
+                sent.reasoning_effort is not None)
+        return sent
+
+    async def _takes_reasoning(self, spec: ModelSpec) -> bool:
+        known = self._reasoning.get(spec.model)
+        if known is None:
+            if not spec.is_offline and not provider.loaded():
+                await asyncio.to_thread(provider.get_litellm)  # seconds: not on the loop
+            known = self._reasoning[spec.model] = provider.supports_reasoning(spec)
+        return known
 
     async def _call_with_retries(self, spec: ModelSpec, messages: list[dict[str, Any]], key: str,
                                  request_json: str,

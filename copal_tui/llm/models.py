@@ -9,13 +9,21 @@ only, never a judge or a generator, with the same limits, cache and log as a mod
 
 A spec holds the NAME of the environment variable with the API key, never the key: the value is
 read at call time (`api_key()`) and must never be stored, logged or shown.
+
+Generation settings: an entry may set `temperature`, `max_tokens` and `reasoning_effort`. Where
+it leaves temperature or max_tokens unset, the role the call is made in (`TASK_ROLES`, by prompt
+task) supplies the COPAL paper's setting (Appendix A.2: "All reported calls use no tools, an
+8,000-token output limit, and provider-default sampling with temperature 1.0"), or nothing: the
+provider's default. `for_task` gives the spec a call is made with; `SentSettings` is what the
+run manifest records of it.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -27,6 +35,8 @@ HTTP_KIND = "http"
 # The limits an http entry shares with a model (its other fields are the endpoint's), and their
 # defaults: a deployed bot is someone else's production service, so copal asks it gently.
 HTTP_LIMITS = {"timeout": 60.0, "rpm": 30.0, "max_concurrency": 2, "max_retries": 3}
+# The values litellm's completion() takes for `reasoning_effort`.
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 
 
 class ModelConfigError(ValueError):
@@ -45,15 +55,18 @@ class ModelSpec(BaseModel):
     timeout: float = Field(default=60.0, gt=0, description="seconds per attempt")
     temperature: float | None = Field(default=None, ge=0)
     max_tokens: int | None = Field(default=None, ge=1)
+    reasoning_effort: ReasoningEffort | None = Field(
+        default=None, description="sent only where litellm says the model supports it")
     max_retries: int = Field(default=4, ge=0)
     http: HttpTarget | None = Field(default=None, description="set for a deployed bot")
 
     @model_validator(mode="after")
     def _http_alone(self) -> ModelSpec:
         if self.http is not None and (self.api_base or self.api_key_env or self.temperature
-                                      is not None or self.max_tokens is not None):
-            raise ValueError("an http target takes no api_base, api_key_env, temperature or "
-                             "max_tokens")
+                                      is not None or self.max_tokens is not None
+                                      or self.reasoning_effort is not None):
+            raise ValueError("an http target takes no api_base, api_key_env, temperature, "
+                             "max_tokens or reasoning_effort")
         return self
 
     @property
@@ -184,3 +197,87 @@ def _summarise(exc: ValidationError) -> str:
         loc = ".".join(str(p) for p in err["loc"]) or "entry"
         parts.append(f"{loc}: {err['msg']}")
     return "; ".join(parts)
+
+
+# ------------------------------------------------------------------ generation settings by role
+
+Role = Literal["generator", "verifier", "prefilter", "target", "judge"]
+
+
+@dataclass(frozen=True)
+class RoleDefaults:
+    """The temperature and output limit a call gets when its model's entry leaves them unset
+    (None: nothing is sent, the provider's default applies)."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+# COPAL paper, Appendix A.2: "All reported calls use no tools, an 8,000-token output limit, and
+# provider-default sampling with temperature 1.0." That covers COPAL's construction calls, its
+# targets and its response judge.
+PAPER_CALLS = RoleDefaults(temperature=1.0, max_tokens=8000)
+# Judges of the other methods (COMPASS, CompliBench) and COMPASS's pre-filter: their papers set
+# their own judge settings (COMPASS's GPT-5-mini judge at reasoning_effort high), which a models
+# file entry reproduces; without one they keep the provider's defaults.
+PROVIDER_DEFAULTS = RoleDefaults()
+
+
+def _roles(role: Role, defaults: RoleDefaults, *tasks: str) -> dict[str, tuple[Role, RoleDefaults]]:
+    return {task: (role, defaults) for task in tasks}
+
+
+# Prompt task -> the role its model is called in, and that role's defaults. A task missing here
+# (a test's, a benchmark's) gets no defaults.
+TASK_ROLES: dict[str, tuple[Role, RoleDefaults]] = {
+    **_roles("generator", PAPER_CALLS, "grounding", "composition", "generation", "screening",
+             "projection", "projection_screening", "planner_raw_policy", "planner_clause_only",
+             "planner_no_facet", "mapping", "compass_generate_base", "compass_generate_edge",
+             "compass_rewrite_edge", "compass_reference", "dialogue_variant", "dialogue_refine",
+             "dialogue_regenerate"),
+    **_roles("verifier", PAPER_CALLS, "compass_verify", "compass_verify_edge"),
+    **_roles("target", PAPER_CALLS, "chatbot"),
+    **_roles("judge", PAPER_CALLS, "judge_contract", "judge_full_policy"),
+    **_roles("judge", PROVIDER_DEFAULTS, "compass_judge", "compass_judge_with_query",
+             "dialogue_judge", "dialogue_judge_binary", "dialogue_content_judge",
+             "dialogue_compliance_judge"),
+    **_roles("prefilter", PROVIDER_DEFAULTS, "compass_prefilter"),
+}
+
+
+def role_of(task: str) -> Role | None:
+    found = TASK_ROLES.get(task)
+    return found[0] if found else None
+
+
+def for_task(spec: ModelSpec, task: str) -> ModelSpec:
+    """The spec a call for `task` is made with: the entry's own temperature and max_tokens,
+    else the task's role defaults. An http target is sent none of them (the bot's own)."""
+    found = TASK_ROLES.get(task)
+    if spec.is_http or found is None:
+        return spec
+    defaults = found[1]
+    fill: dict[str, Any] = {}
+    if spec.temperature is None and defaults.temperature is not None:
+        fill["temperature"] = defaults.temperature
+    if spec.max_tokens is None and defaults.max_tokens is not None:
+        fill["max_tokens"] = defaults.max_tokens
+    return spec.model_copy(update=fill) if fill else spec
+
+
+@dataclass(frozen=True)
+class SentSettings:
+    """What a model was sent in one role (the run manifest's `model_settings`): the values
+    the calls carried, and the reasoning effort the entry asked for with whether it was sent
+    (not sent where litellm does not list the model as supporting it)."""
+
+    model: str
+    temperature: float | None
+    max_tokens: int | None
+    reasoning_effort: str | None
+    reasoning_effort_sent: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return {"litellm_model": self.model, "temperature": self.temperature,
+                "max_tokens": self.max_tokens, "reasoning_effort": self.reasoning_effort,
+                "reasoning_effort_sent": self.reasoning_effort_sent}

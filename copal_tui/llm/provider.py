@@ -90,6 +90,19 @@ def supports_schema(spec: ModelSpec) -> bool:
         return False
 
 
+def supports_reasoning(spec: ModelSpec) -> bool:
+    """Whether litellm's model map lists `spec`'s model as taking `reasoning_effort` (unknown
+    models, local servers and the offline engine say no: sending it to a model without it
+    makes litellm refuse the call)."""
+    if spec.is_offline or spec.is_http:
+        return False
+    litellm = get_litellm()
+    try:
+        return bool(litellm.supports_reasoning(model=spec.model))
+    except Exception:  # noqa: BLE001 - an unmapped model is simply not known to support it
+        return False
+
+
 def request_kwargs(spec: ModelSpec, messages: list[dict[str, Any]],
                    api_key: str | None,
                    response_format: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -114,6 +127,8 @@ def request_kwargs(spec: ModelSpec, messages: list[dict[str, Any]],
         kwargs["temperature"] = spec.temperature
     if spec.max_tokens is not None:
         kwargs["max_tokens"] = spec.max_tokens
+    if spec.reasoning_effort is not None:  # the client clears it where it is not supported
+        kwargs["reasoning_effort"] = spec.reasoning_effort
     if response_format is not None:
         kwargs["response_format"] = response_format
     return kwargs

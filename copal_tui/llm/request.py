@@ -1,8 +1,10 @@
 """What identifies a model request, and keeping secrets out of what is stored about it.
 
 The cache key is the sha256 of the canonical JSON of (model, endpoint, messages, temperature,
-max_tokens, task, template_version, and the JSON schema sent as `response_format` when the
-model takes one): a new template version, sampling setting or schema is a new request.
+max_tokens, task, template_version, the reasoning effort when one is sent, and the JSON schema
+sent as `response_format` when the model takes one): a new template version, sampling setting,
+reasoning effort or schema is a new request, and a request sending neither a reasoning effort
+nor a schema has neither key in its payload.
 
 A request to an http target (a deployed bot) is what goes on the wire: URL, method, header NAMES
 (never values) and the rendered body, plus the answer path (a changed path must not replay text
@@ -28,7 +30,9 @@ def request_payload(spec: ModelSpec, messages: list[dict[str, Any]], *, task: st
                     template_version: str,
                     response_format: dict[str, Any] | None = None) -> dict[str, Any]:
     """What identifies a request (hashed for the cache key, stored in the call log). The
-    schema is part of it only when one is sent, so a prompt-only request keeps its key."""
+    schema and the reasoning effort are part of it only when sent, so a request without them
+    keeps its key. `spec` is the spec as sent (`models.for_task`, the effort cleared where
+    the model does not take it)."""
     if spec.http is not None:
         return http_payload(spec.http, messages)
     payload: dict[str, Any] = {
@@ -40,6 +44,8 @@ def request_payload(spec: ModelSpec, messages: list[dict[str, Any]], *, task: st
         "task": task,
         "template_version": template_version,
     }
+    if spec.reasoning_effort is not None:
+        payload["reasoning_effort"] = spec.reasoning_effort
     if response_format is not None:
         payload["response_format"] = response_format
     return payload

@@ -50,6 +50,9 @@ class Structured(Generic[T]):
     # when the first answer was valid): what a reference parser without a repair round would
     # have scored.
     first_raw: str | None = None
+    # No value because the model's answers (after the repair round) were invalid, not because
+    # a call failed: the model did answer.
+    invalid: bool = False
 
     @property
     def ok(self) -> bool:

@@ -131,6 +131,9 @@ class StageRun:
             "counts": dict(self.counts),
             # Structured answers per model and task: valid at once, repaired, failed.
             "outputs": self._llm.outputs if self._llm is not None else {},
+            # What each model was sent, per role: temperature, max_tokens, and the reasoning
+            # effort its entry asks for with whether litellm let it be sent.
+            "model_settings": self._llm.settings_record() if self._llm is not None else {},
             "errors": self.errors[:50],
             "error_count": len(self.errors),
         }
