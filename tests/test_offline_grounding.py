@@ -143,12 +143,20 @@ def test_composition_rejects_anchor_mismatch_and_names_the_fitting_pattern():
     assert "selective_disclosure" in out["reason"]
 
 
-def test_composition_rejects_unrelated_topics_and_single_policies():
+def test_composition_rejects_unrelated_topics_and_one_policys_list():
+    out = composition({"world": {}, "pattern": "selective_disclosure", "clauses": [LIC, WH]})
+    assert out["accept"] is True
     out = composition({"world": {}, "pattern": "selective_disclosure", "clauses": [LIC, FAR]})
     assert out["accept"] is False and "topic" in out["reason"]
+    # An anchor written inside one policy (disclose the amount, withhold the risk score)
+    # composes, as in the paper; two licences of one policy are that policy's own list.
     same = {**WH, "policy_ids": ["P1"]}
     out = composition({"world": {}, "pattern": "selective_disclosure", "clauses": [LIC, same]})
-    assert out["accept"] is False and "one policy" in out["reason"]
+    assert out["accept"] is True
+    twin = {**LIC, "id": "C4", "scope": "the release time of the held payment"}
+    out = composition({"world": {}, "pattern": "selective_disclosure",
+                       "clauses": [LIC, WH, twin]})
+    assert out["accept"] is False and "both come from P1" in out["reason"]
     out = composition({"world": {}, "pattern": "nonsense", "clauses": [LIC, WH]})
     assert out["accept"] is False
 
@@ -229,3 +237,25 @@ def test_a_three_clause_set_needs_every_clause_linked():
     again = composition({"world": {}, "pattern": "scope_restriction",
                          "clauses": [MEDICAL, NUTRITION, MEAL]})
     assert again == out  # deterministic
+
+
+# ---------------------------------------------------------------- a whole inventory
+
+
+def test_an_inventory_merges_a_repeated_rule_into_one_clause_with_every_source():
+    # P1's "merge repeated rules": near-identical wordings (case, punctuation, articles) of
+    # one rule in two policies are one clause; its primary policy is the first stating it.
+    policies = [
+        {"id": "P1", "kind": "deny", "text": "The assistant must not give medical advice."},
+        {"id": "P2", "kind": "allow", "text": "Describe product nutrition when asked."},
+        {"id": "P3", "kind": "deny", "text": "the assistant must NOT give the medical advice"},
+    ]
+    out = call("grounding", {"world": {}, "policies": policies})["clauses"]
+    assert [(c["policy_id"], c["effect"]) for c in out] == [("P1", "PROHIBIT"),
+                                                            ("P2", "PERMIT")]
+    [also] = out[0]["also_from"]
+    assert also["policy_id"] == "P3" and also["source_span"] in policies[2]["text"]
+    assert out[1]["also_from"] == []
+    again = call("grounding", {"world": {}, "policies": list(reversed(policies))})["clauses"]
+    assert [(c["policy_id"], [a["policy_id"] for a in c["also_from"]]) for c in again] == [
+        ("P3", ["P1"]), ("P2", [])]

@@ -30,16 +30,24 @@ policies:
     text: The assistant must never reveal crew rosters.
 """
 
-GROUNDING_TRAILER_P02 = """\
+# One grounding call per world, with the whole inventory (the paper's prompt P1).
+GROUNDING_TRAILER = """\
 COPAL-TASK: grounding
 INPUT:
 ```json
 {
-  "policy": {
-    "id": "P02",
-    "kind": "deny",
-    "text": "The assistant must never reveal crew rosters."
-  },
+  "policies": [
+    {
+      "id": "P01",
+      "kind": "allow",
+      "text": "The assistant may explain the timetable."
+    },
+    {
+      "id": "P02",
+      "kind": "deny",
+      "text": "The assistant must never reveal crew rosters."
+    }
+  ],
   "world": {
     "context": "Ferries sail hourly.\\n",
     "id": "tiny-ferry",
@@ -60,8 +68,8 @@ def test_grounding_prompt_from_typed_rows_is_pinned(cli, initialised, tmp_path: 
     conn = sqlite3.connect(initialised)
     users = [json.loads(r[0])["messages"][1]["content"] for r in conn.execute(
         "SELECT request FROM llm_calls WHERE request LIKE '%COPAL-TASK: grounding%'")]
-    assert len(users) == 2
-    assert sum(u.endswith(GROUNDING_TRAILER_P02) for u in users) == 1
+    assert len(users) == 1
+    assert users[0].endswith(GROUNDING_TRAILER)
 
 
 def test_contract_and_clause_views_are_pinned():

@@ -123,7 +123,7 @@ def schema(kind: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
-    """Counts of everything in the store."""
+    """Counts of everything in the store, with clauses per policy rule beside the paper's."""
     db = open_db(ctx)
     counts = store_admin.stats(db)
     if as_json:
@@ -131,9 +131,22 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         return
     from copal_tui.commands.output import print_table
 
+    # The paper's figures (`paper_<key>`) are shown beside the store's `<key>`.
+    paper = {k.removeprefix("paper_"): _shown(v) for k, v in counts.items()
+             if k.startswith("paper_")}
+    if {"clauses", "policy_rules", "clauses_per_rule"} <= paper.keys():
+        paper["clauses_per_rule"] = (f"{paper['clauses']}/{paper['policy_rules']} = "
+                                     f"{paper['clauses_per_rule']}")
+    rows = [(k, _shown(v) + (f" (paper {paper[k]})" if k in paper else ""))
+            for k, v in counts.items() if not k.startswith("paper_")]
     # The title is a path (any bytes but NUL and '/'): shown safely like any data.
-    print_table(["what", "count"], list(counts.items()), title=str(db_path(ctx)),
-                right=["count"])
+    print_table(["what", "count"], rows, title=str(db_path(ctx)), right=["count"])
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
 @click.command()

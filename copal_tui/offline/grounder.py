@@ -1,10 +1,16 @@
-"""Offline grounding (policy -> clauses) and the composition filter (confirm/reject).
+"""Offline grounding (policy inventory -> clauses) and the composition filter (confirm/reject).
 
-Heuristic, NOT a language model. Grounding reads cue phrases with `policy_parse`; a policy with
-no cue phrase that is a bare imperative ("Describe product nutrition when asked") is read as a
-licence. The composition filter judges a proposed set of two or three clauses by cues: the
-effects satisfy the proposed pattern's anchor (taxonomy.PATTERN_ANCHORS), the clauses come from
-more than one policy, some anchor pair is coherent, and every clause is linked to the others.
+Heuristic, NOT a language model. Grounding reads each policy's cue phrases with `policy_parse`;
+a policy with no cue phrase that is a bare imperative ("Describe product nutrition when asked")
+is read as a licence. The inventory's clauses then go through the same grounding rule as a real
+model's answer (`domain.grounding`), which merges a rule repeated across policies into one
+clause listing every source.
+
+The composition filter judges a proposed set of two or three clauses by cues: the effects
+satisfy the proposed pattern's anchor (taxonomy.PATTERN_ANCHORS), any two clauses of one
+policy form an anchor themselves (a gate or a boundary written inside one policy composes; two
+licences of one policy are that policy's own list), some anchor pair is coherent, and every
+clause is linked to the others.
 Two clauses are coherent when they share topic words (content-word overlap of trigger + scope),
 or when one restricts advice in a topic field (health, money, law: FIELDS) that the other's
 topic belongs to, the paper's running example: "don't give personal medical advice" x
@@ -16,6 +22,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from copal_tui.domain.compose_filter import forms_anchor
+from copal_tui.domain.grounding import canonicalise
+from copal_tui.domain.outputs import GroundedClause
 from copal_tui.domain.taxonomy import PATTERN_ANCHORS, Effect, Pattern, patterns_for_effects
 from copal_tui.offline.policy_parse import parse_policy
 from copal_tui.offline.text import cap_words, clean, squash, term_set, topic_words
@@ -95,20 +104,49 @@ def imperative(policy_text: str) -> dict[str, Any] | None:
 LIST_EFFECT = {"allow": Effect.PERMIT, "deny": Effect.PROHIBIT}
 
 
-def grounding(inp: dict[str, Any]) -> dict[str, Any]:
-    policy = inp.get("policy") or {}
-    clauses = ground(str(policy.get("text", "")))
+def policy_clauses(policy: dict[str, Any]) -> list[dict[str, Any]]:
+    """The clauses one policy of the inventory proposes, each naming the policy."""
+    pid, text = str(policy.get("id") or "P?"), str(policy.get("text", ""))
+    clauses = ground(text)
     listed = LIST_EFFECT.get(str(policy.get("kind", "")))
     if listed is not Effect.PROHIBIT and all(c["effect"] in (None, "OTHER") for c in clauses):
-        found = imperative(str(policy.get("text", "")))
-        if found is not None and found["source_span"] in str(policy.get("text", "")):
-            return {"clauses": [found]}
+        found = imperative(text)
+        if found is not None and found["source_span"] in text:
+            return [{"policy_id": pid, **found}]
     if listed is not None and all(c["effect"] in (None, "OTHER") for c in clauses):
         for c in clauses:
             c["effect"] = listed.value
             c["audit_note"] = (f"no cue phrase: effect {listed.value} from the policy's kind "
                                f"({policy.get('kind')}list entry)")
-    return {"clauses": clauses}
+    return [{"policy_id": pid, **c} for c in clauses]
+
+
+def _inventory(inp: dict[str, Any]) -> list[dict[str, Any]]:
+    """The policies of the input: `policies`, or `policy` alone as an inventory of one."""
+    listed = inp.get("policies")
+    policies = listed if isinstance(listed, list) else [inp.get("policy") or {}]
+    policies = [p for p in policies if isinstance(p, dict)]
+    # One policy without text does not sink the inventory; an inventory without any does.
+    with_text = [p for p in policies if clean(str(p.get("text", ""))).strip()]
+    return with_text or policies[:1] or [{}]
+
+
+def grounding(inp: dict[str, Any]) -> dict[str, Any]:
+    """The grounded clauses of a policy inventory: each policy's cue-phrase clauses, checked
+    and with repeated rules merged by the grounding rule (`domain.grounding.canonicalise`:
+    the same normalised effect, trigger and scope in several policies is one clause that
+    lists every source)."""
+    policies = _inventory(inp)
+    proposed = [GroundedClause.model_validate(c) for p in policies for c in policy_clauses(p)]
+    texts = {str(p.get("id") or "P?"): str(p.get("text", "")) for p in policies}
+    canon = canonicalise(proposed, texts)
+    return {"clauses": [
+        {"policy_id": c.primary.policy_id, "trigger": c.trigger, "scope": c.scope,
+         "effect": c.effect, "source_span": c.primary.span, "confidence": c.confidence,
+         "audit_note": c.audit_note,
+         "also_from": [{"policy_id": s.policy_id, "source_span": s.span}
+                       for s in c.sources[1:]]}
+        for c in canon.clauses]}
 
 
 # ---------------------------------------------------------------- composition filter
@@ -215,6 +253,19 @@ def anchor_pairs(
     return sorted(pairs, key=lambda p: -len(shared_topic(*p)[0]))
 
 
+def one_policy_without_anchor(
+    clauses: list[dict[str, Any]],
+) -> tuple[tuple[dict[str, Any], dict[str, Any]], str] | None:
+    """Two clauses of one policy whose effects form no anchor (with that policy), if any."""
+    for i, a in enumerate(clauses):
+        for b in clauses[i + 1:]:
+            shared = sorted({str(p) for p in a.get("policy_ids") or []}
+                            & {str(p) for p in b.get("policy_ids") or []})
+            if shared and not forms_anchor(_effect(a), _effect(b)):
+                return (a, b), shared[0]
+    return None
+
+
 def composition(inp: dict[str, Any]) -> dict[str, Any]:
     clauses = [c for c in inp.get("clauses") or [] if isinstance(c, dict)]
     effects = {e for e in (_effect(c) for c in clauses) if e is not None}
@@ -238,11 +289,14 @@ def composition(inp: dict[str, Any]) -> dict[str, Any]:
                 f"{'/'.join(sorted(constraining))}){hint}"
             ),
         }
-    policies = {str(p) for c in clauses for p in (c.get("policy_ids") or [])}
-    if len(policies) == 1 and len(clauses) > 1:
+    unanchored = one_policy_without_anchor(clauses)
+    if unanchored is not None:
+        (a, b), policy = unanchored
         return {"accept": False, "pattern": None,
-                "reason": "offline heuristic: every clause comes from one policy "
-                f"({next(iter(policies))}), so this is not a composition of policies"}
+                "reason": f"offline heuristic: {a.get('effect')} ({a.get('id', '?')}) and "
+                f"{b.get('effect')} ({b.get('id', '?')}) both come from {policy} and their "
+                "effects form no anchor, so together they are that policy's own list, not "
+                "an interaction"}
     good = [p for p in pairs if coherent(*p)]
     lic, con = (good or pairs)[0]
     pair_desc = f"{lic.get('effect')} ({lic.get('id', '?')}) vs {con.get('effect')} " \

@@ -34,12 +34,39 @@ def migrate(db: Database) -> list[str]:
     return migrations.migrate(db)
 
 
-def stats(db: Database) -> dict[str, int]:
-    """Counts of everything in the store, by what is counted (one snapshot)."""
+def stats(db: Database) -> dict[str, int | float | str | None]:
+    """Counts of everything in the store, by what is counted (one snapshot), clauses per
+    policy rule beside the paper's (`_per_rule`), and the selected composed suite's
+    relation-pattern mix beside the paper's (`selection.mix_line`)."""
     from store.artifacts import reads
 
     with reading(db):
-        return reads.stats(db)
+        return {**_per_rule(reads.stats(db)), "selected_pattern_mix": _selected_mix(db)}
+
+
+def _per_rule(counts: dict[str, int]) -> dict[str, int | float | None]:
+    """The counts with `clauses_per_rule` (clauses / policy_rules) after `policy_rules`, and
+    the paper's figures (`paper_*`: 480 clauses of 882 rules) at the end."""
+    from copal_tui.domain.grounding import paper_counts, per_rule
+
+    out: dict[str, int | float | None] = {}
+    for key, n in counts.items():
+        out[key] = n
+        if key == "policy_rules":
+            out["clauses_per_rule"] = per_rule(counts["clauses"], n)
+    return {**out, **paper_counts()}
+
+
+def _selected_mix(db: Database) -> str:
+    from collections import Counter
+
+    from copal_tui.domain.selection import mix_line
+    from store.pipeline import pipeline_sql
+
+    selected = Counter(str(i.pattern) for w in pipeline_sql.worlds(db, None)
+                       for i in pipeline_sql.items(db, w.id, method="copal", selected=True,
+                                                   parent=False))
+    return mix_line(selected)
 
 
 def backup(db: Database, dest: Path) -> str:

@@ -8,9 +8,11 @@ in one snapshot.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
+from copal_tui.domain.grounding import SOURCES, source_kind
 from store.annotation import annotations as log
 from store.artifacts.records import (
     AlignedCount,
@@ -131,6 +133,16 @@ def iter_scored_judgments(db: Database) -> Iterator[JudgmentRow]:
 # ------------------------------------------------------------------ counts
 
 
+def clause_sources(db: Database) -> dict[str, int]:
+    """Clauses by where they come from (`domain.grounding.source_kind` of their source
+    policies' kinds), every kind of `SOURCES` present."""
+    kinds = db.execute(
+        "SELECT (SELECT group_concat(DISTINCT p.kind) FROM json_each(c.policy_ids) m "
+        "JOIN policies p ON p.world_id = c.world_id AND p.id = m.value) FROM clauses c")
+    found = Counter(source_kind(k.split(",") if k else ()) for (k,) in kinds)
+    return {kind: found[kind] for kind in SOURCES}
+
+
 def stats(db: Database) -> dict[str, int]:
     def count(sql: str) -> int:
         return int(scalar(db, sql) or 0)  # type: ignore[call-overload]
@@ -139,6 +151,11 @@ def stats(db: Database) -> dict[str, int]:
         "worlds": count("SELECT COUNT(*) FROM worlds"),
         "policies": count("SELECT COUNT(*) FROM policies"),
         "clauses": count("SELECT COUNT(*) FROM clauses"),
+        # One policy of an inventory is one rule (the paper's 882 rules of 30 worlds); only the
+        # worlds that have clauses count, so a world not grounded yet does not lower the ratio.
+        "policy_rules": count("SELECT COUNT(*) FROM policies WHERE world_id IN "
+                              "(SELECT world_id FROM clauses)"),
+        **{f"clauses_{kind}_source": n for kind, n in clause_sources(db).items()},
         "compositions": count("SELECT COUNT(*) FROM compositions"),
         "items": count("SELECT COUNT(*) FROM items"),
         "selected_items": count("SELECT COUNT(*) FROM items WHERE selected = 1"),
