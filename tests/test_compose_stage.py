@@ -1,5 +1,6 @@
 """The compose stage: the paper's Figure 2 pair composes, three-clause sets are proposed, the
-enumeration is bounded and deterministic, and a model's re-tag is taken at its word."""
+enumeration is bounded (per pattern by the pattern mix) and deterministic, an anchor written
+inside one policy composes, and a model's re-tag is taken at its word."""
 
 from __future__ import annotations
 
@@ -10,13 +11,21 @@ from pathlib import Path
 
 import pytest
 
-from copal_tui.domain.compose_filter import Candidate, ask_cap, composition_id, quota
+from copal_tui.domain.compose_filter import (
+    Candidate,
+    ask_cap,
+    composition_id,
+    pattern_pool,
+    proposals,
+    quota,
+)
 from copal_tui.domain.outputs import CompositionOut
 from copal_tui.domain.taxonomy import Pattern
 from copal_tui.pipeline.base import Options
 from copal_tui.pipeline.compose import decide, parse_retag
 from copal_tui.pipeline.runner import run_stages
 from tests.stub_server import Stub, serve
+from tests.test_pattern_mix import hamilton
 
 GROCERY = Path(__file__).parent / "fixtures" / "fresh_basket_grocery.yaml"
 GEN = ("--generator", "offline/heuristic")
@@ -71,12 +80,49 @@ def test_enumeration_is_bounded_deterministic_and_proposes_triples(cli, tmp_path
         key = (pattern, len(json.loads(ids)))  # the offline filter never re-tags
         asked[key] += 1
         confirmed[key] += status == "confirmed"
-    default = Options().copal.per_pattern
+    # The default mix: 4 x per_pattern accepted compositions shared among the patterns by
+    # their counts among the world's proposed clause sets (largest remainder).
+    per_pattern = Options().copal.per_pattern
+    clauses = [{**dict(r), "policy_ids": json.loads(r["policy_ids"])} for r in _rows(
+        tmp_path / "a.db", "SELECT id, policy_ids, effect, trigger, scope FROM clauses")]
+    pool = {p.value: n for p, n in pattern_pool(proposals(clauses)).items()}
+    wanted = hamilton(4 * per_pattern, pool)
     for (pattern, size), n in asked.items():
-        assert n <= ask_cap(default, size), (pattern, size)
-        assert confirmed[(pattern, size)] <= quota(default, size), (pattern, size)
+        assert n <= ask_cap(wanted[pattern], size), (pattern, size)
+        assert confirmed[(pattern, size)] <= quota(wanted[pattern], size), (pattern, size)
     assert sum(n for (_p, size), n in confirmed.items() if size == 3) > 0
     assert sum(n for (_p, size), n in confirmed.items() if size == 2) > 0
+
+
+def _one_policy_gate(tmp_path: Path) -> tuple[Path, Path]:
+    """A world of one policy, "You may share the order status once the caller is verified",
+    grounded (as the paper grounds it) into a PERMIT and a REQUIRE_GATE clause of that policy:
+    its only anchor is inside one policy."""
+    world = GROCERY.read_text(encoding="utf-8").split("policies:")[0] + (
+        "policies:\n  - id: P1\n    kind: allow\n    text: You may share the order status "
+        "once the caller is verified.\n")
+    path = tmp_path / "gate.yaml"
+    path.write_text(world, encoding="utf-8")
+    common = {"type": "clause", "world_id": "fresh-basket", "policy_ids": ["P1"],
+              "trigger": "a caller asks about the status of their order", "confidence": 0.9}
+    clauses = tmp_path / "gate.jsonl"
+    clauses.write_text("\n".join(json.dumps(c) for c in (
+        {**common, "id": "fresh-basket:C1", "scope": "the order status", "effect": "PERMIT",
+         "source_span": "You may share the order status"},
+        {**common, "id": "fresh-basket:C2", "scope": "verify the caller before the order status",
+         "effect": "REQUIRE_GATE", "source_span": "once the caller is verified"},
+    )) + "\n", encoding="utf-8")
+    return path, clauses
+
+
+def test_an_anchor_inside_one_policy_composes(cli, initialised, tmp_path):
+    world, clauses = _one_policy_gate(tmp_path)
+    assert cli("import", str(world), str(clauses)).exit_code == 0
+    result = cli("run", "compose", *GEN)
+    assert result.exit_code == 0, result.output
+    rows = _rows(initialised, "SELECT clause_ids, pattern, status FROM compositions")
+    assert [(sorted(json.loads(r["clause_ids"])), r["pattern"], r["status"]) for r in rows] \
+        == [(["fresh-basket:C1", "fresh-basket:C2"], "prerequisite_gating", "confirmed")]
 
 
 def test_a_second_compose_run_asks_nothing(cli, initialised):

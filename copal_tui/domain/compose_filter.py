@@ -7,15 +7,23 @@ Trigger compatibility (one coherent user scenario) and scope compatibility (shar
 workflow) are meaning, and are judged by the model in the `composition` task.
 
 - A pair is one licensing and one constraining clause of a pattern's anchor
-  (taxonomy.PATTERN_ANCHORS), from two different policies.
-- A triple is an anchor pair plus a third clause from a third policy that is a second anchor
-  of either side of the same pattern, or that forms another pattern's anchor with one of the
-  pair (a gate or a route next to a scope restriction, say).
+  (taxonomy.PATTERN_ANCHORS), of different policies or of one (a gate written inside one
+  policy, "you may share X once the caller is verified", grounds into a PERMIT and a
+  REQUIRE_GATE clause of that policy and is composable in the paper: the effects, not the
+  policy boundaries, make the interaction).
+- A triple is an anchor pair plus a third clause that is a second anchor of either side of the
+  same pattern, or that forms another pattern's anchor with one of the pair (a gate or a route
+  next to a scope restriction, say).
+- Two clauses of one policy are in a set together only when their effects form an anchor
+  (`forms_anchor`): two licences of one policy are that policy's own list, not an interaction.
 - Order: a seeded hash of (seed, pattern, clause ids), then spread so that clauses proposed
   less often come first. No word is looked at; the run seed changes the order, nothing else.
-- Budget: per pattern, `per_pattern` accepted compositions, half of them pairs (rounded up)
-  and half triples; the compose stage asks candidates in this order until the quota of a
-  (pattern, size) group is met or ASK_FACTOR x quota candidates have been asked.
+- Budget: 4 x `per_pattern` accepted compositions per world, shared among the patterns by the
+  pattern mix (`composition_quotas`: by default each pattern's share of the world's proposed
+  clause sets, pairs and triples; `equal` gives every pattern `per_pattern`), half of a
+  pattern's quota pairs (rounded up) and half triples; the compose stage asks candidates in
+  this order until the quota of a (pattern, size) group is met or ASK_FACTOR x quota
+  candidates have been asked.
 
 Non-interacting controls (`control_sets`): sets of licensing clauses only (PERMIT/DISCLOSE from
 different policies), where no clause restricts, gates or routes another.
@@ -25,11 +33,12 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
+from copal_tui.domain.selection import EQUAL, PatternMix, apportion
 from copal_tui.domain.taxonomy import PATTERN_ANCHORS, Effect, Pattern
 
 SIZES = (2, 3)
@@ -84,8 +93,8 @@ def _policies(clause: dict[str, Any]) -> frozenset[str]:
 
 
 def _apart(*clauses: dict[str, Any]) -> bool:
-    """No two clauses share a policy: two clauses of one policy ("may share A only after
-    verifying B") are that policy's own structure, not a composition of policies."""
+    """No two clauses share a policy (the non-interacting controls: licences of different
+    policies)."""
     seen: set[str] = set()
     for c in clauses:
         ps = _policies(c)
@@ -93,6 +102,20 @@ def _apart(*clauses: dict[str, Any]) -> bool:
             return False
         seen |= ps
     return True
+
+
+def forms_anchor(x: Effect | None, y: Effect | None) -> bool:
+    """The two effects are one licensing and one constraining side of some pattern's anchor."""
+    return any((x in lic and y in con) or (y in lic and x in con)
+               for lic, con in PATTERN_ANCHORS.values())
+
+
+def joinable(*clauses: dict[str, Any]) -> bool:
+    """The clauses may be composed: any two that share a policy form an anchor (a gate or a
+    boundary written inside one policy), so one policy's own list of licences is never a
+    composition."""
+    return all(forms_anchor(effect_of(a), effect_of(b))
+               for a, b in combinations(clauses, 2) if _policies(a) & _policies(b))
 
 
 def _relates(third: Effect, lic: Effect, con: Effect, pattern: Pattern) -> bool:
@@ -137,36 +160,73 @@ def spread(sets: list[tuple[str, ...]], seed: int, label: str,
 
 
 def ask_cap(per_pattern: int, size: int) -> int:
-    """Candidates of one (pattern, size) group asked at most."""
+    """Candidates of one (pattern, size) group asked at most (`per_pattern`: the pattern's
+    quota of accepted compositions)."""
     return ASK_FACTOR * quota(per_pattern, size)
 
 
-def candidates(clauses: list[dict[str, Any]], seed: int = 0, per_pattern: int | None = None,
-               ) -> dict[tuple[Pattern, int], list[Candidate]]:
-    """The anchor-based candidates of each (pattern, size) group in proposal order: all of
-    them, or with `per_pattern` the first `ask_cap` (all a compose run can ask)."""
+Proposals = dict[tuple[Pattern, int], dict[tuple[str, ...], Candidate]]
+
+
+def proposals(clauses: list[dict[str, Any]]) -> Proposals:
+    """Every anchor-based clause set of each (pattern, size) group, unordered."""
     usable = sorted((c for c in clauses if effect_of(c) is not None), key=lambda c: c["id"])
-    groups: dict[tuple[Pattern, int], list[Candidate]] = {}
+    found: Proposals = {}
     for pattern, (licensing, constraining) in PATTERN_ANCHORS.items():
         pairs = [(a, b) for a in usable for b in usable
-                 if effect_of(a) in licensing and effect_of(b) in constraining and _apart(a, b)]
-        found: dict[int, dict[tuple[str, ...], Candidate]] = {2: {}, 3: {}}
+                 if effect_of(a) in licensing and effect_of(b) in constraining and a is not b]
+        found[(pattern, 2)], found[(pattern, 3)] = {}, {}
         for a, b in pairs:
             ids = tuple(sorted((a["id"], b["id"])))
-            found[2].setdefault(ids, Candidate(ids, pattern, (a["id"], b["id"])))
+            found[(pattern, 2)].setdefault(ids, Candidate(ids, pattern, (a["id"], b["id"])))
             ea, eb = effect_of(a), effect_of(b)
             for t in usable:
                 et = effect_of(t)
-                if t is a or t is b or et is None or not _apart(a, b, t):
+                if t is a or t is b or et is None or not joinable(a, b, t):
                     continue
                 if ea is not None and eb is not None and _relates(et, ea, eb, pattern):
                     ids3 = tuple(sorted((a["id"], b["id"], t["id"])))
-                    found[3].setdefault(ids3, Candidate(ids3, pattern, (a["id"], b["id"])))
-        for size in SIZES:
-            cap = None if per_pattern is None else ask_cap(per_pattern, size)
-            order = spread(list(found[size]), seed, pattern.value, cap)
-            groups[(pattern, size)] = [found[size][ids] for ids in order]
+                    found[(pattern, 3)].setdefault(ids3,
+                                                   Candidate(ids3, pattern, (a["id"], b["id"])))
+    return found
+
+
+def pattern_pool(found: Proposals) -> dict[Pattern, int]:
+    """Proposed clause sets per pattern (pairs and triples): the world's natural frequency of
+    each pattern, which the default mix follows."""
+    return {p: sum(len(found[(p, size)]) for size in SIZES) for p in Pattern}
+
+
+def composition_quotas(mix: PatternMix, per_pattern: int,
+                       pool: Mapping[Pattern, int]) -> dict[Pattern, int]:
+    """Accepted compositions wanted per pattern: `per_pattern` each under `equal`, else
+    4 x `per_pattern` apportioned by the mix's weights over the patterns the world proposes."""
+    if mix.rule == EQUAL:
+        return {p: per_pattern for p in Pattern}
+    weights = mix.weights_over({p: pool.get(p, 0) for p in Pattern}) or {}
+    return apportion(per_pattern * len(Pattern), weights)
+
+
+def ordered(found: Proposals, seed: int = 0,
+            per_pattern: int | Mapping[Pattern, int] | None = None,
+            ) -> dict[tuple[Pattern, int], list[Candidate]]:
+    """Each group's candidates in proposal order: all of them, or with `per_pattern` (one
+    quota for every pattern, or each pattern's) the first `ask_cap` (all a run can ask)."""
+    groups: dict[tuple[Pattern, int], list[Candidate]] = {}
+    for (pattern, size), sets in found.items():
+        wanted = per_pattern.get(pattern, 0) if isinstance(per_pattern, Mapping) else per_pattern
+        cap = None if wanted is None else ask_cap(wanted, size)
+        order = spread(list(sets), seed, pattern.value, cap)
+        groups[(pattern, size)] = [sets[ids] for ids in order]
     return groups
+
+
+def candidates(clauses: list[dict[str, Any]], seed: int = 0,
+               per_pattern: int | Mapping[Pattern, int] | None = None,
+               ) -> dict[tuple[Pattern, int], list[Candidate]]:
+    """The anchor-based candidates of each (pattern, size) group in proposal order: all of
+    them, or with `per_pattern` the first `ask_cap` (all a compose run can ask)."""
+    return ordered(proposals(clauses), seed, per_pattern)
 
 
 def control_sets(clauses: list[dict[str, Any]], seed: int = 0,

@@ -1,11 +1,15 @@
 """Corpus profile: what the numbers are computed over (worlds, policies, clauses, compositions,
-items by pattern, facet, active clauses and construction method, responses, judgments)."""
+items by pattern, facet, active clauses and construction method, responses, judgments), and the
+selected suite's relation-pattern mix beside the paper's (Table 8: 364, 179, 175 and 182 of its
+900 selected composed queries), in the report's pattern order."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from copal_tui.domain.selection import PAPER_PATTERN_COUNTS
+from copal_tui.metrics.classify import put, ratio
 from copal_tui.metrics.rates import FACET_ORDER, METHOD_ORDER, PATTERN_ORDER, ordered
 
 EFFECT_ORDER = ["PERMIT", "PROHIBIT", "REQUIRE_GATE", "DISCLOSE", "WITHHOLD", "ROUTE"]
@@ -28,6 +32,22 @@ def _breakdown(rows: Sequence[tuple[Any, int]], order: Sequence[str]) -> dict[st
                                                        kv[0])))
 
 
+def pattern_mix(items_by_pattern: dict[str, int], composed_items: int) -> list[dict[str, Any]]:
+    """Per pattern: selected composed items and their share of all of them, beside the paper's
+    count and share (its shares are over its 900 selected composed queries)."""
+    paper_total = sum(PAPER_PATTERN_COUNTS.values())
+    rows = []
+    for pattern in PATTERN_ORDER:
+        row: dict[str, Any] = {"pattern": pattern,
+                               "selected": int(items_by_pattern.get(pattern, 0))}
+        put(row, "selected_share", ratio(row["selected"], composed_items,
+                                         "no selected composed items"))
+        row["paper"] = PAPER_PATTERN_COUNTS[pattern]
+        row["paper_share"] = PAPER_PATTERN_COUNTS[pattern] / paper_total
+        rows.append(row)
+    return rows
+
+
 def corpus_profile(counts: dict[str, list[tuple[Any, ...]]]) -> dict[str, Any]:
     """`counts` is `store.report.metrics_sql.corpus_counts`; totals come first, then breakdowns."""
     out: dict[str, Any] = {
@@ -46,4 +66,5 @@ def corpus_profile(counts: dict[str, list[tuple[Any, ...]]]) -> dict[str, Any]:
                 "items_by_active_clauses", "items_by_method", "responses_by_model",
                 "judgments_by_setting"):
         out[key] = _breakdown(counts[key], ORDERS.get(key, []))
+    out["pattern_mix"] = pattern_mix(out["items_by_pattern"], out["composed_items"])
     return out

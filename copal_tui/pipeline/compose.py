@@ -1,7 +1,9 @@
 """Stage `compose`: effect anchors propose clause sets of two and three; the model judges each.
 
 Candidates come from `domain.compose_filter` grouped by (pattern, size), each group in its
-seeded, deterministic order. The model is asked in waves: every group sends its next candidates
+seeded, deterministic order. A pattern's quota of accepted compositions follows the run's
+pattern mix (`composition_quotas`: by default the pattern's share of the world's proposed
+clause sets; `equal`: `per_pattern` each). The model is asked in waves: every group sends its next candidates
 (as many as its quota still lacks), the answers are applied in candidate order, and a group
 stops when its quota of accepted compositions is met or its cap (`compose_filter.ask_cap`,
 ASK_FACTOR x quota) of candidates was asked. A re-run counts the stored rows first, so it asks
@@ -23,10 +25,14 @@ from copal_tui.domain.compose_filter import (
     SIZES,
     Candidate,
     ask_cap,
-    candidates,
+    composition_quotas,
+    ordered,
+    pattern_pool,
+    proposals,
     quota,
 )
 from copal_tui.domain.outputs import CompositionOut
+from copal_tui.domain.selection import PatternMix
 from copal_tui.domain.taxonomy import Pattern
 from copal_tui.pipeline.base import StageRun, ask, clause_payload, world_payload
 from store.artifacts import writes
@@ -91,6 +97,7 @@ def plan(run: StageRun) -> tuple[list[Group], dict[str, set[Key]], dict[str, Cla
     groups: list[Group] = []
     taken: dict[str, set[Key]] = {}
     by_id: dict[str, ClauseRow] = {}
+    mix = PatternMix.parse(run.opts.copal.pattern_mix)
     for world in sql.worlds(run.db, run.opts.worlds):
         wid = world.id
         clauses = sql.clauses(run.db, wid)
@@ -99,12 +106,13 @@ def plan(run: StageRun) -> tuple[list[Group], dict[str, set[Key]], dict[str, Cla
         confirmed = sql.compositions(run.db, wid)
         confirmed_ids = {c.id for c in confirmed}
         taken[wid] = {(tuple(sorted(c.clause_ids)), c.pattern) for c in confirmed}
-        found = candidates([clause_payload(c) for c in clauses], seed=run.opts.seed,
-                           per_pattern=run.opts.copal.per_pattern)
+        proposed = proposals([clause_payload(c) for c in clauses])
+        quotas = composition_quotas(mix, run.opts.copal.per_pattern, pattern_pool(proposed))
+        found = ordered(proposed, seed=run.opts.seed, per_pattern=quotas)
         for pattern in Pattern:
             for size in SIZES:
-                g = Group(world, pattern, size, quota(run.opts.copal.per_pattern, size),
-                          ask_cap(run.opts.copal.per_pattern, size))
+                g = Group(world, pattern, size, quota(quotas[pattern], size),
+                          ask_cap(quotas[pattern], size))
                 for cand in found[(pattern, size)]:
                     cid = cand.composition_id(wid)
                     if cid in decided:  # asked by an earlier run: counts against the budget

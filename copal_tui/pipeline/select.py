@@ -7,6 +7,11 @@ The non-interacting controls (method `control`) are screened with the `control` 
 target no pattern or facet, and full compliance is their correct answer) and selected apart, a
 few per world (`control_budget`), so that `respond` and `judge` treat them like the suite; they
 never take a place in the composed suite and no error rate of the suite counts them.
+
+The composed suite's places are shared among relation patterns by `--pattern-mix`
+(`domain.selection.PatternMix`; default `pool`: each pattern's share of the world's screened
+candidates, apportioned by largest remainder); the greedy covers the facet cells within each
+pattern's quota. The run counts `selected_<pattern>`; its options record the mix.
 """
 
 from __future__ import annotations
@@ -17,9 +22,11 @@ from typing import Any
 from copal_tui.domain.outputs import ScreeningOut
 from copal_tui.domain.selection import (
     Candidate,
+    PatternMix,
     control_passes,
     greedy_select,
     screening_passes,
+    selection_quotas,
 )
 from copal_tui.domain.taxonomy import FACET_DEFINITIONS, Facet, Method
 from copal_tui.pipeline.base import StageRun, ask, clause_payload, world_payload
@@ -74,7 +81,10 @@ async def screen(run: StageRun, world: WorldRow, items: list[ItemRow]) -> None:
     await run.each([i for i in items if i.screening is None and i.run_id is not None], one)
 
 
-def select_world(run: StageRun, world_id: str, method: str, budget: int) -> list[str]:
+def select_world(run: StageRun, world_id: str, method: str, budget: int,
+                 mix: PatternMix | None = None) -> list[str]:
+    """Select a world's suite of `method`; `mix` shares the budget among patterns (None: no
+    pattern quota, as for the controls, which have no pattern)."""
     items = sql.items(run.db, world_id, method=method, parent=False)
     sizes = {c.id: len(c.clause_ids) for c in sql.compositions(run.db, world_id)}
     cands = [
@@ -87,7 +97,12 @@ def select_world(run: StageRun, world_id: str, method: str, budget: int) -> list
         for i in items
         if i.run_id is not None and i.screening and i.screening.get("passed")
     ]
-    chosen = greedy_select(cands, budget)
+    quotas = None if mix is None else selection_quotas(mix, cands, budget)
+    chosen = greedy_select(cands, budget, quotas)
+    if mix is not None:
+        patterns = {c.id: c.pattern for c in cands}
+        for item_id in chosen:
+            run.count(f"selected_{patterns[item_id] or 'unmapped'}")
     with write(run.db):
         sql.set_selected(run.db, world_id, method, chosen)
     return chosen
@@ -99,8 +114,9 @@ async def execute(run: StageRun) -> None:
         for method in (Method.COPAL, Method.CONTROL):
             await screen(run, world, sql.items(run.db, world.id, method=method.value,
                                                parent=False))
+    mix = PatternMix.parse(run.opts.copal.pattern_mix)
     for world in worlds:
-        chosen = select_world(run, world.id, Method.COPAL.value, run.opts.copal.budget)
+        chosen = select_world(run, world.id, Method.COPAL.value, run.opts.copal.budget, mix)
         run.count("selected", len(chosen))
         controls = select_world(run, world.id, Method.CONTROL.value,
                                 control_budget(run.opts.copal.budget))
