@@ -16,11 +16,13 @@ from store.pipeline import runs as run_sql
 class RunCounters(RunRow):
     """One run as `copal runs` lists it. `repaired`: structured answers that needed the repair
     round; `invalid`: those that stayed unusable; `outputs`: the manifest's tallies per stage
-    task (the source of both)."""
+    task (the source of both); `counts`: the manifest's stage counters (such as `judged` or
+    `quotes_not_in_response`)."""
 
     repaired: int = 0
     invalid: int = 0
     outputs: dict[str, Any] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
 
 
 def list_runs(db: Database, limit: int | None = None) -> list[RunCounters]:
@@ -39,5 +41,6 @@ def list_runs(db: Database, limit: int | None = None) -> list[RunCounters]:
             finished_at=r.finished_at, calls=r.calls, cache_hits=r.cache_hits,
             failures=r.failures, cost=r.cost,
             repaired=sum(t.get("repaired", 0) for t in tallies),
-            invalid=sum(t.get("failed", 0) for t in tallies), outputs=outputs))
+            invalid=sum(t.get("failed", 0) for t in tallies), outputs=outputs,
+            counts=dict(r.manifest.get("counts") or {})))
     return out
