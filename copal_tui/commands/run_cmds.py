@@ -18,8 +18,9 @@ import click
 
 from copal_tui.commands.context import db_path, open_db
 from copal_tui.commands.output import echo, print_table
-from copal_tui.domain.compass import BASE_PER_POLICY, VARIANTS
+from copal_tui.domain.compass import BASE_PER_POLICY, DEFAULT_EDGE_WRITER, EDGE_WRITERS, VARIANTS
 from copal_tui.domain.compass_rules import JUDGE_VARIANTS
+from copal_tui.domain.selection import DEFAULT_MIX, PatternMix
 from copal_tui.pipeline import (
     COMPASS_STAGES,
     GENERATOR_ENV,
@@ -28,6 +29,7 @@ from copal_tui.pipeline import (
     STAGES,
     missing_model,
 )
+from copal_tui.pipeline.options import JUDGE_ATTEMPTS
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -48,7 +50,7 @@ class DialogueArgs:
 
     domains: tuple[str, ...] = ()
     dialogues: tuple[str, ...] = ()
-    attempts: int = 1
+    attempts: int = JUDGE_ATTEMPTS
     binary: bool = False
     per_dialogue: int = 2
 
@@ -80,6 +82,15 @@ def options_from(worlds: tuple[str, ...], all_worlds: bool, models: tuple[str, .
                                prefilter=prefilter, per_policy=per_policy, verifier=verifier),
         dialogue=(dialogue or DialogueArgs()).options(),
     )
+
+
+def _pattern_mix(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """--pattern-mix checked on the command line (bad input exits 2), kept as written."""
+    try:
+        PatternMix.parse(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return value
 
 
 def expand_stages(stages: tuple[str, ...]) -> list[str]:
@@ -133,6 +144,13 @@ class RichProgress:
                    f"stages (no default; or set {GENERATOR_ENV}); offline/heuristic is the "
                    "offline engine's heuristics.")
 @click.option("--budget", default=30, show_default=True, help="Selected items per world.")
+@click.option("--pattern-mix", default=DEFAULT_MIX, show_default=True,
+              callback=_pattern_mix,
+              help="compose, select: how compositions and selected items are shared among "
+                   "relation patterns: pool (each pattern's share of the world's candidates, "
+                   "the paper's natural frequency), equal (no pattern quota: even over "
+                   "pattern x facet), paper (Table 8: 40.4/19.9/19.4/20.2%), or weights "
+                   "such as scope_restriction=2,prerequisite_gating=1.")
 @click.option("--variants", default=2, show_default=True, help="Query variants per facet.")
 @click.option("--concurrency", default=8, show_default=True, help="Calls in flight at once.")
 @click.option("--models-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -147,6 +165,13 @@ class RichProgress:
               type=click.IntRange(1, 100), help="COMPASS base queries per policy.")
 @click.option("--verifier", default=None,
               help="Model that verifies COMPASS queries (default: the generator).")
+@click.option("--edge-writer", type=click.Choice(EDGE_WRITERS), default=DEFAULT_EDGE_WRITER,
+              show_default=True,
+              help="compass_generate: who writes the allowed-edge queries: reference (as "
+                   "COMPASS: each kept denied-base query rewritten once per allowlist policy "
+                   "into a deceptive but allowed query, kept only when the verifier says "
+                   "IN-POLICY) or variants (per allowlist policy --per-policy risky-sounding "
+                   "permitted queries).")
 @click.option("--judge-variant", type=click.Choice(JUDGE_VARIANTS), default="response-only",
               show_default=True,
               help="compass_judge: what the judge sees besides the policies and the response: "
@@ -155,8 +180,10 @@ class RichProgress:
               help="Dialogue domain for the dialogue stages (repeatable; default all).")
 @click.option("--dialogue", "dialogue_ids", multiple=True,
               help="Dialogue id for the dialogue stages (repeatable; default all).")
-@click.option("--attempts", default=1, show_default=True, type=click.IntRange(1, 20),
-              help="dialogue_judge: independent judge attempts per dialogue.")
+@click.option("--attempts", default=JUDGE_ATTEMPTS, show_default=True,
+              type=click.IntRange(1, 20),
+              help="dialogue_judge: independent judge attempts per dialogue (CompliBench "
+                   "averages four; every attempt is scored as its own file).")
 @click.option("--binary", is_flag=True,
               help="dialogue_judge: ask for the violation verdict only (stored as JUDGE+binary).")
 @click.option("--per-dialogue", default=2, show_default=True, type=click.IntRange(1, 100),
@@ -173,7 +200,7 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
         models_file: Path | None, compass_variants: tuple[str, ...], prefilter: str | None,
         per_policy: int, verifier: str | None, domains: tuple[str, ...],
         dialogue_ids: tuple[str, ...], attempts: int, binary: bool, per_dialogue: int,
-        judge_variant: str, batch: bool) -> None:
+        judge_variant: str, batch: bool, pattern_mix: str, edge_writer: str) -> None:
     """Run pipeline stages (idempotent: a re-run only does what is missing).
 
     `copal run compass --world ID --model M --judge J` runs the COMPASS suite of a world:
@@ -189,7 +216,9 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
                         verifier, DialogueArgs(domains, dialogue_ids, attempts, binary,
                                                per_dialogue))
     opts.compass.judge_variant = judge_variant
+    opts.compass.edge_writer = edge_writer
     opts.batch = batch
+    opts.copal.pattern_mix = pattern_mix
     open_db(ctx).conn.close()  # refuse pending migrations before starting anything
     if COMPASS_ALIAS in stages and not (worlds or all_worlds):
         # A suite per world is hundreds of calls per target: never for every world by default.
@@ -277,8 +306,8 @@ def runs(ctx: click.Context, as_json: bool, wide: bool, limit: int) -> None:
     # A killed run shows as interrupted, not as running forever.
     rows = list_runs(open_db(ctx), limit=limit)
     if as_json:
-        click.echo(json.dumps([{k: getattr(r, k) for k in (*RUN_JSON_FIELDS, "outputs")}
-                               for r in rows], indent=2))
+        keys = (*RUN_JSON_FIELDS, "outputs", "counts")
+        click.echo(json.dumps([{k: getattr(r, k) for k in keys} for r in rows], indent=2))
         return
     print_table(RUN_HEADERS, [_run_row(r) for r in rows], right=RUN_HEADERS[3:],
                 whole=RUN_HEADERS[:3], wide=wide, stacked_hint=RUNS_HINT)

@@ -6,13 +6,21 @@ validates with them (one repair round, then the item is recorded as failed with 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
-from copal_tui.domain.compass import FailureMode
-from copal_tui.domain.dialogue import norm_category, norm_phase
+from copal_tui.domain.compass import REWRITE_CLAIMS, FailureMode
+from copal_tui.domain.dialogue import JudgedTurn, read_judge_answer
 from copal_tui.domain.facets import parse_facet
+from copal_tui.domain.quotes import check_quotes
 from copal_tui.domain.taxonomy import ContractKind, Effect, Facet, Pattern
 
 
@@ -21,16 +29,26 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+class ClauseSource(_Out):
+    policy_id: str = Field(min_length=1)
+    source_span: str = Field(min_length=1, description="verbatim substring of that policy")
+
+
 class GroundedClause(_Out):
+    policy_id: str = Field(min_length=1, description="the policy the clause belongs to")
     trigger: str = Field(min_length=1, description="when the rule applies")
     scope: str = Field(min_length=1, description="what part of the answer it governs")
     effect: Effect | Literal["OTHER"]
     source_span: str = Field(min_length=1, description="verbatim substring of the policy text")
     confidence: float = Field(ge=0, le=1)
     audit_note: str | None = Field(default=None, description="why the effect is OTHER")
+    # The other policies that state the same rule (merged repeated rules), each with its span.
+    also_from: list[ClauseSource] = Field(default_factory=list)
 
 
 class GroundingOut(_Out):
+    """The grounded clauses of one policy inventory (checked by `domain.grounding`)."""
+
     clauses: list[GroundedClause] = Field(min_length=1)
 
 
@@ -111,6 +129,11 @@ class Mark(_Out):
     id: str
     present: bool
     evidence: str | None = None
+    # With `present`: the reply handles this required item by a scope-resolving clarification
+    # (it asks the question that settles which active clause governs the item) instead of doing
+    # it outright. The rubric accepts that handling, so the item is in the observed set like
+    # any present one; the flag only records how it was handled.
+    clarification: bool = False
 
 
 class _ObservedFacet(_Out):
@@ -130,6 +153,14 @@ class ContractJudgeOut(_ObservedFacet):
     marks: list[Mark]
     facet: Facet | None = None
     rationale: str = ""
+
+    @model_validator(mode="after")
+    def _quotes_in_reply(self, info: ValidationInfo) -> Self:
+        # Only a present mark's evidence is read; an absent mark's is ignored, so not checked.
+        check_quotes(((m.id, m.evidence) for m in self.marks if m.present and m.evidence), info,
+                     "quote the reply itself, or mark the item absent if the reply does not "
+                     "do it")
+        return self
 
 
 def complete_marks(item_ids: list[str]) -> type[ContractJudgeOut]:
@@ -162,6 +193,12 @@ class FullPolicyJudgeOut(_ObservedFacet):
     evidence: list[str] = Field(default_factory=list)
     rationale: str = ""
 
+    @model_validator(mode="after")
+    def _quotes_in_reply(self, info: ValidationInfo) -> Self:
+        check_quotes(((f"evidence[{i}]", q) for i, q in enumerate(self.evidence)), info,
+                     "quote the reply itself, or leave the quote out")
+        return self
+
 
 # ---------------------------------------------------------------- COMPASS suites
 
@@ -180,6 +217,61 @@ class CompassQueriesOut(_Out):
 class CompassVerifyOut(_Out):
     matched_policy_ids: list[str] = Field(default_factory=list)
     reason: str = ""
+
+
+class CompassEdgeRewriteOut(_Out):
+    """The allowed-edge rewriter's answer: the fields of the public COMPASS
+    allowed_edge_queries_synthesis.yaml, each a non-empty text (its validator's rule)."""
+
+    subtle_query: str = Field(min_length=1)
+    deceptiveness_rating: str = Field(min_length=1)
+    why_appears_violative: str = Field(min_length=1)
+    why_actually_compliant: str = Field(min_length=1)
+    llm_specific_triggers: str = Field(min_length=1)
+    false_positive_triggers: str = Field(min_length=1)
+    strategies_used: str = Field(min_length=1)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _text(cls, v: object) -> object:
+        # A bare rating (8) or a list of strategies is the same answer written loosely.
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            return str(v)
+        if isinstance(v, list) and all(isinstance(x, str) for x in v):
+            return "; ".join(v)
+        return v.strip() if isinstance(v, str) else v
+
+    def claims(self) -> dict[str, str]:
+        """What the verifier is shown as the writer's claims (everything but the query)."""
+        return {k: str(getattr(self, k)) for k in REWRITE_CLAIMS}
+
+
+class CompassEdgePolicyEvaluation(_Out):
+    denylist_check: str = ""
+    allowlist_check: str = ""
+    edge_cases: str = ""
+
+
+class CompassEdgeClaimVerification(_Out):
+    accurate_claims: str = ""
+    inaccurate_claims: str = ""
+    missed_aspects: str = ""
+
+
+class CompassEdgeVerifyOut(_Out):
+    """The skeptical allowed-edge verifier's answer (the schema of the public COMPASS
+    allowed_edge_queries_verification.yaml). Only `final_verdict` decides
+    (`domain.compass.edge_verdict_keeps`)."""
+
+    initial_impression: str = ""
+    suspicious_elements: list[str] = Field(default_factory=list)
+    deeper_analysis: str = ""
+    policy_evaluation: CompassEdgePolicyEvaluation | None = None
+    claim_verification: CompassEdgeClaimVerification | None = None
+    final_verdict: Literal["IN-POLICY", "OUT-OF-POLICY"]
+    confidence_level: Literal["HIGH", "MEDIUM", "LOW"]
+    verdict_justification: str = ""
+    potential_errors: str = ""
 
 
 class CompassReferenceOut(_Out):
@@ -218,57 +310,55 @@ class CompassJudgeOut(_Out):
 
 
 class DialogueGuidelineUsed(_Out):
-    """One turn's verdict in the public CompliBench judge format. Category and phase are
-    checked here (so a malformed one gets the repair round) but kept as the model wrote them;
-    the stage normalises them. A key not in the document is allowed: it is simply wrong."""
+    """One turn's verdict in the public CompliBench judge format, as CompliBench's parser
+    leaves it (`copal_tui.domain.dialogue.read_judge_answer`): the category and key as
+    written, the phase an integer (-1 for none and for Category 1 and 3), the verdict a bool."""
 
-    guidance_category: int | str | None = None
-    guidance_key: str | None = None
-    guideline_phase: int | str | None = None
-    is_violation: bool
+    guidance_category: str = ""
+    guidance_key: str = ""
+    guideline_phase: int = -1
+    is_violation: bool = False
     judge_reason: str = ""
-
-    @field_validator("guidance_category")
-    @classmethod
-    def _category(cls, v: int | str | None) -> int | str | None:
-        norm_category(v)
-        return v
-
-    @field_validator("guideline_phase")
-    @classmethod
-    def _phase(cls, v: int | str | None) -> int | str | None:
-        norm_phase(v)
-        return v
 
 
 class DialogueTurnVerdict(_Out):
-    turn_index: int = Field(ge=0)
+    turn_index: int
     guideline_used: DialogueGuidelineUsed
 
 
 class DialogueBinaryJudgeOut(_Out):
-    """Binary judges: only `is_violation` per turn counts (any guideline named is ignored)."""
+    """A dialogue judge's answer, read exactly as CompliBench reads one: what its parser
+    skips is skipped, what it reads as false is false (a string "true", a missing verdict),
+    and a turn naming no guideline is an empty prediction. Only an answer with no readable
+    turn verdict at all is invalid (and goes to the repair round). Binary judges: only
+    `is_violation` counts."""
 
-    turn_guidelines: list[DialogueTurnVerdict] = Field(min_length=1)
+    turn_guidelines: list[DialogueTurnVerdict]
 
-    @model_validator(mode="after")
-    def _unique_turns(self) -> DialogueBinaryJudgeOut:
-        seen = [t.turn_index for t in self.turn_guidelines]
-        dup = sorted({i for i in seen if seen.count(i) > 1})
-        if dup:
-            raise ValueError(f"turn_index {dup} given more than once")
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _as_complibench_reads_it(cls, data: object) -> object:
+        if isinstance(data, DialogueBinaryJudgeOut):
+            return data
+        turns = read_judge_answer(data)
+        if not turns:
+            raise ValueError("no turn verdict could be read: `turn_guidelines` must be a list "
+                             "of {turn_index, guideline_used: {...}} objects")
+        return {"turn_guidelines": [
+            {"turn_index": t.turn_index, "guideline_used": {
+                "guidance_category": t.category, "guidance_key": t.key,
+                "guideline_phase": t.phase, "is_violation": t.violation,
+                "judge_reason": t.reason or ""}} for t in turns]}
+
+    def judged(self) -> list[JudgedTurn]:
+        """The turns as `read_judge_answer` gave them, in the answer's order."""
+        return [JudgedTurn(v.turn_index, u.guidance_category, u.guidance_key,
+                           u.guideline_phase, u.is_violation, u.judge_reason or None)
+                for v in self.turn_guidelines for u in (v.guideline_used,)]
 
 
 class DialogueJudgeOut(DialogueBinaryJudgeOut):
-    @model_validator(mode="after")
-    def _named(self) -> DialogueJudgeOut:
-        unnamed = [t.turn_index for t in self.turn_guidelines
-                   if not t.guideline_used.guidance_category
-                   or not (t.guideline_used.guidance_key or "").strip()]
-        if unnamed:
-            raise ValueError(f"turns {unnamed} name no guidance_category and guidance_key")
-        return self
+    """The full judge (guideline and verdict per turn): read by the same rule."""
 
 
 class DialogueVariantOut(_Out):
@@ -308,6 +398,8 @@ TASK_OUTPUTS: dict[str, type[_Out]] = {
     "compass_generate_base": CompassQueriesOut,
     "compass_generate_edge": CompassQueriesOut,
     "compass_verify": CompassVerifyOut,
+    "compass_rewrite_edge": CompassEdgeRewriteOut,
+    "compass_verify_edge": CompassEdgeVerifyOut,
     "compass_reference": CompassReferenceOut,
     "compass_prefilter": CompassPrefilterOut,
     "compass_judge": CompassJudgeOut,

@@ -239,11 +239,18 @@ def corpus_tables(doc: dict[str, Any]) -> list[Table]:
                 corpus.rows.append([key, k, v])
         elif isinstance(value, int):
             corpus.rows.append(["total", key, value])
+    mix = Table("corpus_pattern_mix", "Relation patterns of the selected suite beside the "
+                "paper's (Table 8, 900 selected composed queries)",
+                cols("pattern:str selected:int selected_share:float paper:int "
+                     "paper_share:float reason:str"))
+    for r in doc["corpus"].get("pattern_mix", []):
+        mix.rows.append([r["pattern"], r["selected"], r["selected_share"], r["paper"],
+                         r["paper_share"], reason_text(r, "selected_share")])
     ex = Table("exclusions", "Exclusions (every left-out row, with its reason)",
                cols("section:str what:str reason:str count:int"))
     for e in doc["exclusions"]:
         ex.rows.append([e["section"], e["what"], e["reason"], e["count"]])
-    return [corpus, ex]
+    return [corpus, mix, ex]
 
 
 def provenance_tables(doc: dict[str, Any]) -> list[Table]:

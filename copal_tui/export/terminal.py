@@ -239,6 +239,16 @@ def _corpus(p: _Printer, doc: dict[str, Any]) -> None:
     rows = [[k.replace("_", " "), ", ".join(f"{kk}: {vv}" for kk, vv in v.items())]
             for k, v in corpus.items() if isinstance(v, dict)]
     p.table(f"Corpus: {totals}", ["breakdown", "counts"], rows, numeric_from=2)
+    p.table("Relation patterns of the selected suite beside the paper's (Table 8)",
+            ["pattern", "selected", "share", "paper", "paper share"],
+            [[r["pattern"], r["selected"], _share(r["selected_share"]), r["paper"],
+              _share(r["paper_share"])] for r in corpus.get("pattern_mix", [])])
+
+
+def _share(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{value:.1%}"
 
 
 def _compass(p: _Printer, doc: dict[str, Any]) -> None:
@@ -301,6 +311,17 @@ def _dialogues(p: _Printer, doc: dict[str, Any]) -> None:
             [[r["judge"], r["domain"], r["conversations"], r["attempts"],
               f3(r["compliant_turn_accuracy"]), f3(r["violation_detection_accuracy"]),
               f3(r["strict_violation_detection_accuracy"]), f3(r["conversation_accuracy"])]
+             for r in doc["dialogue_judging"]], numeric_from=2)
+    p.table("Dialogue judges' answers: files (conversation x attempt) read after the repair "
+            "round, with no readable verdict (all wrong), and the first answers alone as "
+            "CompliBench's parser reads them",
+            ["judge", "domain", "files", "repaired", "unparsed", "compliant acc",
+             "violation det", "strict", "conversation acc"],
+            [[r["judge"], r["domain"], r["files"], r["repaired_attempts"],
+              r["unparsed_attempts"], f3(r["first_answer_compliant_turn_accuracy"]),
+              f3(r["first_answer_violation_detection_accuracy"]),
+              f3(r["first_answer_strict_violation_detection_accuracy"]),
+              f3(r["first_answer_conversation_accuracy"])]
              for r in doc["dialogue_judging"]], numeric_from=2)
     counts: dict[tuple[str, str], dict[str, int]] = {}
     for r in doc.get("dialogue_error_taxonomy", []):

@@ -284,6 +284,16 @@ class SensitivityRow(FlatModel):
     ties_excluded: Annotated[int | None, OMIT] = None
 
 
+class PatternMixRow(FlatModel):
+    """One relation pattern of the selected suite beside the paper's (Table 8)."""
+
+    pattern: str
+    selected: int
+    selected_share: Annotated[Metric, PLAIN]
+    paper: int
+    paper_share: float
+
+
 class Corpus(FlatModel):
     worlds: int
     world_ids: list[str]
@@ -304,6 +314,7 @@ class Corpus(FlatModel):
     items_by_method: dict[str, int]
     responses_by_model: dict[str, int]
     judgments_by_setting: dict[str, int]
+    pattern_mix: list[PatternMixRow]
 
 
 class Exclusion(FlatModel):

@@ -20,6 +20,18 @@ class JudgeSettingCount(FlatModel):
     failed: int
 
 
+class ModelSetting(FlatModel):
+    """What one model was sent in one role (from the run manifests' `model_settings`)."""
+
+    model: str
+    role: str
+    litellm_model: str | None
+    temperature: float | None
+    max_tokens: int | None
+    reasoning_effort: str | None
+    reasoning_effort_sent: bool | None
+
+
 class SuiteProvenance(FlatModel):
     """The models behind one suite's figures, by role, and what was imported without a run."""
 
@@ -32,6 +44,10 @@ class SuiteProvenance(FlatModel):
     sections: list[str]
     heuristic: list[str]
     caveat: Annotated[str | None, OMIT] = None
+    # COMPASS only: the allowed-edge writers of the compass_generate runs (reference, variants).
+    edge_writer: Annotated[list[str] | None, OMIT] = None
+    # Per model and role: temperature, max_tokens, reasoning effort (absent before recorded).
+    settings: Annotated[list[ModelSetting] | None, OMIT] = None
 
 
 class Scope(FlatModel):
@@ -149,8 +165,12 @@ class PasJudgeValidity(FlatModel):
 
 
 class DialogueRow(FlatModel):
-    """CompliBench's figures per judge and domain. They are None (null, without a reason)
-    when their denominator is empty, as CompliBench writes them, so they stay plain floats."""
+    """CompliBench's figures per judge and domain, pooling `attempts` attempts (`files`
+    conversation x attempt judgements). They are None (null, without a reason) when their
+    denominator is empty, as CompliBench writes them, so they stay plain floats. How the
+    answers were read: files whose predictions come from copal's repair round, files with no
+    readable verdict (every turn wrong), and the accuracies of the first answers alone as
+    CompliBench's parser reads them."""
 
     judge: str
     domain: str
@@ -166,6 +186,12 @@ class DialogueRow(FlatModel):
     conversation_accuracy: float | None
     precision: float | None
     recall: float | None
+    repaired_attempts: int
+    unparsed_attempts: int
+    first_answer_compliant_turn_accuracy: float | None
+    first_answer_violation_detection_accuracy: float | None
+    first_answer_strict_violation_detection_accuracy: float | None
+    first_answer_conversation_accuracy: float | None
 
 
 class ErrorTypeCount(FlatModel):

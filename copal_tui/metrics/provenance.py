@@ -3,9 +3,13 @@
 A figure is only as good as the models that built the suite it counts and judged the answers.
 This module reads the manifests of the runs that wrote rows in scope and names, per group of
 report sections, the generator (suite construction), verifier and pre-filter (COMPASS), the
-judges and the targets. Any `offline/*` model among them is the offline engine's deterministic
+judges and the targets, and for COMPASS which allowed-edge writer built the suite (`edge_writer`,
+from the compass_generate runs' options; a run recorded before the option existed wrote
+`variants`). Any `offline/*` model among them is the offline engine's deterministic
 heuristics, not a language model: the group is marked `heuristic` with a caveat that every
-report form prints beside the figures. Rows imported from files carry no run: they are
+report form prints beside the figures. What each model was sent in each role (temperature,
+max_tokens, the reasoning effort asked for and whether it was sent), from the manifests'
+`model_settings`, is listed as `settings`. Rows imported from files carry no run: they are
 counted as `imported`, so a figure over them does not look as if a known generator built it.
 
 Reference bots (`offline/*` chatbots) are calibration, not targets: `real_targets` tells the
@@ -90,16 +94,22 @@ def build(runs: Iterable[tuple[str, str]], prefilters: Iterable[str] = (),
     `primary_judge` (the COPAL judge the error figures use) is named first among the judges.
     """
     found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    settings: dict[str, set[tuple[Any, ...]]] = defaultdict(set)
     for stage, manifest in runs:
         suite = _SUITE_OF.get(stage)
         if suite is None:
             continue
         try:
-            options = (json.loads(manifest or "{}") or {}).get("options") or {}
+            data = json.loads(manifest or "{}") or {}
         except json.JSONDecodeError:
-            options = {}
+            data = {}
+        options = data.get("options") or {}
+        settings[suite].update(_settings(data.get("model_settings")))
         for role, names in _ROLES[stage]:
             found[suite][role].update(_values(options, names))
+        if stage == "compass_generate" and isinstance(options.get("compass"), dict):
+            found[suite]["edge_writer"].add(str(options["compass"].get("edge_writer")
+                                                or "variants"))
     for name in prefilters:
         found["compass"]["prefilter"].add(name)
     out: dict[str, dict[str, Any]] = {}
@@ -110,13 +120,50 @@ def build(runs: Iterable[tuple[str, str]], prefilters: Iterable[str] = (),
             entry["judge"] = [primary_judge] + [j for j in entry["judge"] if j != primary_judge]
         entry["imported"] = {k: v for k, v in (imported or {}).items()
                              if k.startswith(suite + ":") and v}
+        if roles.get("edge_writer"):  # absent when no compass_generate run built the suite
+            entry["edge_writer"] = sorted(roles["edge_writer"])
         entry["sections"] = SECTIONS[suite]
         offline = sorted({m for r in ROLES for m in entry[r] if is_offline(m)})
         entry["heuristic"] = offline
         if offline:  # absent, not null, when no figure rests on the offline engine
             entry["caveat"] = caveat(offline)
+        if settings.get(suite):  # absent when no run in scope recorded them
+            entry["settings"] = [dict(zip(_SETTING_KEYS, row, strict=True))
+                                 for row in sorted(settings[suite], key=_order)]
         out[suite] = entry
     return out
+
+
+_SETTING_KEYS = ("model", "role", "litellm_model", "temperature", "max_tokens",
+                 "reasoning_effort", "reasoning_effort_sent")
+
+
+def _settings(recorded: Any) -> Iterable[tuple[Any, ...]]:
+    """The manifest's {model: {role: settings}} as rows of _SETTING_KEYS."""
+    if not isinstance(recorded, dict):
+        return
+    for name, roles in recorded.items():
+        for role, sent in (roles or {}).items():
+            if isinstance(sent, dict):
+                yield (str(name), str(role), *(sent.get(k) for k in _SETTING_KEYS[2:]))
+
+
+def _order(row: tuple[Any, ...]) -> tuple[str, ...]:
+    return tuple("" if v is None else str(v) for v in row)
+
+
+def _setting_text(row: dict[str, Any]) -> str:
+    def shown(value: Any) -> str:
+        return "provider default" if value is None else f"{value:g}" if isinstance(
+            value, float) else str(value)
+
+    text = (f"{row['model']} ({row['role']}): temperature {shown(row['temperature'])}, "
+            f"max_tokens {shown(row['max_tokens'])}")
+    if row.get("reasoning_effort"):
+        text += f", reasoning_effort {row['reasoning_effort']}"
+        if not row.get("reasoning_effort_sent"):
+            text += " (not sent: litellm does not list the model as taking it)"
+    return text
 
 
 def caveat(offline: Sequence[str]) -> str:
@@ -132,6 +179,12 @@ def line(entry: dict[str, Any]) -> str:
         if names:
             shown = ", ".join(f"{n} (heuristic)" if is_offline(n) else n for n in names)
             parts.append(f"{role}{'s' if len(names) > 1 else ''}: {shown}")
+    writers = entry.get("edge_writer") or []
+    if writers:
+        parts.append(f"allowed-edge writer{'s' if len(writers) > 1 else ''}: "
+                     + ", ".join(writers))
+    for row in entry.get("settings") or []:
+        parts.append(_setting_text(row))
     for what, n in sorted((entry.get("imported") or {}).items()):
         parts.append(f"imported without a run: {n} {what.split(':', 1)[1]}")
     return "; ".join(parts) or "no run recorded"

@@ -8,31 +8,43 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from copal_tui.domain.compass import BASE_PER_POLICY
+from copal_tui.domain.compass import BASE_PER_POLICY, DEFAULT_EDGE_WRITER
+from copal_tui.domain.selection import DEFAULT_MIX
+
+# Judge attempts per dialogue: the CompliBench paper prompts each model four times per
+# conversation and averages the four runs.
+JUDGE_ATTEMPTS = 4
 
 
 @dataclass
 class CopalOptions:
     """What the composed-suite stages read: judge modes, the selected items per world, query
-    variants per composition x facet, and accepted compositions aimed for per pattern."""
+    variants per composition x facet, accepted compositions aimed for per pattern on average
+    (a world aims for 4 x per_pattern), and the relation-pattern mix that shares the
+    compositions and the selected items among patterns (`domain.selection.PatternMix`: pool,
+    equal, paper or PATTERN=WEIGHT,...)."""
     modes: list[str] = field(default_factory=lambda: ["contract"])
     budget: int = 30
     variants: int = 2
     per_pattern: int = 6
+    pattern_mix: str = DEFAULT_MIX
 
 
 @dataclass
 class CompassOptions:
     """`copal run compass`: target-chatbot variants answered by compass_respond, the
     pre-filter model of the `pre-filter` variant, base queries per policy, the verifier model
-    (None: the generator), and what the judge sees besides the policies and the response:
+    (None: the generator), what the judge sees besides the policies and the response:
     nothing (COMPASS's default, "response-only") or the query too ("with-query", stored as
-    JUDGE+query)."""
+    JUDGE+query), and who writes the allowed-edge queries (`domain.compass.EDGE_WRITERS`:
+    "reference" rewrites each kept denied-base query per allowlist policy, as COMPASS does;
+    "variants" writes per_policy risky-sounding queries per allowlist policy)."""
     variants: list[str] = field(default_factory=lambda: ["base"])
     prefilter: str | None = None
     per_policy: int = BASE_PER_POLICY
     verifier: str | None = None
     judge_variant: str = "response-only"
+    edge_writer: str = DEFAULT_EDGE_WRITER
 
 
 @dataclass
@@ -41,7 +53,7 @@ class DialogueOptions:
     all), judge attempts per dialogue, verdict-only judging, and variant turns per dialogue."""
     domains: list[str] | None = None
     dialogues: list[str] | None = None
-    attempts: int = 1
+    attempts: int = JUDGE_ATTEMPTS
     binary: bool = False
     per_dialogue: int = 2
 
