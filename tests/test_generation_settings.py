@@ -16,6 +16,7 @@ The reference rules, restated:
 
 from __future__ import annotations
 
+import csv
 import json
 import sqlite3
 import threading
@@ -214,6 +215,15 @@ def test_manifests_and_report_record_the_settings(cli, initialised, samples, tmp
     assert "gen (generator): temperature 0.5, max_tokens 8000" in terminal
     assert "bot (target): temperature 1, max_tokens 8000, reasoning_effort high (not sent" \
         in terminal
+    # The exported provenance carries them too (csv: one row per suite, model and role).
+    out = tmp_path / "audit"
+    assert cli("export", "--format", "csv", "--out", str(out)).exit_code == 0
+    with (out / "provenance_settings.csv").open(newline="") as f:
+        exported = {(r["suite"], r["model"], r["role"]): r for r in csv.DictReader(f)}
+    assert float(exported[("copal", "gen", "generator")]["temperature"]) == 0.5
+    assert int(exported[("copal", "bot", "target")]["max_tokens"]) == PAPER_MAX_TOKENS
+    assert exported[("copal", "bot", "target")]["reasoning_effort"] == "high"
+    assert exported[("copal", "bot", "target")]["reasoning_effort_sent"] == "no"
 
 
 def test_batch_lines_carry_the_same_settings_as_live_calls(cli, initialised, samples,

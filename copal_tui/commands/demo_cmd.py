@@ -134,7 +134,8 @@ def _summary(path: Path, seconds: float) -> None:
     console.print(pas)
     from copal_tui.metrics.dialogue import dialogue_judging
 
-    dj = Table(title="dialogue judging on the CompliBench sample (Category 1 excluded)")
+    dj = Table(title="dialogue judging on the CompliBench sample (every tagged turn scored, "
+                     "as CompliBench's code does)")
     for col in ("judge", "domain", "conv", "compliant-turn acc", "violation detection",
                 "conversation acc"):
         dj.add_column(col, justify="left" if col in ("judge", "domain") else "right")

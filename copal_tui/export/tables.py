@@ -265,7 +265,25 @@ def provenance_tables(doc: dict[str, Any]) -> list[Table]:
         t.rows.append([suite, ", ".join(p["generator"]), ", ".join(p["verifier"]),
                        ", ".join(p["prefilter"]), ", ".join(p["target"]), ", ".join(p["judge"]),
                        imported, bool(p["heuristic"]), p.get("caveat", "")])
-    return [t]
+    settings = Table("provenance_settings", "What each model was sent, per suite and role "
+                     "(temperature, output cap, reasoning effort; the allowed-edge writer of a "
+                     "COMPASS suite)",
+                     cols("suite:str model:str role:str litellm_model:str temperature:float "
+                          "max_tokens:int reasoning_effort:str reasoning_effort_sent:str "
+                          "edge_writer:str"),
+                     display=["suite", "model", "role", "temperature", "max_tokens",
+                              "reasoning_effort"])
+    for suite, p in (doc["scope"].get("provenance") or {}).items():
+        writers = ", ".join(p.get("edge_writer") or [])
+        for s in p.get("settings") or []:
+            sent = s.get("reasoning_effort_sent")
+            settings.rows.append([suite, s["model"], s["role"], s.get("litellm_model") or "",
+                                  s.get("temperature"), s.get("max_tokens"),
+                                  s.get("reasoning_effort") or "",
+                                  "" if sent is None else ("yes" if sent else "no"), writers])
+        if writers and not p.get("settings"):
+            settings.rows.append([suite, "", "", "", None, None, "", "", writers])
+    return [t, settings] if settings.rows else [t]
 
 
 def output_tables(doc: dict[str, Any]) -> list[Table]:
@@ -285,7 +303,8 @@ def _with_caveats(doc: dict[str, Any], tables: list[Table]) -> list[Table]:
     """Every table whose figures rest on an offline model says so in its note."""
     prov = doc["scope"].get("provenance") or {}
     for t in tables:
-        if t.name in ("provenance", "structured_outputs") or t.name.startswith("corpus"):
+        if t.name in ("provenance", "provenance_settings", "structured_outputs") \
+                or t.name.startswith("corpus"):
             continue
         suite = next((s for prefix, s in _SUITE_PREFIXES if t.name.startswith(prefix)), "copal")
         caveat = (prov.get(suite) or {}).get("caveat")

@@ -24,7 +24,7 @@ from typing import Any
 from store.db import Database
 from store.report import metrics_sql as q
 
-REPORT_FORMAT = "copal-report/2"
+REPORT_FORMAT = "copal-report/3"
 MODES = ("contract", "full_policy")
 
 
