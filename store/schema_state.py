@@ -1,7 +1,7 @@
 """Which migrations a database has, read without sqlite-utils (start-up path of every command).
 
-`NAMES` lists the migrations registered in `store.migrations`, in order; a test keeps the two
-equal. sqlite-utils records applied migrations in `_sqlite_migrations` (set, name, applied_at).
+`NAMES` are the migrations registered in `store.migrations`, in order (read from their step
+functions; no sqlite-utils is loaded for that). sqlite-utils records applied migrations in `_sqlite_migrations` (set, name, applied_at).
 Also decides which databases `store.db.connect` may open at all (`check_openable`).
 
 A database written by a newer copal is recognised by a migration name missing from `NAMES`:
@@ -14,12 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from store.db import Database, StoreError, StoreRefused
+from store.migrations import NAMES
 
 SET = "copal"
-NAMES = ("m001_initial", "m002_item_gate_route", "m003_label_queue", "m005_compass",
-         "m006_dialogues", "m007_run_progress", "m008_compass_reference_rules",
-         "m009_direction_by_item_kind", "m010_annotation_log", "m011_llm_batches",
-         "m012_report_indexes", "m013_dialogue_judge_parsing")
 
 
 def applied(db: Database) -> list[str]:

@@ -31,7 +31,7 @@ from copal_tui.domain.contract import content_sha256, evaluate, item_kinds
 from copal_tui.resources import sample_worlds_dir
 from store.annotation import dialogue_reviews
 from store.db import connect
-from store.migrations import MIGRATIONS
+from store.migrations.apply import MIGRATIONS
 from store.report import compass_metrics_sql, metrics_sql
 from tests.compass_tui_support import build_compass_db
 from tests.dialogue_tui_support import MISTAKES, build_dialogue_db

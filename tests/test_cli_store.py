@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 
+import pytest
 from sqlite_utils import Database
 
 from copal_tui import __version__
 from store import schema_state
 from store.db import connect
-from store.migrations import MIGRATIONS, pending
+from store.migrations.apply import MIGRATIONS, pending
 
 
 def test_blank_database_migrates_to_latest(cli, db_path):
@@ -28,10 +31,38 @@ def test_blank_database_migrates_to_latest(cli, db_path):
     assert cli("stats", "--json").exit_code == 0
 
 
-def test_light_migration_names_match_the_registered_migrations():
-    # store.schema_state decides "pending?" without importing sqlite-utils; it must list
-    # exactly the migrations store.migrations registers, in order.
+def test_migration_names_come_from_the_step_functions_without_sqlite_utils():
+    # One list: the names the start-up check reads are the registered step functions' own,
+    # and reading them loads no sqlite-utils (every command's start-up path does this).
+    code = ("import sys; from store import schema_state; "
+            "from store.migrations.registry import STEPS; "
+            "assert list(schema_state.NAMES) == [s.__name__ for s in STEPS], 'names'; "
+            "assert 'sqlite_utils' not in sys.modules, 'sqlite_utils loaded'; "
+            "print(len(STEPS))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) == len(MIGRATIONS._migrations)
     assert list(schema_state.NAMES) == [m.name for m in MIGRATIONS._migrations]
+
+
+def test_a_step_reusing_a_number_or_misnamed_is_refused_when_registered():
+    from store.migrations import registry
+
+    saved = list(registry.STEPS)
+    try:
+        def m002_other(db: object) -> None:  # m002_item_gate_route has that number
+            pass
+
+        def add_column(db: object) -> None:
+            pass
+
+        with pytest.raises(ValueError, match="has the number of m002_item_gate_route"):
+            registry.migration(m002_other)
+        with pytest.raises(ValueError, match="mNNN_what_it_does"):
+            registry.migration(add_column)
+        assert saved == registry.STEPS  # nothing registered
+    finally:
+        registry.STEPS[:] = saved
 
 
 def test_connection_pragmas(initialised):

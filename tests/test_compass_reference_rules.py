@@ -224,7 +224,7 @@ def test_the_migration_widens_the_strategy_check_and_keeps_every_row(tmp_path):
     # form's statistical_inference, while an unknown strategy is still refused.
     from sqlite_utils import Database as SUDatabase
 
-    from store.migrations import MIGRATIONS
+    from store.migrations.apply import MIGRATIONS
 
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path, isolation_level=None)

@@ -117,7 +117,7 @@ def test_the_migration_recomputes_stored_directions(tmp_path):
 
     from copal_tui.cli import main
     from store.db import connect
-    from store.migrations import MIGRATIONS
+    from store.migrations.apply import MIGRATIONS
     from tests.test_annotation_migration import copy_content
 
     built = build_fixture(tmp_path / "today", records())

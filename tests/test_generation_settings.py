@@ -32,7 +32,7 @@ from copal_tui.llm.client import LLMClient
 from copal_tui.llm.models import TASK_ROLES, ModelConfigError, ModelSpec, resolve
 from copal_tui.llm.request import request_payload
 from store.db import connect
-from store.migrations import migrate
+from store.migrations.apply import migrate
 from tests.batch_stub import BatchStub
 from tests.batch_stub import serve as serve_batches
 from tests.test_llm_http import Stub, _handler

@@ -23,7 +23,7 @@ from copal_tui.interchange.importer import import_paths
 from copal_tui.pipeline.base import CopalOptions, Options
 from copal_tui.pipeline.runner import run_stages
 from store.db import connect
-from store.migrations import migrate
+from store.migrations.apply import migrate
 from tests.stub_server import Stub, serve
 
 ACCEPTABLE = ["partial answer with selective refusal", "scope-resolving clarification",

@@ -26,7 +26,7 @@ from copal_tui.llm import retry
 from copal_tui.llm.client import LLMClient, LLMError
 from copal_tui.llm.models import ModelConfigError, ModelSpec, resolve
 from store.db import connect
-from store.migrations import migrate
+from store.migrations.apply import migrate
 from store.pipeline import llm_log
 
 SECRET = "sk-test-SECRET123"

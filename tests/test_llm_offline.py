@@ -19,7 +19,7 @@ from copal_tui.llm.client import LLMClient, LLMError
 from copal_tui.llm.models import resolve
 from copal_tui.llm.offline_provider import ENGINE_MODULE
 from store.db import connect
-from store.migrations import migrate
+from store.migrations.apply import migrate
 
 MESSAGES = [{"role": "system", "content": "sys"}, {"role": "user", "content": "q"}]
 

@@ -208,7 +208,7 @@ def test_judge_stage_stores_a_facet_on_errors_only(tmp_path, samples, monkeypatc
     from copal_tui.interchange.importer import import_paths
     from copal_tui.pipeline.base import CopalOptions, Options
     from copal_tui.pipeline.runner import run_stages
-    from store.migrations import migrate
+    from store.migrations.apply import migrate
     from tests.stub_server import Stub, serve
 
     db_path = tmp_path / "stage.db"

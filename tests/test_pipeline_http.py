@@ -17,7 +17,7 @@ from copal_tui.interchange.importer import import_paths
 from copal_tui.pipeline.base import CopalOptions, Options
 from copal_tui.pipeline.runner import run_stages
 from store.db import connect
-from store.migrations import migrate
+from store.migrations.apply import migrate
 from tests.stub_server import Stub, serve
 
 SECRET = "sk-stage-SECRET-4242"

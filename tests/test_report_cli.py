@@ -17,7 +17,7 @@ import pytest
 
 from copal_tui.export.formats import latex_escape
 from copal_tui.export.tables import report_tables
-from store.migrations import latest
+from store.migrations.apply import latest
 from tests.test_metrics_fixture import build_fixture
 
 

@@ -25,7 +25,7 @@ from copal_tui.tui.widgets import dashboard_sections as sections
 from copal_tui.tui.widgets.dashboard_export import ExportDialog
 from copal_tui.tui.widgets.dashboard_table import DashboardTable
 from store.db import connect
-from store.migrations import migrate
+from store.migrations.apply import migrate
 
 W = "harbor-clinics"
 I01 = f"{W}:I01"

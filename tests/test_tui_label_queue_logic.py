@@ -14,7 +14,7 @@ from copal_tui.annotation.queue import AnnotationQueue
 from store.annotation import annotations as log
 from store.annotation import queue_sql
 from store.db import StoreError, connect
-from store.migrations import MIGRATIONS
+from store.migrations.apply import MIGRATIONS
 from tests.tui_label_support import build_db, rows
 
 

@@ -1,7 +1,7 @@
 """The store commands' database work: schema migrations, counts (`copal stats`), the online
 backup, CompliBench imports as one transaction, and the demo's summary reads.
 
-`store.migrations` loads sqlite-utils (~0.25 s), so it is imported inside the functions that
+`store.migrations.apply` loads sqlite-utils (~0.25 s), so it is imported inside the functions that
 migrate: only the commands that migrate pay for it, not every start of the CLI or the TUI.
 """
 
@@ -22,16 +22,16 @@ from store.db import Database, write
 
 def pending(db: Database) -> list[str]:
     """The migrations not applied yet, in order."""
-    from store import migrations
+    from store.migrations import apply
 
-    return migrations.pending(db)
+    return apply.pending(db)
 
 
 def migrate(db: Database) -> list[str]:
     """Apply the pending migrations (each its own transaction); the ones applied."""
-    from store import migrations
+    from store.migrations import apply
 
-    return migrations.migrate(db)
+    return apply.migrate(db)
 
 
 def stats(db: Database) -> dict[str, int | float | str | None]:

@@ -1,7 +1,7 @@
 """Migration m010: one annotation log for every suite, one lease table, frozen campaigns.
 
 Listed in `store.migrations` after m009. Append-only like the others: never edit it once it
-has landed, add a new step (and its name in `store.schema_state.NAMES`).
+has landed, add a new step.
 
 What it does, in one transaction:
 - creates `annotations` (the log; see copal_tui.domain.annotation for subjects, roles, actions
@@ -27,9 +27,12 @@ suite-specific key no foreign key can name).
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from sqlite_utils import Database
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
+from store.migrations.registry import migration
 from store.migrations.script import run_script as _exec
 
 _SCHEMA = """
@@ -173,6 +176,7 @@ def _by_action(label: str, remark: str, bare: str) -> str:
             f"WHEN action IN ('note', 'flag') THEN {remark} ELSE {bare} END")
 
 
+@migration
 def m010_annotation_log(db: Database) -> None:
     _exec(db, _SCHEMA)
     flag = [("flag", "flag")]

@@ -1,7 +1,7 @@
 """Migration m011: provider batches (`copal run ... --batch`), so a pending batch survives a crash.
 
 Listed in `store.migrations` after m010. Append-only like the others: never edit it once it
-has landed, add a new step (and its name in `store.schema_state.NAMES`).
+has landed, add a new step.
 
 `llm_batches` has one row per batch submitted to a provider (its id, the uploaded input file,
 the model it was for, copal's state of it); `llm_batch_requests` the request hashes (cache keys)
@@ -12,11 +12,16 @@ themselves land where every answer does (`llm_cache`, `llm_calls`).
 
 from __future__ import annotations
 
-from sqlite_utils import Database
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+from store.migrations.registry import migration
 from store.migrations.script import run_script as _exec
 
 
+@migration
 def m011_llm_batches(db: Database) -> None:
     _exec(db, """
         CREATE TABLE llm_batches (

@@ -6,11 +6,16 @@ Append-only: never edit a step once it has landed on main; add a new one (see th
 
 from __future__ import annotations
 
-from sqlite_utils import Database
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+from store.migrations.registry import migration
 from store.migrations.script import run_script as _exec
 
 
+@migration
 def m001_initial(db: Database) -> None:
     _exec(
         db,
@@ -224,6 +229,7 @@ def m001_initial(db: Database) -> None:
     )
 
 
+@migration
 def m002_item_gate_route(db: Database) -> None:
     # The prerequisite a gated item must ask for and the route a transfer item must name, as
     # the generator stated them (the contract items carry them too, as kind gate/route).
@@ -231,6 +237,7 @@ def m002_item_gate_route(db: Database) -> None:
     db.execute("ALTER TABLE items ADD COLUMN route TEXT")
 
 
+@migration
 def m003_label_queue(db: Database) -> None:
     # The label queue (copal_tui.labelqueue). `queue_order` fixes each response's place once, so
     # the order is stable when responses are added later (new ones append); it repeats the

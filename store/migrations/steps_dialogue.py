@@ -6,11 +6,16 @@ Append-only: never edit a step once it has landed on main; add a new one (see th
 
 from __future__ import annotations
 
-from sqlite_utils import Database
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+from store.migrations.registry import migration
 from store.migrations.script import run_script as _exec
 
 
+@migration
 def m013_dialogue_judge_parsing(db: Database) -> None:
     # A judge attempt's answer is read as CompliBench reads it (copal_tui.domain.dialogue:
     # read_judge_answer), after copal's one repair round. An attempt records whether its

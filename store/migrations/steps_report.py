@@ -1,7 +1,7 @@
 """Migration m012: the indexes `copal report` reads instead of the judgments and responses tables.
 
 Listed in `store.migrations` after m011. Append-only like the others: never edit it once it
-has landed, add a new step (and its name in `store.schema_state.NAMES`).
+has landed, add a new step.
 
 The report reads every judgment once (`store.report.metrics_sql.judgment_codes`): its response,
 setting, verdict, direction, observed facet and failure. With only the (response_id, judge,
@@ -15,11 +15,16 @@ is a partial index of those rows only, usually empty. The measurements are in BE
 
 from __future__ import annotations
 
-from sqlite_utils import Database
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+from store.migrations.registry import migration
 from store.migrations.script import run_script as _exec
 
 
+@migration
 def m012_report_indexes(db: Database) -> None:
     _exec(db, """
         CREATE INDEX idx_judgments_report

@@ -6,11 +6,16 @@ Append-only: never edit a step once it has landed on main; add a new one (see th
 
 from __future__ import annotations
 
-from sqlite_utils import Database
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+from store.migrations.registry import migration
 from store.migrations.script import run_script as _exec
 
 
+@migration
 def m005_compass(db: Database) -> None:
     # COMPASS-style single-policy suites (copal_tui.domain.compass). A world imported from the
     # COMPASS layout keeps the organisation's own system prompt. Queries, responses, judgments
@@ -111,6 +116,7 @@ def m005_compass(db: Database) -> None:
     )
 
 
+@migration
 def m006_dialogues(db: Database) -> None:
     # CompliBench-style dialogue judging (copal_tui.domain.dialogue). A dialogue keeps its
     # guideline document, its turns with the per-turn truth (governing guideline, violation),
@@ -243,6 +249,7 @@ def m006_dialogues(db: Database) -> None:
     )
 
 
+@migration
 def m007_run_progress(db: Database) -> None:
     # A run's last sign of life, refreshed with the counters it writes as it works: a run whose
     # process is gone or whose heartbeat went stale is shown as interrupted and no longer holds
@@ -250,6 +257,7 @@ def m007_run_progress(db: Database) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN heartbeat_at TEXT")
 
 
+@migration
 def m008_compass_reference_rules(db: Database) -> None:
     # The public COMPASS configuration gives the short denied-edge form its own strategies, one
     # of which (statistical_inference) m005's CHECK does not list; and an organisation may ship
@@ -280,6 +288,7 @@ def m008_compass_reference_rules(db: Database) -> None:
         db.execute("PRAGMA writable_schema = OFF")
 
 
+@migration
 def m009_direction_by_item_kind(db: Database) -> None:
     # The direction of an error is derived from the marks and the contract items' kinds (a
     # missing required content item: over-enforcement; a missing gate, route or action item or
