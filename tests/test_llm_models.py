@@ -21,7 +21,7 @@ def test_plain_litellm_string_and_offline_names():
         "openai/gpt-4o-mini", "openai/gpt-4o-mini", None, 4)
     assert spec.max_concurrency == 8 and spec.timeout == 60 and spec.rpm is None
     off = resolve("offline/judge")
-    assert off.is_offline and off.offline_name == "judge" and off.max_retries == 0
+    assert off.is_offline and off.model == "offline/judge" and off.max_retries == 0
     with pytest.raises(ModelConfigError):
         resolve("offline/")
     with pytest.raises(ModelConfigError):

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from copal_tui.domain.taxonomy import Facet, Pattern
-from copal_tui.offline.calibration import run_world, summarise
 from copal_tui.resources import sample_worlds_dir
+from tests.offline_calibration import run_world, summarise
 
 
 def _worlds() -> list[dict]:

@@ -12,7 +12,8 @@ import yaml
 
 from copal_tui.domain.outputs import TASK_OUTPUTS
 from copal_tui.offline import engine
-from copal_tui.offline.calibration import (
+from copal_tui.resources import sample_worlds_dir
+from tests.offline_calibration import (
     WORLD_KEYS,
     call,
     chatbot_messages,
@@ -20,7 +21,6 @@ from copal_tui.offline.calibration import (
     ground_world,
     task_messages,
 )
-from copal_tui.resources import sample_worlds_dir
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +136,7 @@ def test_output_is_stable_across_hash_seeds(skyline):
     code = (
         "import json, sys\n"
         "from copal_tui.offline import engine\n"
-        "from copal_tui.offline.calibration import task_messages\n"
+        "from tests.offline_calibration import task_messages\n"
         "print(engine.answer('heuristic', task_messages('generation', json.load(sys.stdin))))\n"
     )
     outs = set()
@@ -237,7 +237,7 @@ def test_markup_and_ansi_do_not_crash_anything(skyline):
 def test_engine_imports_neither_litellm_nor_textual():
     code = (
         "import sys\n"
-        "import copal_tui.offline.engine, copal_tui.offline.calibration\n"
+        "import copal_tui.offline.engine\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('litellm', 'textual', "
         "'sklearn', 'scipy')))\n"
     )

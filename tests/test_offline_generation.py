@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 from copal_tui.domain.taxonomy import FACET_PATTERN, PATTERN_FACETS, Facet
-from copal_tui.offline.calibration import WORLD_KEYS, call, compositions, ground_world
 from copal_tui.offline.judge import item_terms, sentence_terms
 from copal_tui.resources import sample_worlds_dir
+from tests.offline_calibration import WORLD_KEYS, call, compositions, ground_world
 
 ID = re.compile(r"^[RF][0-9]+$")
 
@@ -182,7 +182,7 @@ def _answer_errors(w: dict, world: dict, v: dict) -> dict[str, int]:
     """Error of each reference bot on a variant, from the offline judge's marks."""
     from copal_tui.domain.contract import evaluate, item_kinds
     from copal_tui.offline import engine
-    from copal_tui.offline.calibration import chatbot_messages
+    from tests.offline_calibration import chatbot_messages
 
     policies = [{k: p[k] for k in ("id", "kind", "text")} for p in world["policies"]]
     out = {}

@@ -6,9 +6,9 @@ import pytest
 import yaml
 
 from copal_tui.domain.taxonomy import PATTERN_ANCHORS, Effect
-from copal_tui.offline.calibration import call
 from copal_tui.offline.grounder import composition, ground
 from copal_tui.resources import sample_worlds_dir
+from tests.offline_calibration import call
 
 KIND_EFFECTS = {
     "allow": {"PERMIT", "DISCLOSE"},

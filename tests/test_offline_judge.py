@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from copal_tui.offline import engine
-from copal_tui.offline.calibration import chatbot_messages
 from copal_tui.offline.chatbots import parts, persona
 from copal_tui.offline.judge import judge_contract, judge_full_policy
 from copal_tui.offline.text import GATE_ASK, GATE_VERB, ROUTE_CUE, sentences
+from tests.offline_calibration import chatbot_messages
 
 WORLD = {
     "id": "w", "name": "Skyline Air", "industry": "airline", "use_case": "traveler support",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from copal_tui.domain.taxonomy import ContractKind, Direction
@@ -72,11 +72,6 @@ def direction_of(*, over: bool, under: bool) -> Direction:
     if over:
         return Direction.OVER
     return Direction.NONE
-
-
-def correct_marks(required: Sequence[str]) -> list[str]:
-    """The observed set of a fully correct response: every required item, no forbidden one."""
-    return list(dict.fromkeys(required))
 
 
 def unknown_ids(

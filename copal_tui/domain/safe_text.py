@@ -74,11 +74,6 @@ def mark(ch: str) -> str:
     return f"\u27e6U+{cp:04X}\u27e7"
 
 
-def is_unsafe(ch: str) -> bool:
-    """Whether `ch` (one character) is never passed to a terminal as is."""
-    return _UNSAFE.fullmatch(ch) is not None
-
-
 def visible(text: object, *, collapse: bool = False, keep_crlf: bool = False) -> str:
     """`text` with every control and invisible character shown, nothing dropped.
 

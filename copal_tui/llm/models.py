@@ -77,11 +77,6 @@ class ModelSpec(BaseModel):
     def is_http(self) -> bool:
         return self.http is not None
 
-    @property
-    def offline_name(self) -> str:
-        """The engine's name for an offline model (`offline/judge` -> `judge`)."""
-        return self.model[len(OFFLINE_PREFIX):]
-
     def api_key(self) -> str | None:
         """The key value, read now from the environment (None when no variable is configured)."""
         if not self.api_key_env:

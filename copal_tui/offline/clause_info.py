@@ -56,10 +56,6 @@ class Clause:
             source_span=squash(clean(raw.get("source_span"))),
         )
 
-    def as_dict(self) -> dict[str, str]:
-        return {"id": self.id, "effect": self.effect, "trigger": self.trigger,
-                "scope": self.scope, "source_span": self.source_span}
-
 
 @dataclass(frozen=True)
 class GateInfo:

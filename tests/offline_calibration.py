@@ -1,4 +1,5 @@
-"""Reference-bot calibration: drive the offline engine end to end on a world, through messages.
+"""Test support, reference-bot calibration: drive the offline engine end to end on a world,
+through messages.
 
 World -> grounding (one call per policy) -> candidate compositions (every licensing x
 constraining clause pair of two different policies, confirmed by the composition filter) ->
@@ -8,18 +9,15 @@ offline contract judge marks each answer -> error from the marks (copal_tui.doma
 A diagnostic composed item is failed by refuse-all and by comply-all; keyword-guard should fail
 some items and pass others. The messages are built exactly like the pipeline's (the shared
 prompt renderer when it is importable, else the same trailer format), so this also exercises
-trailer parsing and the chatbot system-prompt parsing. Run `python -m
-copal_tui.offline.calibration [world.yaml ...]` for the table. Not a benchmark of any model.
+trailer parsing and the chatbot system-prompt parsing. Not a benchmark of any model.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from copal_tui.domain.contract import evaluate, item_kinds
@@ -171,24 +169,3 @@ def summarise(results: list[ItemResult]) -> dict[str, Any]:
         "facets": sorted({r.facet for r in results}),
         "keyword_guard_by_facet": {f: tuple(v) for f, v in sorted(guard_by_facet.items())},
     }
-
-
-def main(paths: list[str]) -> None:
-    import yaml
-
-    from copal_tui.resources import sample_worlds_dir
-
-    files = [Path(p) for p in paths] or sorted(sample_worlds_dir().glob("*.yaml"))
-    results: list[ItemResult] = []
-    for f in files:
-        world = yaml.safe_load(f.read_text(encoding="utf-8"))
-        res = run_world(world)
-        s = summarise(res)
-        print(f"{world['id']:<24} items {s['items']:>4}  " + "  ".join(
-            f"{bot} {n:>4}" for bot, n in s["failed"].items()))
-        results.extend(res)
-    print(json.dumps(summarise(results), indent=2))
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
