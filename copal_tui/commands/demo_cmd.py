@@ -42,12 +42,13 @@ def _default_demo_db() -> Path:
 def demo(demo_db: Path | None, no_tui: bool, budget: int) -> None:
     """Build a demo database offline (no keys, no network) and show it."""
     from copal_tui.commands.run_cmds import RichProgress
+    from copal_tui.interchange import complibench_import
     from copal_tui.interchange.compass_import import import_compass
     from copal_tui.interchange.importer import import_paths
     from copal_tui.pipeline.base import CompassOptions, CopalOptions, DialogueOptions, Options
     from copal_tui.pipeline.runner import run_stages
     from copal_tui.resources import sample_worlds_dir
-    from copal_tui.services.store_admin import import_dialogues, migrate
+    from copal_tui.services.store_admin import migrate
     from store.db import connect
 
     path = demo_db or _default_demo_db()
@@ -62,8 +63,8 @@ def demo(demo_db: Path | None, no_tui: bool, budget: int) -> None:
     counts = import_paths(db, [sample_worlds_dir()])
     counts.update(import_compass(db, [sample_worlds_dir() / "compass"]))
     dialogues = sample_worlds_dir() / "complibench"
-    counts["dialogue"] = import_dialogues(db, [dialogues]).added
-    import_dialogues(db, [dialogues], SAMPLE_DIALOGUE_JUDGE)
+    counts["dialogue"] = complibench_import.import_paths(db, [dialogues]).added
+    complibench_import.import_paths(db, [dialogues], SAMPLE_DIALOGUE_JUDGE)
     db.conn.close()
     click.echo(f"demo database {path}: imported " +
                ", ".join(f"{n} {t}" for t, n in counts.items()))

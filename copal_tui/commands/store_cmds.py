@@ -98,7 +98,7 @@ def _import_dialogues(db: Any, paths: tuple[Path, ...], source: str, judge: str 
     if source == "complibench" and (judge or replace):
         raise click.UsageError("--judge and --replace go with --from complibench-judge")
     # Every PATH or none: one transaction (a bad file anywhere leaves the database as it was).
-    done = store_admin.import_dialogues(
+    done = ci.import_paths(
         db, paths, judge if source == "complibench-judge" else None, replace=replace)
     what = "conversation(s)" if source == "complibench" else f"attempt(s) of {judge}"
     click.echo(f"imported {done.added} {what}; {done.skipped} already stored identically")

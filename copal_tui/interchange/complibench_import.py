@@ -1,5 +1,6 @@
 """Importing CompliBench conversations and judge outputs into the store, all or nothing.
 
+`import_paths` imports every path given (conversations, or one judge's outputs) in one transaction.
 `import_conversations` parses every conversation file first (any problem: ImportFailure, nothing
 written), then writes them in one transaction. Files of a folder that are not conversations
 (readme files, the release's manifests) are skipped and reported, not refused. A conversation
@@ -12,6 +13,7 @@ unless `replace` is set.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -131,3 +133,25 @@ def import_judge_outputs(db: Database, root: Path, judge: str, *,
                      "source": "import", "source_path": str(o.path)}, rows)
             result.added.append(label)
     return result
+
+
+@dataclass(frozen=True)
+class DialogueImportTotals:
+    added: int
+    skipped: int  # already stored identically
+    not_conversations: list[str]  # files under the paths that are not conversations
+
+
+def import_paths(db: Database, paths: Sequence[Path], judge: str | None = None, *,
+                 replace: bool = False) -> DialogueImportTotals:
+    """CompliBench conversations (`judge=None`) or one judge's outputs from every path, in one
+    transaction: a bad file anywhere leaves the database as it was."""
+    added = skipped = 0
+    others: list[str] = []
+    with write(db):
+        for path in paths:
+            done = import_conversations(db, path) if judge is None else \
+                import_judge_outputs(db, path, judge, replace=replace)
+            added, skipped = added + len(done.added), skipped + len(done.skipped)
+            others += done.not_conversations
+    return DialogueImportTotals(added, skipped, others)

@@ -8,8 +8,6 @@ migrate: only the commands that migrate pay for it, not every start of the CLI o
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from copal_tui.services import reading
@@ -17,7 +15,7 @@ from copal_tui.services import reading
 # The demo summary's rows are the store's typed rows, re-exported for the commands.
 from store.artifacts.records import AlignedCount as AlignedCount
 from store.artifacts.records import ModelErrors as ModelErrors
-from store.db import Database, write
+from store.db import Database
 
 
 def pending(db: Database) -> list[str]:
@@ -78,30 +76,6 @@ def backup(db: Database, dest: Path) -> str:
         return str(out.execute("PRAGMA quick_check").fetchone()[0])
     finally:
         out.close()
-
-
-@dataclass(frozen=True)
-class DialogueImportTotals:
-    added: int
-    skipped: int  # already stored identically
-    not_conversations: list[str]  # files under the paths that are not conversations
-
-
-def import_dialogues(db: Database, paths: Sequence[Path], judge: str | None = None, *,
-                     replace: bool = False) -> DialogueImportTotals:
-    """CompliBench conversations (`judge=None`) or one judge's outputs from every path, in one
-    transaction: a bad file anywhere leaves the database as it was."""
-    from copal_tui.interchange import complibench_import as ci
-
-    added = skipped = 0
-    others: list[str] = []
-    with write(db):
-        for path in paths:
-            done = ci.import_conversations(db, path) if judge is None else \
-                ci.import_judge_outputs(db, path, judge, replace=replace)
-            added, skipped = added + len(done.added), skipped + len(done.skipped)
-            others += done.not_conversations
-    return DialogueImportTotals(added, skipped, others)
 
 
 # ------------------------------------------------------------------ the demo's summary
