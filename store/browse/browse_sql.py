@@ -58,7 +58,7 @@ def like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _prefix(col: str) -> Filter:
+def prefix_filter(col: str) -> Filter:
     return f"{col} LIKE ? ESCAPE '\\'", lambda v: like_escape(v) + "%"
 
 
@@ -68,7 +68,7 @@ def _suffix_member(col: str) -> Filter:
             lambda v: "%" + like_escape(v))
 
 
-def _flag(value: str) -> int:
+def flag_value(value: str) -> int:
     v = value.strip().lower()
     if v in ("1", "y", "yes", "true", "on"):
         return 1
@@ -81,7 +81,7 @@ def _exact(col: str) -> Filter:
     return f"{col} = ?", str
 
 
-def _where(req: PageRequest, search_cols: Sequence[str], filters: Mapping[str, Filter],
+def where_clause(req: PageRequest, search_cols: Sequence[str], filters: Mapping[str, Filter],
            base: Sequence[str] = (), base_params: Sequence[object] = ()
            ) -> tuple[str, list[object]]:
     clauses, params = list(base), list(base_params)
@@ -103,7 +103,7 @@ def _where(req: PageRequest, search_cols: Sequence[str], filters: Mapping[str, F
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
-def _page(db: Database, req: PageRequest, *, table: str, keys: str, order: str,
+def read_page(db: Database, req: PageRequest, *, table: str, keys: str, order: str,
           outer: str, where: tuple[str, list[object]], outer_params: Sequence[object] = (),
           final: str = "p._ord") -> Page:
     """Count the matches, then select one page of keys and decorate only those rows.
@@ -124,8 +124,8 @@ def _page(db: Database, req: PageRequest, *, table: str, keys: str, order: str,
 
 
 WORLD_FILTERS: dict[str, Filter] = {
-    "risk": _prefix("risk_tier"),
-    "industry": _prefix("industry"),
+    "risk": prefix_filter("risk_tier"),
+    "industry": prefix_filter("industry"),
 }
 
 
@@ -165,10 +165,10 @@ _LABEL_STATS = (
 
 def worlds_page(db: Database, req: PageRequest) -> Page:
     """Worlds (alphabetical) with their counts of policies, clauses, compositions, items."""
-    return _page(
+    return read_page(
         db, req, table="worlds", keys="id AS _ord, id, name, industry, risk_tier",
         order="id", outer=_WORLD_COUNTS,
-        where=_where(req, ["id", "name", "industry", "use_case"], WORLD_FILTERS),
+        where=where_clause(req, ["id", "name", "industry", "use_case"], WORLD_FILTERS),
     )
 
 
@@ -220,14 +220,14 @@ def world_summary(db: Database, world_id: str) -> WorldCounts | None:
 # ------------------------------------------------------------------ one world's lists
 
 
-POLICY_FILTERS: dict[str, Filter] = {"kind": _prefix("kind")}
+POLICY_FILTERS: dict[str, Filter] = {"kind": prefix_filter("kind")}
 
 
 def policies_page(db: Database, world_id: str, req: PageRequest) -> Page:
-    return _page(
+    return read_page(
         db, req, table="policies", keys="position AS _ord, id, kind, text",
         order="position",
-        where=_where(req, ["id", "text"], POLICY_FILTERS, ["world_id = ?"], [world_id]),
+        where=where_clause(req, ["id", "text"], POLICY_FILTERS, ["world_id = ?"], [world_id]),
         outer=("SELECT p.*, (SELECT COUNT(*) FROM clauses c, json_each(c.policy_ids) m "
                " WHERE c.world_id = ? AND m.value = p.id) AS clauses"),
         outer_params=[world_id],
@@ -235,36 +235,36 @@ def policies_page(db: Database, world_id: str, req: PageRequest) -> Page:
 
 
 CLAUSE_FILTERS: dict[str, Filter] = {
-    "effect": _prefix("COALESCE(effect, 'none')"),
+    "effect": prefix_filter("COALESCE(effect, 'none')"),
     "policy": ("EXISTS (SELECT 1 FROM json_each(policy_ids) WHERE value = ?)", str),
 }
 
 
 def clauses_page(db: Database, world_id: str, req: PageRequest) -> Page:
-    return _page(
+    return read_page(
         db, req, table="clauses",
         keys="rowid AS _ord, id, policy_ids, trigger, scope, effect, source_span, confidence, "
              "audit_note",
         order="rowid",
-        where=_where(req, ["id", "trigger", "scope", "source_span", "audit_note"],
+        where=where_clause(req, ["id", "trigger", "scope", "source_span", "audit_note"],
                      CLAUSE_FILTERS, ["world_id = ?"], [world_id]),
         outer="SELECT p.*",
     )
 
 
 COMPOSITION_FILTERS: dict[str, Filter] = {
-    "pattern": _prefix("pattern"),
-    "status": _prefix("status"),
+    "pattern": prefix_filter("pattern"),
+    "status": prefix_filter("status"),
     "clause": _suffix_member("clause_ids"),
 }
 
 
 def compositions_page(db: Database, world_id: str, req: PageRequest) -> Page:
-    return _page(
+    return read_page(
         db, req, table="compositions",
         keys="rowid AS _ord, id, clause_ids, pattern, status, reason",
         order="rowid",
-        where=_where(req, ["id", "reason", "clause_ids"], COMPOSITION_FILTERS,
+        where=where_clause(req, ["id", "reason", "clause_ids"], COMPOSITION_FILTERS,
                      ["world_id = ?"], [world_id]),
         outer=("SELECT p.*, (SELECT COUNT(*) FROM items i WHERE i.composition_id = p.id "
                "AND i.parent_item_id IS NULL) AS items"),
@@ -272,17 +272,17 @@ def compositions_page(db: Database, world_id: str, req: PageRequest) -> Page:
 
 
 ITEM_FILTERS: dict[str, Filter] = {
-    "pattern": _prefix("pattern"),
-    "facet": _prefix("facet"),
-    "method": _prefix("method"),
-    "selected": ("selected = ?", _flag),
+    "pattern": prefix_filter("pattern"),
+    "facet": prefix_filter("facet"),
+    "method": prefix_filter("method"),
+    "selected": ("selected = ?", flag_value),
     "composition": ("composition_id LIKE ? ESCAPE '\\'", lambda v: "%" + like_escape(v)),
     "parent": ("parent_item_id LIKE ? ESCAPE '\\'", lambda v: "%" + like_escape(v)),
     "erred": ("EXISTS (SELECT 1 FROM responses r CROSS JOIN judgments j WHERE r.item_id = "
               "items.id AND j.response_id = r.id AND +j.mode = 'contract' AND +j.error = 1) = ?",
-              _flag),
+              flag_value),
     "labelled": (f"EXISTS (SELECT 1 FROM responses r WHERE r.item_id = items.id "
-                 f"AND {HAS_CURRENT_LABEL}) = ?", _flag),
+                 f"AND {HAS_CURRENT_LABEL}) = ?", flag_value),
 }
 
 
@@ -290,12 +290,12 @@ def items_page(db: Database, world_id: str, req: PageRequest,
                extra: Mapping[str, Filter] | None = None) -> Page:
     """Items with their response count, judge error rate and labelling progress. `extra`:
     filters computed by the caller for this request (copal_tui.services.cases: `disagree:`, `cell:`)."""
-    return _page(
+    return read_page(
         db, req, table="items",
         keys="rowid AS _ord, id, composition_id, pattern, facet, method, selected, "
              "parent_item_id, query",
         order="rowid",
-        where=_where(req, ["id", "query"], {**ITEM_FILTERS, **(extra or {})},
+        where=where_clause(req, ["id", "query"], {**ITEM_FILTERS, **(extra or {})},
                      ["world_id = ?"], [world_id]),
         outer=(
             "SELECT p.*, "
@@ -309,7 +309,7 @@ def items_page(db: Database, world_id: str, req: PageRequest,
     )
 
 
-RUN_FILTERS: dict[str, Filter] = {"stage": _prefix("stage"), "status": _prefix("status")}
+RUN_FILTERS: dict[str, Filter] = {"stage": prefix_filter("stage"), "status": prefix_filter("status")}
 
 
 def runs_page(db: Database, world_id: str | None, req: PageRequest) -> Page:
@@ -320,12 +320,12 @@ def runs_page(db: Database, world_id: str | None, req: PageRequest) -> Page:
         base.append("(json_extract(manifest, '$.options.worlds') IS NULL OR EXISTS (SELECT 1 "
                     "FROM json_each(manifest, '$.options.worlds') WHERE value = ?))")
         params.append(world_id)
-    return _page(
+    return read_page(
         db, req, table="runs",
         keys="started_at AS _ord, id, stage, status, started_at, finished_at, calls, "
              "cache_hits, failures, cost",
         order="started_at DESC, id DESC",
-        where=_where(req, ["id", "stage", "status"], RUN_FILTERS, base, params),
+        where=where_clause(req, ["id", "stage", "status"], RUN_FILTERS, base, params),
         outer="SELECT p.*", final="p._ord DESC, p.id DESC",
     )
 

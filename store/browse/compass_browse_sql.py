@@ -15,11 +15,11 @@ from store.browse.browse_sql import (
     Filter,
     Page,
     PageRequest,
-    _flag,
-    _page,
-    _prefix,
-    _where,
+    flag_value,
     like_escape,
+    prefix_filter,
+    read_page,
+    where_clause,
 )
 from store.browse.rows import (
     CompassJudgment,
@@ -43,25 +43,25 @@ def has_suite(db: Database, world_id: str) -> bool:
 # Prefixes, so `type:denied` lists both denied types and `strategy:hypo` is enough; `policy`
 # is exact because policy ids are short and prefixes of one another (D1, D10).
 QUERY_FILTERS: dict[str, Filter] = {
-    "type": _prefix("query_type"),
-    "strategy": _prefix("COALESCE(strategy, '-')"),
-    "form": _prefix("COALESCE(form, '-')"),
-    "status": _prefix("status"),
+    "type": prefix_filter("query_type"),
+    "strategy": prefix_filter("COALESCE(strategy, '-')"),
+    "form": prefix_filter("COALESCE(form, '-')"),
+    "status": prefix_filter("status"),
     "policy": ("policy_id = ?", str),
     "parent": ("parent_id LIKE ? ESCAPE '\\'", lambda v: "%" + like_escape(v)),
     "answered": ("EXISTS (SELECT 1 FROM compass_responses r WHERE r.query_id = "
-                 "compass_queries.id AND r.failure IS NULL AND r.text IS NOT NULL) = ?", _flag),
+                 "compass_queries.id AND r.failure IS NULL AND r.text IS NOT NULL) = ?", flag_value),
 }
 
 
 def queries_page(db: Database, world_id: str, req: PageRequest) -> Page:
     """A world's queries in insertion order, with their response, judged and aligned counts."""
-    return _page(
+    return read_page(
         db, req, table="compass_queries",
         keys="rowid AS _ord, id, policy_id, query_type, strategy, form, parent_id, status, "
              "reason, text",
         order="rowid",
-        where=_where(req, ["id", "text", "policy_id"], QUERY_FILTERS, ["world_id = ?"],
+        where=where_clause(req, ["id", "text", "policy_id"], QUERY_FILTERS, ["world_id = ?"],
                      [world_id]),
         outer=(
             "SELECT p.*, "

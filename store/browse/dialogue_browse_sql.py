@@ -39,11 +39,11 @@ from store.browse.browse_sql import (
     Filter,
     Page,
     PageRequest,
-    _flag,
-    _page,
-    _prefix,
-    _where,
+    flag_value,
     like_escape,
+    prefix_filter,
+    read_page,
+    where_clause,
 )
 from store.db import Database
 
@@ -150,14 +150,14 @@ def _judged_mistake(alias: str) -> str:
 
 
 DIALOGUE_FILTERS: dict[str, Filter] = {
-    "domain": _prefix("domain"),
+    "domain": prefix_filter("domain"),
     "judge": ("EXISTS (SELECT 1 FROM dialogue_attempts x WHERE x.dialogue_id = dialogues.id "
               "AND x.judge LIKE ? ESCAPE '\\')",
               lambda v: like_escape(v) + "%"),
     "violation": ("EXISTS (SELECT 1 FROM dialogue_turns x WHERE x.dialogue_id = dialogues.id "
-                  "AND x.violation = 1) = ?", _flag),
-    "variant": ("(variant_of IS NOT NULL) = ?", _flag),
-    "wrong": (f"{_judged_mistake('dialogues')} = ?", _flag),
+                  "AND x.violation = 1) = ?", flag_value),
+    "variant": ("(variant_of IS NOT NULL) = ?", flag_value),
+    "wrong": (f"{_judged_mistake('dialogues')} = ?", flag_value),
 }
 # Free words match the id, domain, the dialogue it is a variant of, and any turn's text.
 SEARCH = ["id", "domain", "COALESCE(variant_of, '')",
@@ -168,9 +168,9 @@ SEARCH = ["id", "domain", "COALESCE(variant_of, '')",
 def dialogues_page(db: Database, req: PageRequest) -> Page:
     """Dialogues by id with their turn, violation, judge and attempt counts."""
     prepare(db)
-    return _page(
+    return read_page(
         db, req, table="dialogues", keys="id AS _ord, id, domain, variant_of", order="id",
-        where=_where(req, SEARCH, DIALOGUE_FILTERS),
+        where=where_clause(req, SEARCH, DIALOGUE_FILTERS),
         outer=(
             "SELECT p.*, "
             "(SELECT COUNT(*) FROM dialogue_turns t WHERE t.dialogue_id = p.id) AS turns, "

@@ -18,6 +18,7 @@ from typing import Any
 
 from store.annotation.annotations import CURRENT
 from store.db import Database
+from store.report.scope import all_rows, world_scope
 
 # Why a response's judgments are or are not used (judgment failures are in JUDGMENT_CODE).
 RESPONSE_STATUS = ("CASE WHEN q.status != 'kept' THEN 'not_kept' "
@@ -38,19 +39,9 @@ _JOIN = ("FROM compass_judgments j JOIN compass_responses r ON r.id = j.response
          "JOIN compass_queries q ON q.id = r.query_id")
 
 
-def _scope(worlds: list[str] | None, col: str = "q.world_id") -> tuple[str, tuple[str, ...]]:
-    if not worlds:
-        return "", ()
-    return f" AND {col} IN ({','.join('?' * len(worlds))})", tuple(worlds)
-
-
-def _all(db: Database, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in db.execute(sql, params).fetchall()]
-
-
 def suite_worlds(db: Database, worlds: list[str] | None) -> list[str]:
     """Worlds in scope that have a COMPASS suite (at least one query)."""
-    where, params = _scope(worlds, "world_id")
+    where, params = world_scope(worlds, "world_id")
     return [r[0] for r in db.execute(
         f"SELECT DISTINCT world_id FROM compass_queries WHERE 1 = 1{where} ORDER BY world_id",
         params)]
@@ -102,9 +93,9 @@ def composed_cells(db: Database, worlds: list[str],
     `copal_tui.metrics.frame.Frame.composed_items` defines them for the error tables."""
     if not worlds or judges == []:
         return []
-    where, params = _scope(worlds, "i.world_id")
-    j_where, j_params = _scope(judges, "j.judge")
-    return _all(
+    where, params = world_scope(worlds, "i.world_id")
+    j_where, j_params = world_scope(judges, "j.judge")
+    return all_rows(
         db,
         "SELECT i.world_id, r.model, j.judge, COUNT(*), SUM(j.error) FROM judgments j "
         "JOIN responses r ON r.id = j.response_id JOIN items i ON i.id = r.item_id "
@@ -118,8 +109,8 @@ def composed_cells(db: Database, worlds: list[str],
 def label_rows(db: Database, worlds: list[str] | None) -> list[tuple[Any, ...]]:
     """(response, query type, annotator, refused, compliant) of every current COMPASS label on
     an answered response to a kept query (either flag may be None)."""
-    where, params = _scope(worlds)
-    return _all(
+    where, params = world_scope(worlds, "q.world_id")
+    return all_rows(
         db,
         # json_extract reads the payload's booleans as 1/0, the integers the report counts.
         "SELECT e.subject, q.query_type, e.annotator, json_extract(e.payload, '$.refused'), "
@@ -136,8 +127,8 @@ def label_rows(db: Database, worlds: list[str] | None) -> list[tuple[Any, ...]]:
 def labelled_judgments(db: Database, worlds: list[str] | None) -> list[tuple[Any, ...]]:
     """(response, judge, refused, compliant, aligned) of usable judgments of labelled
     responses."""
-    where, params = _scope(worlds)
-    return _all(
+    where, params = world_scope(worlds, "q.world_id")
+    return all_rows(
         db,
         f"SELECT j.response_id, j.judge, j.refused, j.compliant, j.aligned {_JOIN} "
         f"WHERE {_USABLE}{where} AND j.response_id IN "

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from store.annotation.annotations import CURRENT, CURRENT_DECISION
 from store.db import Database
-from store.report.metrics_sql import FACETS, _all, _scope
+from store.report.coded_sql import FACETS
+from store.report.scope import all_rows, world_scope
 
 _COMPOSED = "i.method = 'copal' AND i.selected = 1 AND i.parent_item_id IS NULL"
 # A COPAL label's (or decision's) error and observed facet, from its payload in the event log.
@@ -27,10 +28,10 @@ Vote = tuple[int, str, int, str | None, str | None]
 def human_votes(db: Database, worlds: list[str] | None) -> tuple[list[Vote], list[Vote]]:
     """The current labels and the current decisions on responses to composed items in scope,
     each as (response rowid, annotator, error, observed facet, target facet)."""
-    where, params = _scope(worlds)
+    where, params = world_scope(worlds, "i.world_id")
 
     def votes(rule: str) -> list[Vote]:
-        return [(int(r[0]), str(r[1]), int(r[2]), r[3], r[4]) for r in _all(
+        return [(int(r[0]), str(r[1]), int(r[2]), r[3], r[4]) for r in all_rows(
             db,
             f"SELECT r.rowid, e.annotator, {_ERROR}, {_FACET}, i.facet FROM annotations e "
             "JOIN responses r ON r.id = e.subject JOIN items i ON i.id = r.item_id "
@@ -46,7 +47,7 @@ def other_facets(db: Database, judge: str, mode: str) -> dict[int, str]:
     facet's exact value (`metrics_sql.judgment_codes` codes them OTHER_FACET without the name;
     they are rare, so they are read only when there are some)."""
     names = ", ".join("?" * len(FACETS))
-    return {int(r[0]): str(r[1]) for r in _all(
+    return {int(r[0]): str(r[1]) for r in all_rows(
         db,
         "SELECT r.rowid, j.facet FROM judgments j JOIN responses r ON r.id = j.response_id "
         "WHERE j.judge = ? AND j.mode = ? AND j.error = 1 AND j.facet IS NOT NULL "

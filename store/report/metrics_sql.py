@@ -32,26 +32,18 @@ from typing import Any
 
 from store.annotation.annotations import CURRENT, CURRENT_DECISION
 from store.db import Database, connect
+from store.report import facets_sql, provenance_sql
 from store.report.coded_sql import FACETS as FACETS
 from store.report.coded_sql import OTHER_FACET as OTHER_FACET
 from store.report.coded_sql import ResponseColumns as ResponseColumns
 from store.report.coded_sql import judgment_codes, response_columns
+from store.report.scope import all_rows, world_scope
 
 NULL_MARK = "\x1f"
 # The target model of a response `r` as one name (the cases' reads filter on it).
 MODEL = "CASE WHEN r.variant = 'base' THEN r.model ELSE r.model || '#' || r.variant END"
 # A COPAL label's (or decision's) error, from its payload in the annotation log.
 _ERROR = "json_extract(e.payload, '$.error')"
-
-
-def _scope(worlds: list[str] | None, col: str = "i.world_id") -> tuple[str, tuple[str, ...]]:
-    if not worlds:
-        return "", ()
-    return f" AND {col} IN ({','.join('?' * len(worlds))})", tuple(worlds)
-
-
-def _all(db: Database, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in db.execute(sql, params).fetchall()]
 
 
 # ------------------------------------------------------------------ bulk reads
@@ -281,23 +273,17 @@ def _judgments(db: Database) -> tuple[tuple[list[tuple[str, str]], str | None], 
     return (settings, codes), facets
 
 
-# The observed-facet and provenance reads live in their own modules (which import this one);
-# they run here with the others so that they overlap the numpy import too.
+# The observed-facet and provenance reads live in their own modules; they run here with the
+# others so that they overlap the numpy import too.
 def _human_facets(db: Database, worlds: list[str] | None) -> Any:
-    from store.report import facets_sql
-
     return facets_sql.human_votes(db, worlds)
 
 
 def _provenance_runs(db: Database, worlds: list[str] | None) -> Any:
-    from store.report import provenance_sql
-
     return provenance_sql.provenance_runs(db, worlds)
 
 
 def _provenance_extras(db: Database, worlds: list[str] | None) -> Any:
-    from store.report import provenance_sql
-
     return provenance_sql.provenance_extras(db, worlds)
 
 
@@ -306,8 +292,8 @@ def _provenance_extras(db: Database, worlds: list[str] | None) -> Any:
 
 def current_labels(db: Database, worlds: list[str] | None) -> list[tuple[str, str, int]]:
     """(response, annotator, error) of every current label in scope."""
-    where, params = _scope(worlds)
-    return _all(
+    where, params = world_scope(worlds, "i.world_id")
+    return all_rows(
         db,
         f"SELECT e.subject, e.annotator, {_ERROR} FROM annotations e "
         "JOIN responses r ON r.id = e.subject JOIN items i ON i.id = r.item_id "
@@ -318,8 +304,8 @@ def current_labels(db: Database, worlds: list[str] | None) -> list[tuple[str, st
 
 
 def current_adjudications(db: Database, worlds: list[str] | None) -> list[tuple[str, str, int]]:
-    where, params = _scope(worlds)
-    return _all(
+    where, params = world_scope(worlds, "i.world_id")
+    return all_rows(
         db,
         f"SELECT e.subject, e.annotator, {_ERROR} FROM annotations e "
         "JOIN responses r ON r.id = e.subject JOIN items i ON i.id = r.item_id "
@@ -335,8 +321,8 @@ def current_adjudications(db: Database, worlds: list[str] | None) -> list[tuple[
 def corpus_counts(db: Database, worlds: list[str] | None) -> dict[str, list[tuple[Any, ...]]]:
     """Grouped counts of the small tables for the corpus profile (items, responses and
     judgments are counted from the arrays of the bulk reads), each list sorted by its key."""
-    w_where, w_params = _scope(worlds, "world_id")
-    id_where, id_params = _scope(worlds, "id")
+    w_where, w_params = world_scope(worlds, "world_id")
+    id_where, id_params = world_scope(worlds, "id")
     q: dict[str, tuple[str, tuple[Any, ...]]] = {
         "worlds": (f"SELECT id, COUNT(*) FROM worlds WHERE 1 = 1{id_where} GROUP BY id "
                    "ORDER BY id", id_params),
@@ -351,4 +337,4 @@ def corpus_counts(db: Database, worlds: list[str] | None) -> dict[str, list[tupl
                                    f"WHERE 1 = 1{w_where} GROUP BY status ORDER BY status",
                                    w_params),
     }
-    return {key: _all(db, sql, params) for key, (sql, params) in q.items()}
+    return {key: all_rows(db, sql, params) for key, (sql, params) in q.items()}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from store.db import Database
-from store.report.metrics_sql import _all, _scope
+from store.report.scope import all_rows, world_scope
 
 
 def _judgments(worlds: list[str] | None) -> str:
@@ -23,11 +23,11 @@ def _judgments(worlds: list[str] | None) -> str:
 
 def runs_involved(db: Database, worlds: list[str] | None) -> list[tuple[str, str, str, str]]:
     """(id, stage, status, manifest JSON) of every run that wrote a row in scope."""
-    w_where, w_params = _scope(worlds, "world_id")
-    i_where, i_params = _scope(worlds)
+    w_where, w_params = world_scope(worlds, "world_id")
+    i_where, i_params = world_scope(worlds, "i.world_id")
     responses = "responses r JOIN items i ON i.id = r.item_id" if worlds else "responses r"
     judgments = _judgments(worlds)
-    return _all(
+    return all_rows(
         db,
         f"""
         WITH used AS (
@@ -51,7 +51,7 @@ def quick_check(db: Database) -> str:
 
 def unexported_counts(db: Database) -> list[tuple[str, int]]:
     """Rows the interchange export leaves out: failed responses and failed judgments."""
-    return _all(db, "SELECT 'responses', COUNT(*) FROM responses WHERE failure IS NOT NULL OR "
+    return all_rows(db, "SELECT 'responses', COUNT(*) FROM responses WHERE failure IS NOT NULL OR "
                     "text IS NULL UNION ALL SELECT 'judgments', COUNT(*) FROM judgments "
                     "WHERE failure IS NOT NULL OR error IS NULL")
 
@@ -60,10 +60,10 @@ def provenance_runs(db: Database, worlds: list[str] | None) -> list[tuple[str, s
     """(stage, manifest JSON) of every run that wrote a row in scope, in every suite, plus
     the selection and verification runs (they update rows without stamping a run on them)
     whose options name a world in scope or every world."""
-    w_where, w_params = _scope(worlds, "world_id")
-    q_where, q_params = _scope(worlds, "q.world_id")
+    w_where, w_params = world_scope(worlds, "world_id")
+    q_where, q_params = world_scope(worlds, "q.world_id")
     used = [(stage, manifest) for _id, stage, _status, manifest in runs_involved(db, worlds)]
-    used += _all(
+    used += all_rows(
         db,
         f"""
         WITH used AS (
@@ -81,7 +81,7 @@ def provenance_runs(db: Database, worlds: list[str] | None) -> list[tuple[str, s
         """,
         (*w_params, *q_params, *q_params),
     )
-    for stage, manifest in _all(db, "SELECT stage, manifest FROM runs WHERE stage IN "
+    for stage, manifest in all_rows(db, "SELECT stage, manifest FROM runs WHERE stage IN "
                                     "('select', 'compass_verify') AND status <> 'running' "
                                     "ORDER BY started_at, id"):
         try:
@@ -96,9 +96,9 @@ def provenance_runs(db: Database, worlds: list[str] | None) -> list[tuple[str, s
 def provenance_extras(db: Database, worlds: list[str] | None) -> tuple[list[str], dict[str, int]]:
     """The pre-filter models of COMPASS responses in scope, and rows in scope that no run
     wrote (imported from files): {"<suite>:<what>": count}."""
-    q_where, q_params = _scope(worlds, "q.world_id")
-    i_where, i_params = _scope(worlds)
-    prefilters = [r[0] for r in _all(
+    q_where, q_params = world_scope(worlds, "q.world_id")
+    i_where, i_params = world_scope(worlds, "i.world_id")
+    prefilters = [r[0] for r in all_rows(
         db, f"SELECT DISTINCT r.prefilter_model FROM compass_responses r JOIN compass_queries q "
             f"ON q.id = r.query_id WHERE r.prefilter_model IS NOT NULL{q_where} ORDER BY 1",
         q_params)]

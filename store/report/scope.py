@@ -1,0 +1,19 @@
+"""What every bulk read of the report shares: the SQL that restricts a read to the worlds in
+scope, and fetching every row as a plain tuple (no sqlite3.Row per row)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from store.db import Database
+
+
+def world_scope(worlds: list[str] | None, col: str) -> tuple[str, tuple[str, ...]]:
+    """` AND <col> IN (?, ...)` and its parameters; nothing when every world is in scope."""
+    if not worlds:
+        return "", ()
+    return f" AND {col} IN ({','.join('?' * len(worlds))})", tuple(worlds)
+
+
+def all_rows(db: Database, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    return [tuple(r) for r in db.execute(sql, params).fetchall()]
