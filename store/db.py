@@ -25,6 +25,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+# The errors live in store.errors (store.schema_state raises them too); re-exported here, where
+# most callers meet them.
+from store.errors import OverBudget as OverBudget
+from store.errors import StoreError as StoreError
+from store.errors import StoreRefused as StoreRefused
+from store.schema_state import check_openable
+
 BUSY_TIMEOUT_MS = 30_000
 Access = Literal["auto", "write", "read"]
 
@@ -98,19 +105,6 @@ class Database:
 _savepoints = itertools.count()
 
 
-class StoreError(Exception):
-    """A problem with the database that the user can act on (shown as one line)."""
-
-
-class OverBudget(StoreError):
-    """Reads run under `Database.within` that did not finish in their time budget."""
-
-
-class StoreRefused(StoreError):
-    """A file copal will not open as asked: empty, not SQLite, not copal's, written by a newer
-    copal, or read-only for a command that writes. Bad input rather than a failure (exit 2)."""
-
-
 def utcnow() -> str:
     """ISO 8601 UTC timestamp with microseconds and a Z, sortable as text."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -168,8 +162,6 @@ def _configure(conn: sqlite3.Connection, *, readonly: bool = False) -> sqlite3.C
 def _check_file(p: Path, *, create: bool) -> None:
     """Refuse `p` unless it is a copal database this copal knows (or, with `create`, an empty
     file or table-less SQLite file), reading it without writing a byte."""
-    from store.schema_state import check_openable  # schema_state imports this module
-
     # Never open the file with Python's own open(): closing any descriptor of a file drops
     # every POSIX lock this process holds on it, including those of a live SQLite connection
     # (another thread's, or the label queue's), and another process may then checkpoint the

@@ -11,10 +11,21 @@ names are unique and append-only, and every copal records them, so no separate v
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
-from store.db import Database, StoreError, StoreRefused
+from store.errors import StoreError, StoreRefused
 from store.migrations import NAMES
+
+
+class Database(Protocol):
+    """What these checks need of a connection (`store.db.Database` has it); a protocol, since
+    `store.db` calls these checks when it opens a file."""
+
+    def execute(self, sql: str, params: Sequence[Any] = ...) -> sqlite3.Cursor: ...
+
 
 SET = "copal"
 
