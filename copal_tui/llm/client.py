@@ -42,7 +42,7 @@ from copal_tui.llm.request import (
     scrub,
     secret_values,
 )
-from copal_tui.llm.results import Completion, LLMError, Structured
+from copal_tui.llm.results import Completion, LLMError, ProviderAnswer, Structured
 from copal_tui.llm.retry import (
     RateLimiter,
     backoff_delay,
@@ -324,7 +324,7 @@ class LLMClient:
             await asyncio.sleep(delay)  # outside the semaphore: others may use the slot meanwhile
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _success(self, spec: ModelSpec, key: str, request_json: str, answer: provider.ProviderAnswer,
+    def _success(self, spec: ModelSpec, key: str, request_json: str, answer: ProviderAnswer,
                  attempt: int, latency: float, secrets: list[str]) -> Completion:
         self.calls += 1
         self.cost += answer.cost or 0.0

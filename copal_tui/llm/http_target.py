@@ -37,9 +37,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from copal_tui.llm.results import ProviderAnswer
+
 if TYPE_CHECKING:
     from copal_tui.llm.models import ModelSpec
-    from copal_tui.llm.provider import ProviderAnswer
 
 PLACEHOLDER = re.compile(r"\{(query|conversation)\}")
 ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -259,8 +260,6 @@ async def acall(spec: ModelSpec, messages: list[dict[str, Any]]) -> ProviderAnsw
     """One attempt at the endpoint; raises HttpStatusError, HttpAnswerError or aiohttp's and
     asyncio's own errors (connection, timeout), which the client's retry policy sorts."""
     import aiohttp
-
-    from copal_tui.llm.provider import ProviderAnswer
 
     target = spec.http
     if target is None:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 from copal_tui.llm.models import ModelSpec
+from copal_tui.llm.results import ProviderAnswer
 
 _litellm: Any = None
 _lock = threading.Lock()
@@ -66,15 +66,6 @@ def _register_offline(litellm: Any) -> None:
             *litellm.custom_provider_map,
             {"provider": PROVIDER, "custom_handler": make_handler()},
         ]
-
-
-@dataclass(frozen=True)
-class ProviderAnswer:
-    text: str
-    finish_reason: str | None
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    cost: float | None
 
 
 def supports_schema(spec: ModelSpec) -> bool:

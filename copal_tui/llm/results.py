@@ -1,4 +1,5 @@
-"""What a model call gives back: a Completion, a validated Structured output, or an LLMError."""
+"""What a model call gives back: a provider's raw answer (ProviderAnswer, from litellm or an http
+target), a Completion, a validated Structured output, or an LLMError."""
 
 from __future__ import annotations
 
@@ -8,6 +9,15 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel
 
 T = TypeVar("T", bound=BaseModel)
+
+@dataclass(frozen=True)
+class ProviderAnswer:
+    text: str
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost: float | None
+
 
 class LLMError(Exception):
     """A request that produced no usable answer. `fatal` means every request will fail the same
