@@ -133,9 +133,10 @@ class CopalApp(App[None]):
         self.settings = settings or Settings.from_env()
         if self.settings.keymap:
             # An unknown binding id or a key given to two bindings is an error, not ignored.
+            # Loaded only here: the check imports every screen, which start-up must not.
             from copal_tui.tui.keymap import check_keymap
 
-            check_keymap(self.settings.keymap)
+            check_keymap(self.settings.keymap, type(self))
         self._db: Database | None = None
         self._too_small = False
         # The first Resize after the app's own start-up one: see `_on_resize`.

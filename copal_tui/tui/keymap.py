@@ -30,12 +30,11 @@ def _keys(spec: str) -> list[str]:
     return [_ALIASES.get(k.strip(), k.strip()) for k in spec.split(",") if k.strip()]
 
 
-def _classes() -> list[type[Any]]:
+def _classes(app: type[Any]) -> list[type[Any]]:
     """The app class and every class with BINDINGS in the TUI's screens and widgets."""
     from copal_tui.tui import screens, widgets
-    from copal_tui.tui.app import CopalApp
 
-    found: list[type[Any]] = [CopalApp]
+    found: list[type[Any]] = [app]
     for package in (screens, widgets):
         for info in pkgutil.iter_modules(package.__path__):
             module = importlib.import_module(f"{package.__name__}.{info.name}")
@@ -70,12 +69,14 @@ def _bindings(cls: type[Any]) -> list[Binding]:
     return out if issubclass(cls, DOMNode) else _own(cls)
 
 
-def check_keymap(keymap: Mapping[str, str], classes: Iterable[type[Any]] | None = None) -> None:
+def check_keymap(keymap: Mapping[str, str], app: type[Any],
+                 classes: Iterable[type[Any]] | None = None) -> None:
     """Raise SettingsError for an unknown binding id or a key that two active bindings share
-    once the keymap is applied (within one screen or widget, or between it and the app)."""
+    once the keymap is applied (within one screen or widget, or between it and `app`, the app
+    class; `classes` replaces the screens' and widgets' classes)."""
     if not keymap:
         return
-    classes = list(_classes() if classes is None else classes)
+    classes = list(_classes(app) if classes is None else classes)
     known = {b.id for cls in classes for b in _bindings(cls) if b.id}
     unknown = sorted(set(keymap) - known)
     if unknown:
