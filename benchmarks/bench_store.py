@@ -86,16 +86,19 @@ def _queue_writer(db_path: str, annotator: str, rids: list[str], barrier: Any,
     """One annotator labelling through the label screens' own write (AnnotationQueue.submit:
     the label and its lease renewal in one BEGIN IMMEDIATE transaction)."""
     from copal_tui.annotation.queue import AnnotationQueue
+    from copal_tui.annotation.suites import copal_label
     from store.db import connect
 
     queue = AnnotationQueue(connect(db_path), "copal", annotator)
+    # The screen builds the label from the contract it shows before it writes.
+    labels = [copal_label(queue.db, rid, []) for rid in rids]
     locked, waits = 0, []
     barrier.wait()
     start = time.time()
-    for rid in rids:
+    for rid, label in zip(rids, labels, strict=True):
         t = time.perf_counter()
         try:
-            queue.submit(rid, observed=[], facet=None, note=None)
+            queue.submit(rid, label)
         except Exception as exc:  # noqa: BLE001 - counted: the benchmark reports them
             if "locked" not in str(exc):
                 raise

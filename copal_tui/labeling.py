@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from copal_tui.annotation.suites import SUITES
+from copal_tui.annotation.suites import SUITES, copal_label
 from copal_tui.domain.contract import content_sha256
 from store.annotation import annotations as log
 from store.annotation import labels as label_sql
@@ -32,12 +32,12 @@ def submit(db: Database, response_id: str, annotator: str, observed: Sequence[st
            facet: str | None = None, note: str | None = None) -> Submitted:
     """Record an annotator's marks on a response as their current label."""
     with write(db):
-        payload, sha = SUITES[SUITE].label(db, response_id, {
-            "observed": list(observed), "facet": facet, "note": note})
-        event_id = log.append(db, suite=SUITE, subject=response_id,
-                                      annotator=annotator, action="label", payload=payload,
-                                      content_sha256=sha)
-    return Submitted(event_id, payload["error"], payload["direction"])
+        label, sha = SUITES[SUITE].label(db, response_id, copal_label(
+            db, response_id, observed, facet=facet, note=note))
+        event_id = log.append(db, suite=SUITE, subject=response_id, annotator=annotator,
+                              action="label", payload=label, content_sha256=sha)
+    assert label.error is not None and label.direction is not None  # derived from the marks
+    return Submitted(event_id, label.error, label.direction)
 
 
 def undo_last(db: Database, annotator: str) -> str | None:
@@ -46,8 +46,7 @@ def undo_last(db: Database, annotator: str) -> str | None:
         last = log.last_current(db, SUITE, annotator)
         if last is None:
             return None
-        log.append(db, suite=SUITE, subject=last.subject, annotator=annotator,
-                           action="undo")
+        log.append(db, suite=SUITE, subject=last.subject, annotator=annotator, action="undo")
         return last.subject
 
 
@@ -56,12 +55,13 @@ def record(db: Database, response_id: str, annotator: str, action: str, *,
     """Append a skip, flag or note event."""
     if action not in ("skip", "flag", "note"):
         raise ValueError(action)
+    from copal_tui.domain.annotation_payloads import Remark
+
     with write(db):
         SUITES[SUITE].require(db, response_id)
         return log.append(db, suite=SUITE, subject=response_id, annotator=annotator,
-                                  action=action,
-                                  payload=None if action == "skip" else {"note": note,
-                                                                         "flag": flag})
+                          action=action,
+                          payload=None if action == "skip" else Remark(note=note, flag=flag))
 
 
 @dataclass(frozen=True)

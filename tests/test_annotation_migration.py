@@ -26,7 +26,9 @@ from sqlite_utils import Database as SUDatabase
 from copal_tui import labeling
 from copal_tui.annotation import adjudication
 from copal_tui.annotation.queue import AnnotationQueue
+from copal_tui.annotation.suites import copal_label
 from copal_tui.cli import main
+from copal_tui.domain.annotation_payloads import CompassLabel, DialogueReview
 from copal_tui.domain.contract import content_sha256, evaluate, item_kinds
 from copal_tui.resources import sample_worlds_dir
 from store.annotation import dialogue_reviews
@@ -176,21 +178,22 @@ def native_store(path: Path, sources: list[Path]) -> None:
     labeling.record(db, R1, "cleo", "note", note="odd 'wording' é")
     labeling.record(db, R2, "cleo", "flag", flag="ambiguous", note="unclear")
     labeling.record(db, R3, "lead2", "flag", flag="contract defect")
-    adjudication.adjudicate(db, R2, "lead2", ["R1"], note="kept")
+    adjudication.decide(db, "copal", R2, "lead2", copal_label(db, R2, ["R1"], note="kept"))
     adjudication.undo_adjudication(db, "lead2")
     ana, ben = (AnnotationQueue(db, "compass", who, overlap=5) for who in ("ana", "ben"))
-    ana.submit("r1", refused=True, compliant=True)
-    ben.submit("r1", refused=False, compliant=False, failure_mode="direct_violation",
-               note="names a rival")
+    ana.submit("r1", CompassLabel(refused=True, compliant=True))
+    ben.submit("r1", CompassLabel(refused=False, compliant=False,
+                                  failure_mode="direct_violation", note="names a rival"))
     ana.skip("r2")
-    ana.submit("r3", refused=False, compliant=True)
+    ana.submit("r3", CompassLabel(refused=False, compliant=True))
     ana.undo()
     rev, rev2 = (AnnotationQueue(db, "dialogues", who, overlap=5) for who in ("ana", "ben"))
     subject = dialogue_reviews.subject_of
-    rev.submit(subject(KEYS[0]), error_type="scope_misattribution", note="phase two")
-    rev2.submit(subject(KEYS[0]), error_type="other")
+    rev.submit(subject(KEYS[0]), DialogueReview(error_type="scope_misattribution",
+                                                note="phase two"))
+    rev2.submit(subject(KEYS[0]), DialogueReview(error_type="other"))
     rev.skip(subject(KEYS[1]))
-    rev.submit(subject(KEYS[3]), error_type="overly_strict")
+    rev.submit(subject(KEYS[3]), DialogueReview(error_type="overly_strict"))
     rev.undo()
     db.close()
 

@@ -6,12 +6,14 @@ walked in full. Expiry is simulated by moving a lease's end into the past, never
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from copal_tui.annotation import campaigns
 from copal_tui.annotation.queue import AnnotationQueue
 from copal_tui.annotation.suites import Filters
+from copal_tui.domain.annotation_payloads import CompassLabel, DialogueReview
 from store.annotation import dialogue_reviews
-from store.db import StoreError, connect
+from store.db import connect
 from tests.compass_tui_support import build_compass_db
 from tests.dialogue_tui_support import MISTAKES, build_dialogue_db
 
@@ -24,10 +26,10 @@ def suite(request, tmp_path):
     """(suite, connection, its subjects in queue order, a label's answer) for each suite."""
     if request.param == "compass":
         conn = connect(build_compass_db(tmp_path))
-        info = ("compass", conn, COMPASS, {"refused": False, "compliant": True})
+        info = ("compass", conn, COMPASS, CompassLabel(refused=False, compliant=True))
     else:
         conn = connect(build_dialogue_db(tmp_path))
-        info = ("dialogues", conn, MISTAKE_SUBJECTS, {"error_type": "other"})
+        info = ("dialogues", conn, MISTAKE_SUBJECTS, DialogueReview(error_type="other"))
     yield info
     conn.close()
 
@@ -51,9 +53,9 @@ def test_overlap_one_hands_two_annotators_different_subjects(suite):
     first, second = a.resume(), b.resume()
     assert (first, second) == (subjects[0], subjects[1])
     assert live(conn, name) == [(subjects[0], 0, "ann"), (subjects[1], 0, "bob")]
-    a.submit(first, **answer)
+    a.submit(first, answer)
     # ann's label keeps her slot: bob is never offered the subject ann labelled.
-    b.submit(second, **answer)
+    b.submit(second, answer)
     assert b.take_next() == subjects[2] and a.take_next() == subjects[3]
 
 
@@ -63,7 +65,7 @@ def test_overlap_two_shares_a_subject_in_two_slots_then_moves_on(suite):
     assert a.resume() == b.resume() == subjects[0]
     assert c.resume() == subjects[1]  # both slots of the first are leased
     assert {slot for _s, slot, _who in live(conn, name) if _s == subjects[0]} == {0, 1}
-    a.submit(subjects[0], **answer)
+    a.submit(subjects[0], answer)
     b.skip(subjects[0])  # bob's slot is free again ...
     assert c.take_next() == subjects[0]  # ... and cid takes it
     assert {slot for _s, slot, who in live(conn, name) if _s == subjects[0]} == {0, 1}
@@ -88,7 +90,7 @@ def test_an_expired_lease_frees_its_slot(suite):
 def test_resume_returns_the_live_unfinished_lease(suite):
     _name, _conn, subjects, answer = suite
     a = queue(suite, "ann", 2)
-    a.submit(a.resume(), **answer)
+    a.submit(a.resume(), answer)
     held = a.take_next()
     assert held == subjects[1]
     # A new process for the same annotator comes back to the subject it held.
@@ -100,8 +102,8 @@ def test_resume_returns_the_live_unfinished_lease(suite):
 def test_undo_appends_and_reopens(suite):
     name, conn, subjects, answer = suite
     a = queue(suite, "ann", 2)
-    a.submit(a.resume(), **answer)
-    a.submit(a.take_next(), **answer)
+    a.submit(a.resume(), answer)
+    a.submit(a.take_next(), answer)
     before = [tuple(r) for r in conn.execute("SELECT * FROM annotations ORDER BY id")]
     undone = a.undo()
     assert undone is not None and undone.subject == subjects[1]
@@ -116,11 +118,13 @@ def test_undo_appends_and_reopens(suite):
 
 def test_a_payload_that_does_not_fit_is_refused(suite):
     name, conn, subjects, _answer = suite
-    a = queue(suite, "ann", 2)
-    bad = {"compass": {"refused": False, "compliant": True, "failure_mode": "rude"},
-           "dialogues": {"error_type": "sloppy"}}[name]
-    with pytest.raises(StoreError, match="unknown"):
-        a.submit(subjects[0], **bad)
+    # COMPASS's failure modes and the judge-mistake taxonomy are closed lists: the payload
+    # model refuses anything else when it is built, so no such label reaches the queue.
+    with pytest.raises(ValidationError, match="unknown"):
+        if name == "compass":
+            CompassLabel(refused=False, compliant=True, failure_mode="rude")
+        else:
+            DialogueReview(error_type="sloppy")
     assert conn.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 0
 
 
@@ -134,7 +138,7 @@ def test_a_named_campaign_is_walked_in_full_and_only_it(suite):
     seen = []
     while (subject := q.resume()) is not None:
         seen.append(subject)
-        q.submit(subject, **answer)
+        q.submit(subject, answer)
     judge_b = [s for (key, _kind), s in zip(MISTAKES, MISTAKE_SUBJECTS, strict=True)
                if key.judge == "judge-b"]
     assert seen == {"compass": ["r5", "r6"], "dialogues": judge_b}[name]

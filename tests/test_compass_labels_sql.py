@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from copal_tui.annotation.queue import AnnotationQueue
+from copal_tui.domain.annotation_payloads import CompassLabel
 from store.browse import compass_browse_sql
 from store.browse.browse_sql import FilterError, PageRequest
 from store.db import StoreError, connect
@@ -29,7 +30,7 @@ def queue(db, who="ana"):
 
 
 def label(q, rid, refused=True, compliant=True, mode=None):
-    return q.submit(rid, refused=refused, compliant=compliant, failure_mode=mode)
+    return q.submit(rid, CompassLabel(refused=refused, compliant=compliant, failure_mode=mode))
 
 
 def test_queue_holds_usable_responses_of_kept_queries_in_id_order(db):

@@ -13,6 +13,7 @@ import pytest
 from copal_tui.annotation.queue import AnnotationQueue
 from copal_tui.domain import annotation as log_domain
 from copal_tui.domain import dialogue as domain
+from copal_tui.domain.annotation_payloads import DialogueReview
 from copal_tui.interchange.complibench_import import import_conversations, import_judge_outputs
 from store.annotation import dialogue_reviews as reviews
 from store.annotation.dialogue_reviews import ReviewKey
@@ -71,7 +72,7 @@ def subject(key: ReviewKey) -> str:
 
 
 def review(q, key, error_type, note=None):
-    return q.submit(subject(key), error_type=error_type, note=note)
+    return q.submit(subject(key), DialogueReview(error_type=error_type, note=note))
 
 
 def key_after(q, key=None):
@@ -158,7 +159,8 @@ def test_only_wrong_predictions_and_known_types_can_be_reviewed(db):
         review(ana, ReviewKey(D1, "judge-a", 1, 7), "other")  # right
     with pytest.raises(StoreError, match="not a wrong prediction"):
         ana.skip(subject(ReviewKey(D3, "judge-a", 1, 3)))  # flagged elsewhere
-    with pytest.raises(StoreError, match="unknown error type"):
+    # The review's model refuses a type outside the taxonomy when it is built.
+    with pytest.raises(ValueError, match="unknown error type"):
         review(ana, MISTAKES[0][0], "sloppy")
     assert db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 0
 
@@ -189,10 +191,9 @@ def test_error_type_counts_have_a_row_for_every_type(db):
 
 def test_the_review_payload_accepts_the_taxonomy_and_nothing_else(db):
     for et in reviews.ERROR_TYPES:
-        assert log_domain.validate("dialogues", "annotator", "label",
-                                   {"error_type": et})["error_type"] == et
+        assert DialogueReview(error_type=et).model_dump()["error_type"] == et
     with pytest.raises(ValueError, match="unknown error type"):
-        log_domain.validate("dialogues", "annotator", "label", {"error_type": "sloppy"})
+        DialogueReview(error_type="sloppy")
 
 
 def test_subjects_are_written_alike_by_the_store_and_the_domain():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from copal_tui.annotation.queue import AnnotationQueue
+from copal_tui.domain.annotation_payloads import CompassLabel
 from store.db import connect, write
 from tests.compass_tui_support import build_compass_db
 
@@ -47,7 +48,7 @@ def test_lease_moves_commit_without_sync_and_labels_with_it(traced):
     assert _transactions(seen) == ["NORMAL"]  # the hand-over: one transaction, not synced
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2
     seen.clear()
-    q.submit(second, refused=False, compliant=True)
+    q.submit(second, CompassLabel(refused=False, compliant=True))
     assert _transactions(seen) == ["FULL"]  # the label (its lease renewal inside it)
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2
     held = conn.execute("SELECT subject FROM annotation_leases WHERE annotator = 'ann' "

@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from copal_tui.annotation.queue import AnnotationQueue
+from copal_tui.domain.annotation_payloads import CompassLabel
 from copal_tui.tui.app import make_app
 from copal_tui.tui.screens.compass_query import CompassQueryScreen
 from copal_tui.tui.screens.help import binding_rows
@@ -105,8 +106,8 @@ async def test_filters_narrow_the_list(db):
 
 async def test_enter_opens_the_query_with_verdicts_and_labels(db):
     conn = connect(db)
-    AnnotationQueue(conn, "compass", "ana").submit("r3", refused=False, compliant=False,
-                                                   failure_mode="direct_violation")
+    AnnotationQueue(conn, "compass", "ana").submit(
+        "r3", CompassLabel(refused=False, compliant=False, failure_mode="direct_violation"))
     conn.close()
     async with make_app(db).run_test(size=(120, 40)) as pilot:
         await open_world(pilot, W)

@@ -98,6 +98,7 @@ async def test_an_expired_lease_frees_its_slot(tmp_path):
 def _annotate(db_path: str, who: str, overlap: int) -> list[str]:
     """One annotator process: take, label, repeat until the queue is empty."""
     from copal_tui.annotation.queue import AnnotationQueue
+    from copal_tui.annotation.suites import copal_label
     from store.db import connect
 
     conn = connect(db_path)
@@ -106,7 +107,7 @@ def _annotate(db_path: str, who: str, overlap: int) -> list[str]:
     done = []
     rid = queue.resume()
     while rid is not None:
-        queue.submit(rid, observed=[])
+        queue.submit(rid, copal_label(conn, rid, []))
         done.append(rid)
         rid = queue.resume()
     conn.conn.close()

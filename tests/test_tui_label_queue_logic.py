@@ -11,6 +11,8 @@ from sqlite_utils import Database
 
 from copal_tui.annotation import adjudication
 from copal_tui.annotation.queue import AnnotationQueue
+from copal_tui.annotation.suites import copal_label
+from copal_tui.domain.annotation_payloads import CopalLabel
 from store.annotation import annotations as log
 from store.annotation import queue_sql
 from store.db import StoreError, connect
@@ -91,7 +93,7 @@ def test_overlap_counts_labels_and_live_leases(tmp_path):
     assert c.resume() is None
     live = queue_sql.live_leases(conn, "copal", "annotator", "0")
     assert sorted((r.annotator, r.slot) for r in live) == [("a", 0), ("b", 1)]
-    a.submit(extra, observed=[])
+    a.submit(extra, copal_label(conn, extra, []))
     b.skip(extra)  # b's slot is free again ...
     assert c.resume() == extra  # ... and c takes it
     assert {r.slot for r in queue_sql.live_leases(conn, "copal", "annotator", "0")
@@ -109,13 +111,18 @@ def test_undo_reopens_and_relabel_keeps_the_slot(tmp_path):
     ensure_order(conn)
     a = LabelQueue(conn, "a", overlap=1)
     rid = a.resume()
-    a.submit(rid, observed=[])
+    a.submit(rid, copal_label(conn, rid, []))
     assert a.take_next() is None
     undone = a.undo()
     assert (undone.subject, undone.get("observed")) == (rid, [])
     assert a.resume() == rid  # reopened for us, and our slot was kept
-    with __import__("pytest").raises(StoreError):
-        a.submit(rid, observed=["R99"])
+    with __import__("pytest").raises(StoreError, match="not contract items"):
+        copal_label(conn, rid, ["R99"])
+    # A label built on a contract the response no longer has is checked against the stored
+    # one when it is written.
+    stale = CopalLabel.from_marks([{"id": "R99"}], [], ["R99"])
+    with __import__("pytest").raises(StoreError, match="not contract items"):
+        a.submit(rid, stale)
     conn.conn.close()
 
 
@@ -124,7 +131,8 @@ def test_adjudication_rows_and_undo(tmp_path):
     conn = connect(db)
     rid = "harbor-clinics:I01:a"
     before = log.decision(conn, "copal", rid)
-    done = adjudication.adjudicate(conn, rid, "lead2", ["R1"], note="ok")
+    done = adjudication.decide(conn, "copal", rid, "lead2",
+                               copal_label(conn, rid, ["R1"], note="ok"))
     assert done.get("error") == 0
     now = log.decision(conn, "copal", rid)
     assert (now.annotator, now.get("observed"), now.get("note")) == ("lead2", ["R1"], "ok")

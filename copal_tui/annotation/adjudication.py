@@ -3,41 +3,43 @@ same payload as the suite's label (for COPAL: marks, and the error and direction
 A subject's current decision is the latest adjudicator label/undo event on it when it is a
 label, whoever made it; undo appends an undo event that retracts it (nothing is edited in
 place). While deciding, the adjudicator holds the subject's one adjudicator slot, so two
-adjudicators at once are not handed the same subject. Each call is one committed transaction.
+adjudicators at once are not handed the same subject. A decision and a flag are handed in as
+their payload models (copal_tui.domain.annotation_payloads), built by the screen. Each call is
+one committed transaction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from typing import Any
+from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from copal_tui.annotation.queue import later
 from copal_tui.annotation.suites import SUITES
+from copal_tui.domain.annotation import check
 from store.annotation import adjudication_sql, queue_sql
 from store.annotation import annotations as log
 from store.annotation.adjudication_sql import Counts
 from store.annotation.annotations import ADJUDICATOR, Annotation
 from store.db import Database, utcnow, write
 
+if TYPE_CHECKING:
+    from copal_tui.domain.annotation_payloads import LabelPayload, Remark
+
 
 def decide(db: Database, suite: str, subject: str, adjudicator: str,
-           **answer: Any) -> Annotation:
-    """Record the reference label of a subject (the suite's label fields in `answer`)."""
+           decision: LabelPayload) -> Annotation:
+    """Record the reference label of a subject (the suite's label model; another model, or a
+    dict, is a TypeError before anything is written)."""
+    check(suite, ADJUDICATOR, "label", decision)
     with write(db):
-        payload, sha = SUITES[suite].label(db, subject, answer)
+        stored, sha = SUITES[suite].label(db, subject, decision)
         event_id = log.append(db, suite=suite, subject=subject, annotator=adjudicator,
-                                      role=ADJUDICATOR, action="label", payload=payload,
-                                      content_sha256=sha)
+                              role=ADJUDICATOR, action="label", payload=stored,
+                              content_sha256=sha)
         queue_sql.end_lease(db, suite, ADJUDICATOR, subject, adjudicator, utcnow())
         event = log.get(db, event_id)
     assert event is not None
     return event
-
-
-def adjudicate(db: Database, response_id: str, adjudicator: str, observed: Sequence[str],
-               note: str | None = None) -> Annotation:
-    """Record the adjudicated reference marks of a COPAL response."""
-    return decide(db, "copal", response_id, adjudicator, observed=list(observed), note=note)
 
 
 def undo_adjudication(db: Database, adjudicator: str, suite: str = "copal") -> Annotation | None:
@@ -48,7 +50,7 @@ def undo_adjudication(db: Database, adjudicator: str, suite: str = "copal") -> A
         if last is None:
             return None
         log.append(db, suite=suite, subject=last.subject, annotator=adjudicator,
-                           role=ADJUDICATOR, action="undo")
+                   role=ADJUDICATOR, action="undo")
         return last
 
 
@@ -112,9 +114,9 @@ def reason(db: Database, response_id: str) -> str | None:
     return adjudication_sql.adjudication_reason(db, response_id)
 
 
-def flag(db: Database, response_id: str, adjudicator: str, reason: str) -> int:
+def flag(db: Database, response_id: str, adjudicator: str, remark: Remark) -> int:
     """Flag a COPAL response (an event of the log, one transaction)."""
     with write(db):
         SUITES["copal"].require(db, response_id)
         return log.append(db, suite="copal", subject=response_id, annotator=adjudicator,
-                          action="flag", payload={"note": None, "flag": reason})
+                          action="flag", payload=remark)

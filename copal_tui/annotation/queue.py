@@ -22,8 +22,10 @@ The rules:
 - Resume: an annotator gets back their own live, unfinished lease, else the first subject in
   order they may take.
 
-Every write is one committed transaction, so a label survives a killed process the moment the
-call returns.
+Writes take what they record as its payload model (copal_tui.domain.annotation_payloads: the
+suite's label model, a Remark for a note or flag), built by the caller, and refuse any other
+type before anything is written. Every write is one committed transaction, so a label survives
+a killed process the moment the call returns.
 """
 
 from __future__ import annotations
@@ -31,13 +33,17 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copal_tui.annotation.suites import SUITES, Suite
+from copal_tui.domain.annotation import check
 from store.annotation import annotations as log
 from store.annotation import campaigns, queue_sql
 from store.annotation.annotations import ANNOTATOR, Annotation
 from store.db import Database, StoreError, utcnow, write
+
+if TYPE_CHECKING:
+    from copal_tui.domain.annotation_payloads import LabelPayload, Payload, Remark
 
 DEFAULT_PREFIX = "default:"
 
@@ -229,21 +235,22 @@ class AnnotationQueue:
 
     # -------------------------------------------------------------- writing
 
-    def _append(self, subject: str, action: str, payload: dict[str, Any] | None = None,
+    def _append(self, subject: str, action: str, payload: Payload | None = None,
                 sha: str | None = None) -> int:
-        return log.append(self.db, suite=self.suite, subject=subject,
-                                  annotator=self.annotator, action=action, payload=payload,
-                                  content_sha256=sha, campaign=self.sample)
+        return log.append(self.db, suite=self.suite, subject=subject, annotator=self.annotator,
+                          action=action, payload=payload, content_sha256=sha,
+                          campaign=self.sample)
 
-    def submit(self, subject: str, **answer: Any) -> Annotation:
-        """Record the annotator's label (COPAL: observed, facet, note; COMPASS: refused,
-        compliant, failure_mode, note; dialogues: error_type, note) as their current label;
-        returns the stored event."""
+    def submit(self, subject: str, label: LabelPayload) -> Annotation:
+        """Record the annotator's label (the suite's payload model: a CopalLabel, a
+        CompassLabel, a DialogueReview) as their current label; returns the stored event.
+        Another model, or a dict, is a TypeError before anything is written."""
+        check(self.suite, ANNOTATOR, "label", label)
         # One transaction with the lease renewal (the label now owns the slot): a write the
         # screens retry while the database is busy must never land twice.
         with write(self.db):
-            payload, sha = self.rules.label(self.db, subject, answer)
-            event = log.get(self.db, self._append(subject, "label", payload, sha))
+            stored, sha = self.rules.label(self.db, subject, label)
+            event = log.get(self.db, self._append(subject, "label", stored, sha))
             self.renew(subject)
         assert event is not None
         return event
@@ -262,22 +269,20 @@ class AnnotationQueue:
         one judge's mistakes). Returns the retracted label, or None when there is none."""
         with write(self.db):
             last = log.last_current(self.db, self.suite, self.annotator,
-                                            campaign=self.sample, judge=self.judge)
+                                    campaign=self.sample, judge=self.judge)
             if last is None:
                 return None
             self._append(last.subject, "undo")
             self.renew(last.subject)
         return last
 
-    def note(self, subject: str, text: str) -> int:
+    def remark(self, subject: str, remark: Remark) -> int:
+        """Leave a note, or a flag (a remark with a reason), on the subject."""
+        # A dict has no action: checked as a note, it is refused for not being a Remark.
+        check(self.suite, ANNOTATOR, getattr(remark, "action", "note"), remark)
         with write(self.db):
             self.rules.require(self.db, subject)
-            return self._append(subject, "note", {"note": text})
-
-    def flag(self, subject: str, reason: str, note: str | None = None) -> int:
-        with write(self.db):
-            self.rules.require(self.db, subject)
-            return self._append(subject, "flag", {"note": note, "flag": reason})
+            return self._append(subject, remark.action, remark)
 
     # -------------------------------------------------------------- reading
 

@@ -1,7 +1,8 @@
 """What differs between the suites for the one queue: which subjects can be annotated and in
-what order, what a label says (its payload, with the derived fields computed here), and the
-hash of what the annotator was shown. Everything else (leases, overlap, done, undo, progress,
-campaigns) is the same code for every suite (copal_tui.annotation.queue).
+what order, which payload model a label is (copal_tui.domain.annotation_payloads), what is
+derived from it at write time, and the hash of what the annotator was shown. Everything else
+(leases, overlap, done, undo, progress, campaigns) is the same code for every suite
+(copal_tui.annotation.queue).
 
 Orders: COPAL responses are stratified by (pattern, model): the k-th response of every stratum
 comes before the (k+1)-th of any, so the first few dozen labels already cover every pattern
@@ -17,17 +18,28 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from copal_tui.domain.annotation import dialogue_parts
-from copal_tui.domain.contract import content_sha256, evaluate, item_kinds, unknown_ids
-from copal_tui.domain.taxonomy import Facet
+from copal_tui.domain.contract import content_sha256
 from store.annotation import campaigns, compass_labels, dialogue_reviews
 from store.annotation import labels as copal_sql
 from store.annotation.campaigns import Candidate
 from store.annotation.compass_labels import CompassContext
 from store.artifacts import dialogue_sql, reads
+from store.artifacts.records import ResponseContent
 from store.db import Database, StoreError
+
+if TYPE_CHECKING:
+    from copal_tui.domain.annotation_payloads import (
+        CompassLabel,
+        CopalLabel,
+        DialogueReview,
+        LabelPayload,
+    )
+
+# The payload model of one suite's labels (the payload models load with the first write).
+P = TypeVar("P", bound="LabelPayload")
 
 
 @dataclass(frozen=True)
@@ -60,7 +72,7 @@ def stratified(rows: Iterable[Candidate], sizes: Mapping[str, int] | None = None
     return [row for _, row in keyed]
 
 
-class Suite:
+class Suite(Generic[P]):
     """The per-suite part of the queue (one instance per suite in `SUITES`)."""
 
     name = ""
@@ -82,14 +94,15 @@ class Suite:
         """StoreError unless the subject exists (and may be annotated)."""
         raise NotImplementedError
 
-    def label(self, db: Database, subject: str,
-              answer: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
-        """The payload of a label (or decision) on the subject, and the hash of what was
-        shown; StoreError when the answer does not fit the subject."""
+    def label(self, db: Database, subject: str, label: P) -> tuple[P, str | None]:
+        """The label (or decision) as stored on the subject, its derived fields computed from
+        what the store holds now, and the hash of what was shown; StoreError when it does not
+        fit the subject. The caller has checked that it is this suite's model
+        (copal_tui.domain.annotation.check)."""
         raise NotImplementedError
 
 
-class Copal(Suite):
+class Copal(Suite["CopalLabel"]):
     name = "copal"
     stratified = True
 
@@ -109,33 +122,38 @@ class Copal(Suite):
             raise StoreError(f"unknown response {subject!r}")
 
     def label(self, db: Database, subject: str,
-              answer: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
-        content = reads.response_content(db, subject)
-        if content is None:
-            raise StoreError(f"unknown response {subject!r}")
-        observed = list(answer.get("observed") or [])
-        req = [c["id"] for c in content.required]
-        forb = [c["id"] for c in content.forbidden]
-        bad = unknown_ids(req, forb, observed)
-        if bad:
-            raise StoreError(f"not contract items of this response: {', '.join(bad)}")
-        verdict = evaluate(req, forb, observed, item_kinds(content.required))
-        sha = content_sha256(content.query, content.required, content.forbidden,
-                             content.response or "")
-        return ({"observed": observed, "error": verdict.error,
-                 "direction": verdict.direction.value,
-                 "facet": observed_facet(answer.get("facet"), verdict.error),
-                 "note": answer.get("note")}, sha)
+              label: CopalLabel) -> tuple[CopalLabel, str | None]:
+        # The error, direction and kept facet follow from the marks on the contract as stored
+        # now (what the content hash covers), whatever the screen derived when it drew them.
+        content = _content(db, subject)
+        stored = _from_marks(content, label.observed or [], label.facet, label.note)
+        return stored, content_sha256(content.query, content.required, content.forbidden,
+                                      content.response or "")
 
 
-def observed_facet(facet: Any, error: int) -> str | None:
-    """The facet a COPAL label keeps: one of the target facets, and only on an erroneous
-    response (a correct one shows no failure to name)."""
-    if not facet or not error:
-        return None
-    if facet not in {f.value for f in Facet}:
-        raise StoreError(f"unknown facet {facet!r} (one of {', '.join(f.value for f in Facet)})")
-    return str(facet)
+def copal_label(db: Database, response_id: str, observed: Iterable[str], *,
+                facet: str | None = None, note: str | None = None) -> CopalLabel:
+    """The label marks `observed` give on the response's contract as stored, for writers that
+    have not read the contract themselves (the CLI, scripts); StoreError when they do not fit."""
+    return _from_marks(_content(db, response_id), observed, facet, note)
+
+
+def _content(db: Database, response_id: str) -> ResponseContent:
+    content = reads.response_content(db, response_id)
+    if content is None:
+        raise StoreError(f"unknown response {response_id!r}")
+    return content
+
+
+def _from_marks(content: ResponseContent, observed: Iterable[str], facet: str | None,
+                note: str | None) -> CopalLabel:
+    from copal_tui.domain.annotation_payloads import CopalLabel
+
+    try:
+        return CopalLabel.from_marks(content.required, content.forbidden, observed,
+                                     facet=facet, note=note)
+    except ValueError as exc:
+        raise StoreError(str(exc)) from None
 
 
 def compass_shown_sha256(ctx: CompassContext) -> str:
@@ -145,7 +163,7 @@ def compass_shown_sha256(ctx: CompassContext) -> str:
     return content_sha256(ctx.query, intended, ctx.policies, ctx.response or "")
 
 
-class Compass(Suite):
+class Compass(Suite["CompassLabel"]):
     name = "compass"
 
     def candidates(self, db: Database, filters: Filters) -> list[Candidate]:
@@ -157,17 +175,14 @@ class Compass(Suite):
             raise StoreError(f"unknown COMPASS response {subject!r}")
 
     def label(self, db: Database, subject: str,
-              answer: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+              label: CompassLabel) -> tuple[CompassLabel, str | None]:
         ctx = compass_labels.label_context(db, subject)
         if ctx is None:
             raise StoreError(f"unknown COMPASS response {subject!r}")
-        return ({"refused": bool(answer.get("refused")),
-                 "compliant": bool(answer.get("compliant")),
-                 "failure_mode": answer.get("failure_mode"), "note": answer.get("note")},
-                compass_shown_sha256(ctx))
+        return label, compass_shown_sha256(ctx)
 
 
-class Dialogues(Suite):
+class Dialogues(Suite["DialogueReview"]):
     name = "dialogues"
 
     def candidates(self, db: Database, filters: Filters) -> list[Candidate]:
@@ -181,7 +196,7 @@ class Dialogues(Suite):
                              f"{key.dialogue_id} turn {key.turn_index}")
 
     def label(self, db: Database, subject: str,
-              answer: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+              label: DialogueReview) -> tuple[DialogueReview, str | None]:
         self.require(db, subject)
         key = dialogue_reviews.ReviewKey(*dialogue_parts(subject))
         row = dialogue_reviews.mistake(db, key)
@@ -193,7 +208,10 @@ class Dialogues(Suite):
                            if t.turn_index <= key.turn_index],
                  "mistake": {} if row is None else asdict(row)}
         sha = _sha(json.dumps(shown, sort_keys=True, ensure_ascii=False, default=str))
-        return {"error_type": answer.get("error_type"), "note": answer.get("note") or None}, sha
+        # An empty note is no note.
+        stored = label if label.note or label.note is None else \
+            type(label)(error_type=label.error_type, note=None)
+        return stored, sha
 
 
-SUITES: dict[str, Suite] = {s.name: s for s in (Copal(), Compass(), Dialogues())}
+SUITES: dict[str, Suite[Any]] = {s.name: s for s in (Copal(), Compass(), Dialogues())}

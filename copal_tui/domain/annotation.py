@@ -16,22 +16,25 @@ retracts the subject's current decision), `skip`, `note` and `flag`. An annotato
 label on a subject is their latest label/undo event there when it is a label; a subject's
 current decision is the latest adjudicator label/undo event there when it is a label.
 
-Payloads are JSON objects checked on every write by the pydantic models of
-`copal_tui.domain.annotation_payloads` (`validate`), which are imported only then: reading the
-log, and so starting the label screens, never loads pydantic. A decision carries the same
-payload as the suite's label. Derived fields are stored as the domain computed them at write
-time (a COPAL label's error and direction from its marks, see copal_tui.domain.contract), as
-they were before the log existed: the report reads them in bulk from SQL, a label imported
-with an error but no marks has nothing to derive them from, and a change of the rule is a
-migration (as m009 was). A COMPASS label's `aligned` is not stored: it follows from the query
-type on read, as it always did.
+Payloads are the pydantic models of `copal_tui.domain.annotation_payloads`, built by whoever
+writes (a label screen, an import) and handed as they are to the log, which checks that an
+event carries the model it takes (`check`) and stores it as a JSON object. Only writers load
+that module: reading the log, and so starting the label screens, never loads pydantic. A
+decision carries the same payload as the suite's label. Derived fields are stored as the
+domain computed them at write time (a COPAL label's error and direction from its marks on the
+contract as stored then, see copal_tui.domain.contract), as they were before the log existed:
+the report reads them in bulk from SQL, a label imported with an error but no marks has
+nothing to derive them from, and a change of the rule is a migration (as m009 was). A COMPASS
+label's `aligned` is not stored: it follows from the query type on read, as it always did.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from copal_tui.domain.annotation_payloads import Payload
 
 SUITES: Final = ("copal", "compass", "dialogues")
 ANNOTATOR: Final = "annotator"
@@ -54,10 +57,11 @@ def dialogue_parts(subject: str) -> tuple[str, str, int, int]:
     return str(d), str(j), int(a), int(t)
 
 
-def validate(suite: str, role: str, action: str,
-             payload: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The payload as stored (every field of its model, in the model's order), or ValueError
-    naming what is wrong. Undo and skip carry nothing."""
+def check(suite: str, role: str, action: str, payload: Payload | None) -> None:
+    """Refuse an event before anything is written: ValueError naming an unknown suite, role or
+    action, or a note (flag) whose remark is a flag (note); TypeError when the payload is not
+    the model the event takes (the suite's label model for a label or decision, a Remark for
+    a note or flag, nothing for an undo or skip)."""
     if suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r} (one of {', '.join(SUITES)})")
     if role not in ROLES:
@@ -65,16 +69,16 @@ def validate(suite: str, role: str, action: str,
     if action not in ACTIONS:
         raise ValueError(f"unknown action {action!r} (one of {', '.join(ACTIONS)})")
     if action in ("undo", "skip"):
-        if payload:
-            raise ValueError(f"a {action} carries no payload")
-        return None
-    from pydantic import ValidationError
+        if payload is not None:
+            article = "an" if action == "undo" else "a"
+            raise TypeError(f"{article} {action} carries no payload, not a "
+                            f"{type(payload).__name__}")
+        return
+    from copal_tui.domain.annotation_payloads import Remark, model_for
 
-    from copal_tui.domain.annotation_payloads import model_for
-
-    try:
-        return model_for(suite, action).model_validate(dict(payload or {})).model_dump()
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "payload"
-        raise ValueError(f"{suite} {action}: {where}: {first['msg']}") from None
+    expected = model_for(suite, action)
+    if type(payload) is not expected:
+        raise TypeError(f"a {suite} {action} carries a {expected.__name__}, not a "
+                        f"{type(payload).__name__}")
+    if isinstance(payload, Remark) and payload.action != action:
+        raise ValueError(f"a {action} event given a {payload.action}")

@@ -1,22 +1,31 @@
-"""The payload of each kind of annotation event, per suite (pydantic models).
+"""The payload of each kind of annotation event, per suite (pydantic models), and the one
+type every writer hands the log.
 
-Imported only to validate a write (copal_tui.domain.annotation.validate): the readers of the
-log take the stored JSON as it is. Field order is the stored key order. Values keep the types
-the old per-suite tables had, so exports and the report read the same values: a COPAL error is
-the integer 0 or 1, not a boolean.
+A label screen builds its suite's model (`CopalLabel.from_marks`, `CompassLabel`,
+`DialogueReview`; a decision is the suite's label model too) or a `Remark`, and that model
+travels unchanged through the write queue, the annotation queue and the log, which serialises it
+once (store/annotation/annotations.py). Being frozen and checked when built, a model is valid
+wherever it goes. The readers of the log take the stored JSON as it is, so reading never loads
+this module. Field order is the stored key order. Values keep the types the old per-suite tables
+had, so exports and the report read the same values: a COPAL error is the integer 0 or 1, not a
+boolean.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from copal_tui.domain.compass import FAILURE_MODES
+from copal_tui.domain.contract import evaluate, item_kinds, unknown_ids
 from copal_tui.domain.dialogue import ERROR_TYPES
-from copal_tui.domain.taxonomy import Direction
+from copal_tui.domain.taxonomy import Direction, Facet
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
+_DIRECTIONS = frozenset(d.value for d in Direction)
+_FACETS = tuple(f.value for f in Facet)
 
 
 class CopalLabel(BaseModel):
@@ -35,9 +44,32 @@ class CopalLabel(BaseModel):
     def _consistent(self) -> CopalLabel:
         if self.observed is not None and self.error is None:
             raise ValueError("marks without the error they give")
-        if self.direction is not None and self.direction not in set(Direction):
+        if self.direction is not None and self.direction not in _DIRECTIONS:
             raise ValueError(f"unknown direction {self.direction!r}")
         return self
+
+    @classmethod
+    def from_marks(cls, required: Iterable[Mapping[str, object]],
+                   forbidden: Iterable[Mapping[str, object]], observed: Iterable[str], *,
+                   facet: str | None = None, note: str | None = None) -> CopalLabel:
+        """The label that marks `observed` on a contract (its items as stored: id, kind, ...)
+        give: the error and direction of copal_tui.domain.contract.evaluate, and the observed
+        facet only on an error (a correct response shows no failure to name). ValueError for
+        a mark that is not a contract item or an unknown facet."""
+        req, forb = list(required), list(forbidden)
+        req_ids, forb_ids = [str(c["id"]) for c in req], [str(c["id"]) for c in forb]
+        marks = list(observed)
+        bad = unknown_ids(req_ids, forb_ids, marks)
+        if bad:
+            raise ValueError(f"not contract items of this response: {', '.join(bad)}")
+        verdict = evaluate(req_ids, forb_ids, marks, item_kinds(req))
+        kept = None
+        if facet and verdict.error:
+            if facet not in _FACETS:
+                raise ValueError(f"unknown facet {facet!r} (one of {', '.join(_FACETS)})")
+            kept = str(facet)
+        return cls(observed=marks, error=1 if verdict.error else 0,
+                   direction=verdict.direction.value, facet=kept, note=note)
 
 
 class CompassLabel(BaseModel):
@@ -79,11 +111,20 @@ class Remark(BaseModel):
     note: str | None = None
     flag: str | None = None
 
+    @property
+    def action(self) -> Literal["note", "flag"]:
+        """The event it is: a flag when it gives a reason, else a note."""
+        return "flag" if self.flag else "note"
 
-LABELS: dict[str, type[BaseModel]] = {"copal": CopalLabel, "compass": CompassLabel,
-                                      "dialogues": DialogueReview}
+
+# What a label (or decision) carries, per suite; what any event of the log carries.
+LabelPayload = CopalLabel | CompassLabel | DialogueReview
+Payload = LabelPayload | Remark
+
+LABELS: dict[str, type[LabelPayload]] = {"copal": CopalLabel, "compass": CompassLabel,
+                                         "dialogues": DialogueReview}
 
 
-def model_for(suite: str, action: str) -> type[BaseModel]:
+def model_for(suite: str, action: str) -> type[Payload]:
     """The payload model of a label (or decision) in `suite`, or of a note or flag."""
     return LABELS[suite] if action == "label" else Remark

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from copal_tui.domain.annotation_payloads import CopalLabel
 from copal_tui.domain.contract import content_sha256, evaluate, item_kinds, unknown_ids
 from copal_tui.domain.taxonomy import FACET_PATTERN
 from copal_tui.interchange import records as rec
@@ -223,9 +224,9 @@ def labels(imp: Importer, srcs: list[SourceRecord]) -> None:
         content = contents[d["response_id"]]
         events.append(log.NewEvent(
             suite="copal", subject=d["response_id"], annotator=who, role=role,
-            action="label", payload={"observed": d["observed"], "error": error,
-                                     "direction": direction, "facet": d["facet"],
-                                     "note": d["note"]},
+            action="label", payload=CopalLabel(
+                observed=d["observed"], error=None if error is None else 1 if error else 0,
+                direction=direction, facet=d["facet"], note=d["note"]),
             content_sha256=content_sha256(c.query, c.required, c.forbidden,
                                           content.response or ""),
             created_at=d["created_at"]))

@@ -8,8 +8,10 @@ subject's current decision is the latest adjudicator label/undo event there when
 (`current_annotations` is the same rule as a view). Every reader of labels uses `CURRENT`,
 `CURRENT_DECISION` or the functions below, so the rule is written nowhere else.
 
-Writes validate the payload (`append`) and never change a row; callers open the transaction
-with `store.db.write`. Reads return `Annotation`s with the payload as the stored JSON object.
+Writes take the payload as its model (copal_tui.domain.annotation_payloads), check it is the
+one the event carries and serialise it once (`append`); they never change a row, and callers
+open the transaction with `store.db.write`. Reads return `Annotation`s with the payload as the
+stored JSON object.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from store.db import Database, StoreError, utcnow
 
-ANNOTATOR, ADJUDICATOR = "annotator", "adjudicator"
+if TYPE_CHECKING:
+    from copal_tui.domain.annotation_payloads import Payload
 
+ANNOTATOR, ADJUDICATOR = "annotator", "adjudicator"
 
 
 def current_sql(alias: str, role: str) -> str:
@@ -91,26 +95,33 @@ def _all(db: Database, sql: str, params: Any = ()) -> list[Annotation]:
 # ------------------------------------------------------------------ writing
 
 
-def append(db: Database, *, suite: str, subject: str, annotator: str, action: str,
-           role: str = ANNOTATOR, payload: dict[str, Any] | None = None,
-           content_sha256: str | None = None, campaign: str | None = None,
-           created_at: str | None = None) -> int:
-    """Append one event after checking its payload against the suite's model; returns its id.
-    A payload that does not fit is a StoreError (nothing is written)."""
-    # The domain holds the payload models; imported here only, so that loading the store (and
-    # reading the log) never loads them.
-    from copal_tui.domain.annotation import validate
+def _stored(suite: str, role: str, action: str, payload: Payload | None) -> str | None:
+    """The payload column of an event: its model as one compact JSON object (every field, in
+    the model's order), after `check` refused what the event may not carry."""
+    # The domain holds the rule and the payload models; imported here only, so that loading
+    # the store (and reading the log) never loads them.
+    from copal_tui.domain.annotation import check
 
     try:
-        stored = validate(suite, role, action, payload)
+        check(suite, role, action, payload)
     except ValueError as exc:
         raise StoreError(str(exc)) from None
+    if payload is None:
+        return None
+    return json.dumps(payload.model_dump(), ensure_ascii=False, separators=(",", ":"))
+
+
+def append(db: Database, *, suite: str, subject: str, annotator: str, action: str,
+           role: str = ANNOTATOR, payload: Payload | None = None,
+           content_sha256: str | None = None, campaign: str | None = None,
+           created_at: str | None = None) -> int:
+    """Append one event; returns its id. The payload is the model the event takes (see
+    copal_tui.domain.annotation.check): another type is a TypeError, an unknown suite, role or
+    action a StoreError, and nothing is written."""
     cur = db.execute(
         "INSERT INTO annotations (suite, subject, annotator, role, action, payload, "
         "content_sha256, campaign, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
-        (suite, subject, annotator, role, action,
-         None if stored is None else json.dumps(stored, ensure_ascii=False,
-                                                 separators=(",", ":")),
+        (suite, subject, annotator, role, action, _stored(suite, role, action, payload),
          content_sha256, campaign, created_at or utcnow()))
     return int(cur.lastrowid or 0)
 
@@ -124,7 +135,7 @@ class NewEvent:
     annotator: str
     action: str
     role: str = ANNOTATOR
-    payload: dict[str, Any] | None = None
+    payload: Payload | None = None
     content_sha256: str | None = None
     campaign: str | None = None
     created_at: str | None = None
@@ -132,27 +143,12 @@ class NewEvent:
 
 def append_many(db: Database, events: Iterable[NewEvent]) -> int:
     """Append events in order, as `append` would one by one (same checks, same rows), with
-    one statement; returns how many. A payload that does not fit is a StoreError and nothing
-    of the batch is written."""
-    from copal_tui.domain.annotation import validate
-
-    # Bulk loads repeat a few payloads many times (the same marks on many subjects): each
-    # distinct one is checked once.
-    checked: dict[tuple[str, str, str, str], str | None] = {}
-    rows: list[tuple[Any, ...]] = []
+    one statement; returns how many. An event that may not be written refuses the whole
+    batch before any of it is."""
     now = utcnow()
-    for e in events:
-        key = (e.suite, e.role, e.action,
-               json.dumps(e.payload, sort_keys=True, separators=(",", ":")))
-        if key not in checked:
-            try:
-                stored = validate(e.suite, e.role, e.action, e.payload)
-            except ValueError as exc:
-                raise StoreError(str(exc)) from None
-            checked[key] = None if stored is None else json.dumps(
-                stored, ensure_ascii=False, separators=(",", ":"))
-        rows.append((e.suite, e.subject, e.annotator, e.role, e.action, checked[key],
-                     e.content_sha256, e.campaign, e.created_at or now))
+    rows = [(e.suite, e.subject, e.annotator, e.role, e.action,
+             _stored(e.suite, e.role, e.action, e.payload), e.content_sha256, e.campaign,
+             e.created_at or now) for e in events]
     db.conn.executemany(
         "INSERT INTO annotations (suite, subject, annotator, role, action, payload, "
         "content_sha256, campaign, created_at) VALUES (?,?,?,?,?,?,?,?,?)", rows)

@@ -33,7 +33,7 @@ from copal_tui.annotation.views import (
     copal_reveal,
 )
 from copal_tui.tui.safe import one_line
-from copal_tui.tui.screens.label_base import LabelScreen
+from copal_tui.tui.screens.label_base import LabelScreen, load_payload_models
 from copal_tui.tui.screens.marking import MARK_BINDINGS, Marking, remark_rows, reveal_columns
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
 from copal_tui.tui.widgets.marks_matrix import MarksMatrix
@@ -137,6 +137,7 @@ class AdjudicateScreen(Marking, LabelScreen):
             counts = adj.counts(db, self.search)
         with suppress(RuntimeError):  # the app closed while the worker ran
             self.app.call_from_thread(self._got_counts, counts)
+        load_payload_models()
 
     def _got_counts(self, counts: adj.Counts) -> None:
         self.counts = counts
@@ -163,13 +164,18 @@ class AdjudicateScreen(Marking, LabelScreen):
         self._decide([c["id"] for c in self.ctx.required])
 
     def _decide(self, observed: list[str] | None) -> None:
+        from copal_tui.domain.annotation_payloads import CopalLabel
+
         if not self.has_current():
             self.app.bell()
             return
-        assert self.rid is not None
+        assert self.rid is not None and self.ctx is not None
         if observed is not None:
             self.marks.set_observed(observed)
-        rid, who, marks, note = self.rid, self.who, list(self.marks.observed), self.note
+        rid, who = self.rid, self.who
+        # The rule the marks pane shows its verdict by, on the contract it shows.
+        decision = CopalLabel.from_marks(self.ctx.required, self.ctx.forbidden,
+                                         self.marks.observed, note=self.note)
 
         def landed(done: Annotation) -> None:
             error = done.get("error")
@@ -177,7 +183,7 @@ class AdjudicateScreen(Marking, LabelScreen):
                         (DIRECTION_WORDS[done.get("direction")] if error else "correct"))
             self._recount()
 
-        if not self.write("decision", lambda db: adj.adjudicate(db, rid, who, marks, note=note),
+        if not self.write("decision", lambda db: adj.decide(db, "copal", rid, who, decision),
                           landed, subject=rid):
             self.last_saved = None  # the status says what waits
         self._show(self._next_pending(rid))
@@ -236,9 +242,11 @@ class AdjudicateScreen(Marking, LabelScreen):
             self._status()
 
     def save_flag(self, reason: str | None) -> None:
+        from copal_tui.domain.annotation_payloads import Remark
+
         if reason and self.rid is not None:
-            rid, who = self.rid, self.who
-            self.write("flag", lambda db: adj.flag(db, rid, who, reason),
+            rid, who, flag = self.rid, self.who, Remark(flag=reason)
+            self.write("flag", lambda db: adj.flag(db, rid, who, flag),
                        lambda _id: self._flagged(rid, reason))
             self._status()
 

@@ -17,7 +17,7 @@ copal_tui.annotation.suites.compass_shown_sha256.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -52,6 +52,9 @@ from copal_tui.tui.widgets.compass_view import (
     verdict_words,
 )
 from copal_tui.tui.widgets.scroll_pane import ScrollPane
+
+if TYPE_CHECKING:
+    from copal_tui.domain.annotation_payloads import CompassLabel
 
 BLIND_NOTE = ("Blind: the query type and strategy, the pre-filter's decision, the judges' "
               "verdicts, other annotators' labels and the policies' lists appear once you "
@@ -197,7 +200,9 @@ class CompassLabelScreen(QueueLabelScreen):
                             "refused and was not refused compliantly.", severity="warning",
                             timeout=3)
 
-    def answer(self) -> dict[str, Any] | None:
+    def answer(self) -> CompassLabel | None:
+        from copal_tui.domain.annotation_payloads import CompassLabel
+
         form, ctx = self.form, self.ctx
         if ctx is None:
             return None
@@ -208,9 +213,9 @@ class CompassLabelScreen(QueueLabelScreen):
         refused, compliant = bool(form.refused), bool(form.compliant)
         assert self.rid is not None
         self.words[self.rid] = verdict_words(refused, compliant, form.aligned, form.failure_mode)
-        return {"refused": refused, "compliant": compliant,
-                "failure_mode": kept_mode(ctx.query_type, refused, compliant,
-                                          form.failure_mode)}
+        return CompassLabel(refused=refused, compliant=compliant,
+                            failure_mode=kept_mode(ctx.query_type, refused, compliant,
+                                                   form.failure_mode))
 
     def saved_words(self, label: Annotation) -> str:
         return "saved " + self.words.pop(label.subject, "")

@@ -21,7 +21,7 @@ screen out again when its height changes, which on every move would cost more th
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -59,6 +59,9 @@ from copal_tui.tui.widgets.dialogue_view import (
     truth_lines,
     turn_header,
 )
+
+if TYPE_CHECKING:
+    from copal_tui.domain.annotation_payloads import DialogueReview
 
 
 def turn_view(turn: TurnRow, current: bool) -> Text:
@@ -255,12 +258,14 @@ class DialogueReviewScreen(QueueLabelScreen):
         if text is not None:
             self.picker.set_note(text)
 
-    def answer(self) -> dict[str, Any] | None:
+    def answer(self) -> DialogueReview | None:
+        from copal_tui.domain.annotation_payloads import DialogueReview
+
         if self.picker.error_type is None:
             self.notify("Choose the error type with 1-6, then enter.", severity="warning",
                         timeout=3)
             return None
-        return {"error_type": self.picker.error_type, "note": self.picker.note}
+        return DialogueReview(error_type=self.picker.error_type, note=self.picker.note)
 
     def saved_words(self, label: Annotation) -> str:
         return f"saved {type_name(label.get('error_type') or '')}"

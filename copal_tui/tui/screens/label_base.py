@@ -18,6 +18,7 @@ lifecycle on top of this.
 
 from __future__ import annotations
 
+import importlib
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -60,6 +61,12 @@ COMMON_BINDINGS: list[BindingType] = [
             id="queue.line_up"),
 ]
 COMMON_IDS = frozenset(b.id for b in COMMON_BINDINGS if isinstance(b, Binding) and b.id)
+
+
+def load_payload_models() -> None:
+    """Load the payload models every write is built as (pydantic, about 0.1 s), from a worker
+    thread once the screen is up, so neither the start nor the first write waits for them."""
+    importlib.import_module("copal_tui.domain.annotation_payloads")
 
 
 class ScreenActions(Provider):

@@ -17,8 +17,11 @@ from the subject left first to the one reached last. Any other write first lands
 handover, so writes still land in the order they were made.
 
 A screen supplies: `load(subject)` (read what it shows), `render_subject(mine, undone)` and
-`render_empty(message)` (draw it), `answer()` (the label fields from its form, or None after
-saying what is missing) and `saved_words(label)` (the status line's confirmation).
+`render_empty(message)` (draw it), `answer()` (its suite's payload model built from the form, or
+None after saying what is missing) and `saved_words(label)` (the status line's confirmation).
+The model goes to the queue as it is, and notes and flags go as a `Remark`; the payload models
+(pydantic) are loaded by the preparing worker, off the UI thread, so starting a screen never
+waits for them.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from contextlib import suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import work
@@ -34,8 +37,11 @@ from textual import work
 from copal_tui.annotation.queue import AnnotationQueue, Progress
 from copal_tui.annotation.views import Annotation
 from copal_tui.tui.busy import ATTEMPT_MS, busy_timeout, is_busy
-from copal_tui.tui.screens.label_base import LabelScreen
+from copal_tui.tui.screens.label_base import LabelScreen, load_payload_models
 from store.db import Database
+
+if TYPE_CHECKING:
+    from copal_tui.domain.annotation_payloads import LabelPayload
 
 # Seconds before placing new subjects in the queue is tried again when the database was busy.
 ORDER_RETRY_S = 5.0
@@ -98,6 +104,7 @@ class QueueLabelScreen(LabelScreen):
                 ordered = False
             progress = queue.progress()
         self._from_worker(self._prepared, progress, ordered)
+        load_payload_models()
 
     def _from_worker(self, callback: Any, *args: Any) -> None:
         with suppress(RuntimeError):  # the app closed while the worker ran
@@ -283,9 +290,9 @@ class QueueLabelScreen(LabelScreen):
 
     # -------------------------------------------------------------- actions
 
-    def answer(self) -> dict[str, Any] | None:
-        """The label fields from the form; None (after saying what is missing) when the form
-        is not complete."""
+    def answer(self) -> LabelPayload | None:
+        """The suite's payload model built from the form; None (after saying what is missing)
+        when the form is not complete."""
         raise NotImplementedError
 
     def saved_words(self, label: Annotation) -> str:
@@ -296,8 +303,8 @@ class QueueLabelScreen(LabelScreen):
         if not self.has_current() or subject is None or queue is None:
             self.app.bell()
             return
-        fields = self.answer()
-        if fields is None:
+        label = self.answer()
+        if label is None:
             self.app.bell()
             return
 
@@ -307,7 +314,7 @@ class QueueLabelScreen(LabelScreen):
 
         # The label renews the lease in the same transaction (the label now owns the slot).
         if not self.write(f"label on #{self.pos(subject)}",
-                          lambda _db: queue.submit(subject, **fields), landed, subject=subject):
+                          lambda _db: queue.submit(subject, label), landed, subject=subject):
             self.last_saved = None  # the status says what waits
         self._show(self.following())
 
@@ -352,11 +359,14 @@ class QueueLabelScreen(LabelScreen):
         self._show(target)
 
     def save_note(self, text: str | None) -> None:
+        from copal_tui.domain.annotation_payloads import Remark
+
         if text and self.subject is not None:
             subject, queue = self.subject, self.queue
             assert queue is not None
             self.notes[subject] = text
-            self.write(f"note on #{self.pos(subject)}", lambda _db: queue.note(subject, text),
+            note = Remark(note=text)
+            self.write(f"note on #{self.pos(subject)}", lambda _db: queue.remark(subject, note),
                        lambda _id: self._saved("note saved"))
             self.note_shown(text)
             self._status()
@@ -365,9 +375,12 @@ class QueueLabelScreen(LabelScreen):
         """Show the note just written (the COPAL context shows the annotator's note)."""
 
     def save_flag(self, reason: str | None) -> None:
+        from copal_tui.domain.annotation_payloads import Remark
+
         if reason and self.subject is not None:
             subject, queue = self.subject, self.queue
             assert queue is not None
-            self.write(f"flag on #{self.pos(subject)}", lambda _db: queue.flag(subject, reason),
+            flag = Remark(flag=reason)
+            self.write(f"flag on #{self.pos(subject)}", lambda _db: queue.remark(subject, flag),
                        lambda _id: self._saved(f"flagged: {reason}", style="yellow"))
             self._status()

@@ -18,7 +18,7 @@ someone else's slot.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.binding import Binding
@@ -33,6 +33,9 @@ from copal_tui.annotation.views import (
 from copal_tui.tui.screens.label_lifecycle import QueueLabelScreen
 from copal_tui.tui.screens.marking import MARK_BINDINGS, Marking, remark_rows, reveal_columns
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
+
+if TYPE_CHECKING:
+    from copal_tui.domain.annotation_payloads import CopalLabel
 
 
 class LabelQueueScreen(Marking, QueueLabelScreen):
@@ -145,8 +148,14 @@ class LabelQueueScreen(Marking, QueueLabelScreen):
 
     # -------------------------------------------------------------- actions
 
-    def answer(self) -> dict[str, Any] | None:
-        return {"observed": list(self.marks.observed), "facet": self.marks.kept_facet}
+    def answer(self) -> CopalLabel | None:
+        from copal_tui.domain.annotation_payloads import CopalLabel
+
+        if self.ctx is None:
+            return None
+        # The rule the marks pane shows its verdict by, on the contract it shows.
+        return CopalLabel.from_marks(self.ctx.required, self.ctx.forbidden, self.marks.observed,
+                                     facet=self.marks.kept_facet)
 
     def saved_words(self, label: Annotation) -> str:
         error, direction = label.get("error"), label.get("direction")
