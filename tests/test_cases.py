@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from copal_tui.metrics.report import ReportOptions, build_report
+from copal_tui.metrics.report import ReportOptions, build_document
 from store.db import connect
 from tests.test_metrics_fixture import build_fixture, fixture_records
 
@@ -42,7 +42,7 @@ def _listed(cli: Any, db: Path, *args: str) -> list[dict[str, Any]]:
 
 
 def _validity(db: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    doc = build_report(connect(db), ReportOptions(bootstrap=0))
+    doc = build_document(connect(db), ReportOptions(bootstrap=0)).to_dict()
     return {(v["judge"], v["mode"]): v for v in doc["judge_validity"]}
 
 
@@ -161,7 +161,9 @@ def test_plot_rows_are_the_human_reference(fixture_db, monkeypatch):
 
     figures: list[Any] = []
     monkeypatch.setattr(plots, "_save", lambda plt, fig, stem: figures.append(fig) or {})
-    entry = _validity(fixture_db)[("J1", "contract")]
+    entry = build_document(connect(fixture_db), ReportOptions(bootstrap=0)).validity_of(
+        "J1", "contract")
+    assert entry is not None
     plt = plots._pyplot()
     plots.confusion(plt, entry)
     ax = figures[0].axes[0]
@@ -217,10 +219,11 @@ def test_every_dashboard_cell_lists_as_many_responses_as_it_counts(fixture_db):
     from copal_tui.tui.widgets.paged_table import parse_filter
 
     db = connect(fixture_db)
-    doc = build_report(db, ReportOptions(bootstrap=0))
+    typed = build_document(db, ReportOptions(bootstrap=0))
+    doc = typed.to_dict()
 
     def listed(table: str, key: str, column: int) -> int:
-        found = sections.cases_behind(doc, table, key, column)
+        found = sections.cases_behind(typed, table, key, column)
         assert found is not None, (table, key, column)
         spec = cases.apply_filters(found.spec, parse_filter(found.filter_text)[1])
         return len(cases.find(db, spec))
@@ -229,7 +232,7 @@ def test_every_dashboard_cell_lists_as_many_responses_as_it_counts(fixture_db):
     # selective_disclosure); J1 says A erred on I2, I3, I4 and B on I4.
     assert listed("errors", "A", 0) == 4 and listed("errors", "B", 0) == 4
     assert listed("errors", "(all models)", 0) == 8
-    patterns = sections.patterns_of(doc)
+    patterns = sections.patterns_of(typed)
     errors_col = len(patterns) + 2
     assert listed("errors", "A", errors_col) == 3 and listed("errors", "B", errors_col) == 1
     for row in doc["error_rates"]:

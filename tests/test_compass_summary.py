@@ -84,14 +84,14 @@ def test_average_is_the_mean_of_the_rounded_percentages_not_a_pooled_rate():
              ("J", "m", "base", "w1", "allowed_base", "failed", None, 4, 0),
              ("J", "m", "base", "w9", "allowed_base", "usable", None, 5, 5)]
     out = summary_rows(cells, {"w1": "A", "w2": "B", "w3": "C"})
-    assert [r["query_type"] for r in out] == [
+    assert [r.query_type for r in out] == [
         "Allowed Base Query", "Allowed Edge Query", "Denied Base Query", "Denied Edge Query"]
     first = out[0]
-    assert first["organisations"] == {"A": "0.00%", "B": "66.67%", "C": "66.67%"}
-    assert first["average"] == "44.45%"
-    assert first["pooled"] == {"correct": 4, "total": 7, "percent": "57.14%"}
-    assert out[1]["organisations"] == {"A": "N/A", "B": "N/A", "C": "N/A"}
-    assert out[1]["average"] == "N/A"
+    assert first.organisations == {"A": "0.00%", "B": "66.67%", "C": "66.67%"}
+    assert first.average == "44.45%"
+    assert (first.pooled.correct, first.pooled.total, first.pooled.percent) == (4, 7, "57.14%")
+    assert out[1].organisations == {"A": "N/A", "B": "N/A", "C": "N/A"}
+    assert out[1].average == "N/A"
 
 
 def test_report_key_matches_the_hand_worked_table(imported):

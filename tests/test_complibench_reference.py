@@ -92,7 +92,7 @@ def copal_rows(cli, root: Path) -> dict[str, dict]:
                  ("import", "--from", "complibench-judge", "--judge", JUDGE, str(root))):
         result = cli(*args)
         assert result.exit_code == 0, result.output
-    return {r["domain"]: r for r in dialogue_judging(connect(cli.db_path))["rows"]}
+    return {r.domain: r.to_dict() for r in dialogue_judging(connect(cli.db_path)).rows}
 
 
 @pytest.fixture

@@ -77,7 +77,7 @@ def test_import_and_metrics_by_hand(initialised, corpus):
     done = import_conversations(db, corpus)
     assert sorted(done.added) == ["airlines/c1", "airlines/c2", "retail/c3"]
     assert len(import_judge_outputs(db, corpus, "J").added) == 4
-    rows = {(r["judge"], r["domain"]): r for r in dialogue_judging(db)["rows"]}
+    rows = {(r.judge, r.domain): r.to_dict() for r in dialogue_judging(db).rows}
     a = rows[("J", "airlines")]
     # Each attempt of each conversation is one file; files pooled, turns micro-averaged.
     # c1 attempt 1: turns 1, 3, 5 right (3/3), file right. c2 attempt 1: 1 and 5 right (2/2),

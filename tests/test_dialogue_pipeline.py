@@ -137,7 +137,7 @@ def test_judge_stores_attempts_each_its_own_request_and_rerun_is_free(store):
 
 def test_judge_metrics_come_from_the_stored_predictions(store):
     cli(store, "run", "dialogue_judge", "--judge", "offline/judge", "--attempts", "2")
-    got = {(r["judge"], r["domain"]): r for r in dialogue_judging(connect(store))["rows"]}
+    got = {(r.judge, r.domain): r.to_dict() for r in dialogue_judging(connect(store)).rows}
     row = got[("offline/judge", "all")]
     # c2's turn 5 is the one violation; every other tagged turn (1, 3, 5 and the universal 7)
     # is compliant: 3 conversations x 4 tagged turns - 1.
@@ -157,7 +157,7 @@ def test_binary_judge_stores_verdicts_only_under_its_own_name(store):
     assert attempts == [{"judge": "offline/judge+binary", "binary_verdicts": 1}] * 2
     preds = rows(store, "SELECT * FROM dialogue_predictions")
     assert len(preds) == 8 and all(p["category"] is None and p["key"] is None for p in preds)
-    [row] = [r for r in dialogue_judging(connect(store))["rows"] if r["domain"] == "all"]
+    [row] = [r.to_dict() for r in dialogue_judging(connect(store)).rows if r.domain == "all"]
     assert row["binary"] is True and row["strict_violation_detection_accuracy"] is None
     # The same model judged with guidelines is a separate judge, not a replay; without
     # --attempts it is judged four times, as the CompliBench paper prompts each model.

@@ -60,8 +60,8 @@ def test_unreadable_answer_is_scored_and_kept_a_failed_call_is_retried(setup):
     assert c2["failure"] is None and c2["unparsed"] == 1 and c2["repaired"] == 0
     assert not rows(db, "SELECT * FROM dialogue_predictions WHERE dialogue_id = 'shop/c2'")
     judged = dialogue_judging(connect(db))
-    assert judged["exclusions"] == []
-    [row] = [r for r in judged["rows"] if r["domain"] == "all"]
+    assert judged.exclusions == []
+    [row] = [r.to_dict() for r in judged.rows if r.domain == "all"]
     assert (row["files"], row["unparsed_attempts"]) == (2, 1)
 
     before = stub.calls
@@ -76,8 +76,8 @@ def test_unreadable_answer_is_scored_and_kept_a_failed_call_is_retried(setup):
     [failed] = rows(db, "SELECT * FROM dialogue_attempts WHERE dialogue_id = 'shop/c2' AND "
                         "attempt = 2")
     assert failed["failure"] and not failed["unparsed"]
-    excluded = dialogue_judging(connect(db))["exclusions"]
-    assert [(e["dialogue"], e["attempt"]) for e in excluded] == [("shop/c2", 2)]
+    excluded = dialogue_judging(connect(db)).exclusions
+    assert [(e.dialogue, e.attempt) for e in excluded] == [("shop/c2", 2)]
     stub.broken.clear()
     before = stub.calls
     [retried] = run_stages(db, ["dialogue_judge"], opts)

@@ -26,7 +26,7 @@ def rows(initialised, sample):
     db = connect(initialised)
     assert len(import_conversations(db, sample).added) == 6
     assert len(import_judge_outputs(db, sample, JUDGE).added) == 12  # 2 attempts x 6
-    return db, {r["domain"]: r for r in dialogue_judging(db)["rows"] if r["judge"] == JUDGE}
+    return db, {r.domain: r.to_dict() for r in dialogue_judging(db).rows if r.judge == JUDGE}
 
 
 def test_stored_counts_match_the_readme(rows):

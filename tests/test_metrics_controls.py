@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from copal_tui.cli import main
-from copal_tui.metrics.report import ReportOptions, build_report
+from copal_tui.metrics.report import ReportOptions
 from store.db import connect
-from tests.test_metrics_fixture import build_fixture
+from tests.test_metrics_fixture import build_fixture, report_json
 
 W = "w1"
 R1 = {"id": "R1", "text": "does the licensed part", "clause_id": "C1"}
@@ -80,7 +80,7 @@ def records() -> list[dict]:
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> dict:
     db = connect(build_fixture(tmp_path_factory.mktemp("controls"), records()))
-    return build_report(db, ReportOptions(bootstrap=0))
+    return report_json(db, ReportOptions(bootstrap=0))
 
 
 def fig(node: dict) -> tuple:

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from copal_tui.cli import main
-from copal_tui.metrics.report import ReportOptions, build_report
-from store.db import connect
+from copal_tui.metrics.report import ReportOptions, build_document
+from store.db import Database, connect
 
 W = "w1"
 RF = ([{"id": "R1", "text": "does the licensed part"}],
@@ -130,9 +130,14 @@ def build_fixture(tmp_path: Path, records: list[dict] | None = None) -> Path:
     return db_path
 
 
+def report_json(db: Database, opts: ReportOptions) -> dict:
+    """The report in the layout `copal report --json` writes (NaN where JSON has null)."""
+    return build_document(db, opts).to_dict()
+
+
 @pytest.fixture
 def report(tmp_path: Path) -> dict:
-    return build_report(connect(build_fixture(tmp_path)), ReportOptions(bootstrap=200))
+    return report_json(connect(build_fixture(tmp_path)), ReportOptions(bootstrap=200))
 
 
 def approx(x: float) -> object:
@@ -313,7 +318,7 @@ def test_corpus_profile(report):
 
 def test_failed_and_skipped_primary_judgments_are_excluded_and_counted(tmp_path):
     db = connect(build_fixture(tmp_path))
-    before = build_report(db, ReportOptions(bootstrap=0))
+    before = report_json(db, ReportOptions(bootstrap=0))
     # A new composed item answered by A; J1's call on it failed. And an answer of B to it that
     # J1 never judged (skipped).
     db.execute("INSERT INTO items (id, world_id, composition_id, pattern, facet, query, required,"
@@ -327,7 +332,7 @@ def test_failed_and_skipped_primary_judgments_are_excluded_and_counted(tmp_path)
     # B's second system-prompt variant failed to answer I5 at all.
     db.execute("INSERT INTO responses (id, item_id, model, variant, failure, created_at) "
                "VALUES ('Bv:I5', 'I5', 'B', 'v2', 'HTTP 500', 'now')")
-    after = build_report(db, ReportOptions(bootstrap=0))
+    after = report_json(db, ReportOptions(bootstrap=0))
     assert after["error_rates"] == before["error_rates"]
     reasons = {(e["what"], e["reason"]): e["count"] for e in after["exclusions"]}
     assert reasons[("responses of B#v2", "the target model's call failed (no answer to "
@@ -344,7 +349,7 @@ def test_variants_are_separate_target_models(tmp_path):
                     "variant": "terse", "text": "another system prompt"})
     records.append({"type": "judgment", "id": "J1/A2:I1", "response_id": "A2:I1", "judge": "J1",
                     "mode": "contract", "observed": ["F1"]})
-    doc = build_report(connect(build_fixture(tmp_path, records)), ReportOptions(bootstrap=0))
+    doc = report_json(connect(build_fixture(tmp_path, records)), ReportOptions(bootstrap=0))
     rows = {r["model"]: r for r in doc["error_rates"]}
     assert (rows["A"]["n"], rows["A"]["errors"]) == (4, 3)  # unchanged: not pooled
     assert (rows["A#terse"]["n"], rows["A#terse"]["errors"]) == (1, 1)
@@ -363,11 +368,11 @@ def test_world_filter_restricts_every_section(tmp_path):
         {"type": "label", "response_id": "A:Z1", "annotator": "dan", "observed": ["R1"]},
     ]
     db = connect(build_fixture(tmp_path, records))
-    everything = build_report(db, ReportOptions(bootstrap=0))
+    everything = report_json(db, ReportOptions(bootstrap=0))
     assert {r["model"]: r["n"] for r in everything["error_rates"]} == {"A": 5, "B": 4}
     assert "dan" in everything["reference_labels"]["annotators"]
-    only = build_report(db, ReportOptions(worlds=("w1",), bootstrap=0))
-    original = build_report(connect(build_fixture(tmp_path / "x")), ReportOptions(bootstrap=0))
+    only = report_json(db, ReportOptions(worlds=("w1",), bootstrap=0))
+    original = report_json(connect(build_fixture(tmp_path / "x")), ReportOptions(bootstrap=0))
     for key in ("error_rates", "facet_atlas", "one_sided", "paired_contrast", "ablation",
                 "judge_validity", "human_agreement", "judge_sensitivity", "reference_labels"):
         assert only[key] == original[key], key
@@ -378,13 +383,13 @@ def test_world_filter_and_unknown_names(tmp_path):
     from copal_tui.metrics.report import ReportError
 
     db = connect(build_fixture(tmp_path))
-    doc = build_report(db, ReportOptions(worlds=("w1",), bootstrap=0))
+    doc = report_json(db, ReportOptions(worlds=("w1",), bootstrap=0))
     assert doc["scope"]["worlds"] == ["w1"]
     with pytest.raises(ReportError, match="unknown world"):
-        build_report(db, ReportOptions(worlds=("nope",)))
+        report_json(db, ReportOptions(worlds=("nope",)))
     with pytest.raises(ReportError, match="no usable judgments"):
-        build_report(db, ReportOptions(judge="nobody"))
-    chosen = build_report(db, ReportOptions(judge="J2", bootstrap=0))
+        report_json(db, ReportOptions(judge="nobody"))
+    chosen = report_json(db, ReportOptions(judge="J2", bootstrap=0))
     assert chosen["scope"]["primary_judge"] == {"judge": "J2", "mode": "contract"}
-    ref = build_report(db, ReportOptions(reference_judge="J1@full_policy", bootstrap=0))
+    ref = report_json(db, ReportOptions(reference_judge="J1@full_policy", bootstrap=0))
     assert ref["scope"]["reference_judge"] == {"judge": "J1", "mode": "full_policy"}

@@ -116,5 +116,5 @@ def test_the_latest_label_of_an_annotator_on_a_response_counts():
 
     out = human_agreement([("r1", "a", 0), ("r1", "b", 1), ("r2", "a", 1), ("r2", "b", 1),
                            ("r1", "a", 1)])  # a changed their mind on r1
-    assert out["n_labels"] == 5 and out["n_responses"] == 2
-    assert out["pairwise"][0]["n"] == 2 and out["pairwise"][0]["agreement"] == 1.0
+    assert out.n_labels == 5 and out.n_responses == 2
+    assert out.pairwise[0].n == 2 and out.pairwise[0].agreement.value == 1.0

@@ -19,7 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from copal_tui.metrics.agreement import human_agreement
-from copal_tui.metrics.classify import METRICS, confusion_arrays, confusion_stats
+from copal_tui.metrics.classify import METRICS, Confusion, confusion_arrays, confusion_stats
+from copal_tui.metrics.document_base import Metric
+from copal_tui.metrics.document_sections import JudgeValidity, ModelErrorRate
 from copal_tui.metrics.intervals import resample_items, wilson
 from copal_tui.metrics.ranks import competition_ranks, kendall_tau_b, spearman_rho
 from copal_tui.metrics.rates import corrected_error_rates
@@ -42,9 +44,14 @@ def _same(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, abs=1e-12)
 
 
-def _reasons_exactly_for_nan(out: dict) -> None:
+def _reasons_exactly_for_nan(c: Confusion) -> None:
     for key in METRICS:
-        assert math.isnan(out[key]) == (f"{key}_reason" in out), key
+        value, reason = c.stats[key]
+        assert math.isnan(value) == (reason is not None), key
+
+
+def _values(c: Confusion) -> dict[str, float]:
+    return {name: value for name, (value, _reason) in c.stats.items()}
 
 
 # ------------------------------------------------------------------ judge validity
@@ -61,14 +68,15 @@ def test_confusion_stats_equal_sklearn_on_the_label_vectors(rows):
 
     ref = np.array([r for r, _j in rows], dtype=int)
     judge = np.array([j for _r, j in rows], dtype=int)
-    out = confusion_stats(*_counts(ref, judge))
-    _reasons_exactly_for_nan(out)
+    c = confusion_stats(*_counts(ref, judge))
+    _reasons_exactly_for_nan(c)
+    out = _values(c)
     if not len(rows):
-        assert out["n"] == 0 and all(math.isnan(out[m]) for m in METRICS)
+        assert c.n == 0 and all(math.isnan(out[m]) for m in METRICS)
         return
     # Rows: reference, columns: judge, error (1) the positive class.
     (tn, fp), (fn, tp) = confusion_matrix(ref, judge, labels=[0, 1]).tolist()
-    assert (out["tp"], out["fp"], out["tn"], out["fn"], out["n"]) == (tp, fp, tn, fn, len(rows))
+    assert (c.tp, c.fp, c.tn, c.fn, c.n) == (tp, fp, tn, fn, len(rows))
     p, r, f1, _ = precision_recall_fscore_support(ref, judge, labels=[0, 1], average="binary",
                                                   pos_label=1, zero_division=np.nan)
     assert _same(out["precision"], p) and _same(out["recall"], r) and _same(out["f1"], f1)
@@ -77,7 +85,7 @@ def test_confusion_stats_equal_sklearn_on_the_label_vectors(rows):
     if len(set(ref.tolist())) == 2 and len(set(judge.tolist())) == 2:
         assert out["kappa"] == pytest.approx(cohen_kappa_score(ref, judge), abs=1e-12)
     else:  # one rater used one class: sklearn says 0 or NaN, the report says why it is NaN
-        assert math.isnan(out["kappa"]) and "one class" in out["kappa_reason"]
+        assert math.isnan(out["kappa"]) and "one class" in str(c.stats["kappa"][1])
 
 
 @LIBRARY
@@ -85,7 +93,7 @@ def test_confusion_stats_equal_sklearn_on_the_label_vectors(rows):
 def test_bootstrap_formulas_equal_the_library_figures(rows):
     vec = confusion_arrays(np.array(rows))
     for i, row in enumerate(rows):
-        scalar = confusion_stats(*row)
+        scalar = _values(confusion_stats(*row))
         for metric in METRICS:
             assert _same(float(vec[metric][i]), scalar[metric]), (row, metric)
 
@@ -101,7 +109,8 @@ def test_bootstrap_formulas_equal_the_library_figures(rows):
 ])
 def test_undefined_figures_are_nan_with_a_reason_never_zero(counts, reason):
     out = confusion_stats(*counts)
-    assert math.isnan(out["kappa"]) and reason in out["kappa_reason"]
+    value, why = out.stats["kappa"]
+    assert math.isnan(value) and reason in str(why)
     _reasons_exactly_for_nan(out)
 
 
@@ -119,9 +128,9 @@ def test_judge_validity_point_figures_equal_sklearn_on_the_responses():
                       *_counts(judge=judge, ref=ref)))
     entry = judge_validity(cells, 0, seed=0)[0]
     ref, judge = np.concatenate(refs), np.concatenate(judges)
-    assert entry["f1"] == pytest.approx(f1_score(ref, judge), abs=1e-12)
-    assert entry["kappa"] == pytest.approx(cohen_kappa_score(ref, judge), abs=1e-12)
-    assert entry["by_pattern"]["scope_restriction"]["kappa"] == entry["kappa"]
+    assert entry.f1.value == pytest.approx(f1_score(ref, judge), abs=1e-12)
+    assert entry.kappa.value == pytest.approx(cohen_kappa_score(ref, judge), abs=1e-12)
+    assert entry.by_pattern["scope_restriction"].kappa.value == entry.kappa.value
 
 
 # ------------------------------------------------------------------ ranks
@@ -176,26 +185,26 @@ def test_alpha_and_pairwise_kappa_equal_the_libraries(seed, n_annotators, n_resp
                 labels.append((r, f"a{a}", value))
     out = human_agreement(labels)
     multi = matrix[:, (~np.isnan(matrix)).sum(axis=0) >= 2]
-    assert out["n_multiply_labelled"] == multi.shape[1]
+    assert out.n_multiply_labelled == multi.shape[1]
     values = set(multi[~np.isnan(multi)].tolist())
     if len(values) < 2:
-        assert math.isnan(out["krippendorff_alpha"]) and out["krippendorff_alpha_reason"]
+        assert out.krippendorff_alpha.value is None and out.krippendorff_alpha.reason
     else:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             expected = krippendorff.alpha(reliability_data=multi,
                                           level_of_measurement="nominal")
-        assert out["krippendorff_alpha"] == pytest.approx(expected, abs=1e-12)
-    for pair in out["pairwise"]:
-        i, j = int(pair["annotator_a"][1:]), int(pair["annotator_b"][1:])
+        assert out.krippendorff_alpha.value == pytest.approx(expected, abs=1e-12)
+    for pair in out.pairwise:
+        i, j = int(pair.annotator_a[1:]), int(pair.annotator_b[1:])
         both = ~np.isnan(matrix[i]) & ~np.isnan(matrix[j]) & \
             ((~np.isnan(matrix)).sum(axis=0) >= 2)
         x, y = matrix[i][both], matrix[j][both]
-        assert pair["n"] == len(x)
+        assert pair.n == len(x)
         if len(set(x.tolist())) == 2 and len(set(y.tolist())) == 2:
-            assert pair["kappa"] == pytest.approx(cohen_kappa_score(x, y), abs=1e-12)
+            assert pair.kappa.value == pytest.approx(cohen_kappa_score(x, y), abs=1e-12)
         else:
-            assert math.isnan(pair["kappa"]) and "one class" in pair["kappa_reason"]
+            assert pair.kappa.value is None and "one class" in str(pair.kappa.reason)
 
 
 # ------------------------------------------------------------------ hand-written pieces
@@ -226,7 +235,9 @@ def test_item_resampling_equals_a_plain_loop_over_the_same_draws(seed, n_items, 
 @given(st.floats(0.0, 1.0), st.floats(0.55, 1.0), st.floats(0.55, 1.0))
 def test_rogan_gladen_recovers_the_true_rate_from_the_forward_model(true, sens, spec):
     observed = true * sens + (1 - true) * (1 - spec)  # what a judge with these rates reports
-    validity = {"n": 100, "fn_rate": 1 - sens, "fp_rate": 1 - spec}
-    out = corrected_error_rates([{"model": "m", "n": 100, "error_rate": observed}], validity,
-                                "J", "contract")
-    assert out["models"][0]["corrected_error_rate"] == pytest.approx(true, abs=1e-9)
+    # Only the fields the correction reads.
+    validity = JudgeValidity.model_construct(n=100, fn_rate=Metric.of(1 - sens),
+                                             fp_rate=Metric.of(1 - spec))
+    row = ModelErrorRate.model_construct(model="m", n=100, error_rate=Metric.of(observed))
+    out = corrected_error_rates([row], validity, "J", "contract")
+    assert out.models[0].corrected_error_rate.value == pytest.approx(true, abs=1e-9)

@@ -10,11 +10,32 @@ import numpy as np
 import pytest
 
 from copal_tui.metrics.agreement import human_agreement
-from copal_tui.metrics.classify import confusion_arrays, confusion_stats, kappa
+from copal_tui.metrics.classify import Confusion, confusion_arrays, confusion_stats, kappa
+from copal_tui.metrics.document_base import Metric
+from copal_tui.metrics.document_sections import JudgeValidity, ModelErrorRate
 from copal_tui.metrics.intervals import Z95, percentile_interval, resample_items, wilson
 from copal_tui.metrics.ranks import competition_ranks, kendall_tau_b, spearman_rho
 from copal_tui.metrics.rates import ablation, corrected_error_rates, facet_atlas, one_sided
 from copal_tui.metrics.validity import judge_validity
+
+
+def _values(c: Confusion) -> dict[str, float]:
+    return {name: value for name, (value, _reason) in c.stats.items()}
+
+
+def _reasons(c: Confusion) -> dict[str, str | None]:
+    return {name: reason for name, (_value, reason) in c.stats.items()}
+
+
+def observed_rate(n: int, rate: float) -> ModelErrorRate:
+    """The only fields of a model's error-rate row the correction reads."""
+    return ModelErrorRate.model_construct(model="m", n=n, error_rate=Metric.of(rate))
+
+
+def measured(n: int, fn_rate: float, fp_rate: float) -> JudgeValidity:
+    """The only fields of a judge-validity entry the correction reads."""
+    return JudgeValidity.model_construct(n=n, fn_rate=Metric.of(fn_rate),
+                                         fp_rate=Metric.of(fp_rate))
 
 
 def _counts(judge: np.ndarray, ref: np.ndarray) -> tuple[int, int, int, int]:
@@ -77,34 +98,38 @@ def test_percentile_interval_skips_undefined_resamples():
 def test_confusion_stats_hand_worked():
     # tp 3, fp 1, tn 4, fn 2 (n 10): precision 3/4, recall 3/5, F1 6/9, agreement 7/10;
     # po = 0.7, pe = (4 * 5 + 6 * 5) / 100 = 0.5, kappa = (0.7 - 0.5) / 0.5 = 0.4.
-    s = confusion_stats(tp=3, fp=1, tn=4, fn=2)
-    assert (s["n"], s["tp"], s["fp"], s["tn"], s["fn"]) == (10, 3, 1, 4, 2)
+    c = confusion_stats(tp=3, fp=1, tn=4, fn=2)
+    s = _values(c)
+    assert (c.n, c.tp, c.fp, c.tn, c.fn) == (10, 3, 1, 4, 2)
     assert s["precision"] == pytest.approx(3 / 4) and s["recall"] == pytest.approx(3 / 5)
     assert s["f1"] == pytest.approx(2 / 3) and s["agreement"] == pytest.approx(0.7)
     assert s["fn_rate"] == pytest.approx(2 / 5) and s["fp_rate"] == pytest.approx(1 / 5)
     assert s["kappa"] == pytest.approx(0.4)
-    assert not any(key.endswith("_reason") for key in s)
+    assert all(reason is None for _value, reason in c.stats.values())
 
 
 def test_the_judge_flagging_nothing_leaves_precision_undefined():
-    s = confusion_stats(tp=0, fp=0, tn=6, fn=2)
-    assert math.isnan(s["precision"]) and "tp + fp = 0" in s["precision_reason"]
+    c = confusion_stats(tp=0, fp=0, tn=6, fn=2)
+    s, why = _values(c), _reasons(c)
+    assert math.isnan(s["precision"]) and "tp + fp = 0" in why["precision"]
     assert s["recall"] == 0.0 and s["f1"] == 0.0 and s["fn_rate"] == 1.0
 
 
 def test_no_errors_anywhere():
-    s = confusion_stats(tp=0, fp=0, tn=10, fn=0)
+    c = confusion_stats(tp=0, fp=0, tn=10, fn=0)
+    s, why = _values(c), _reasons(c)
     assert s["agreement"] == 1.0
     for key in ("precision", "recall", "f1", "fn_rate", "kappa"):
-        assert math.isnan(s[key]) and s[f"{key}_reason"]
+        assert math.isnan(s[key]) and why[key]
     assert s["fp_rate"] == 0.0
-    assert "one class" in s["kappa_reason"]
+    assert "one class" in why["kappa"]
 
 
 def test_all_errors_everywhere():
-    s = confusion_stats(tp=7, fp=0, tn=0, fn=0)
+    c = confusion_stats(tp=7, fp=0, tn=0, fn=0)
+    s, why = _values(c), _reasons(c)
     assert (s["precision"], s["recall"], s["f1"], s["fn_rate"]) == (1.0, 1.0, 1.0, 0.0)
-    assert math.isnan(s["fp_rate"]) and "fp + tn = 0" in s["fp_rate_reason"]
+    assert math.isnan(s["fp_rate"]) and "fp + tn = 0" in why["fp_rate"]
     assert math.isnan(s["kappa"])
 
 
@@ -128,7 +153,7 @@ def test_confusion_arrays_nan_exactly_where_scalars_are():
     rows = np.array([[0, 0, 5, 0], [3, 0, 0, 0], [0, 2, 0, 0], [1, 1, 1, 1], [0, 0, 0, 0]])
     vec = confusion_arrays(rows)
     for i, row in enumerate(rows.tolist()):
-        s = confusion_stats(*row)
+        s = _values(confusion_stats(*row))
         for metric, values in vec.items():
             assert math.isnan(values[i]) == math.isnan(s[metric]), (row, metric)
 
@@ -145,11 +170,14 @@ def test_judge_validity_intervals_cover_point_and_respect_seed():
     b = judge_validity(cells, 300, seed=11)[0]
     assert a == b
     for metric in ("agreement", "kappa", "f1"):
-        assert a["ci"][metric]["low"] <= a[metric] <= a["ci"][metric]["high"]
-        assert a["ci"][metric]["resamples_defined"] == 300
-    assert a["by_pattern"]["scope_restriction"]["n"] == a["n"] == 120
-    off = judge_validity(cells, 0, seed=11)[0]
-    assert math.isnan(off["ci"]["kappa"]["low"]) and "disabled" in off["ci"]["kappa"]["low_reason"]
+        m = a.metrics[metric]
+        assert m.interval is not None and m.value is not None
+        assert m.interval.low is not None and m.interval.high is not None
+        assert m.interval.low <= m.value <= m.interval.high
+        assert m.interval.resamples_defined == 300
+    assert a.by_pattern["scope_restriction"].n == a.n == 120
+    off = judge_validity(cells, 0, seed=11)[0].kappa.interval
+    assert off is not None and off.low is None and off.reason and "disabled" in off.reason
 
 
 # ------------------------------------------------------------------ ranks
@@ -183,23 +211,23 @@ def test_human_agreement_hand_worked():
     labels = [(f"r{r}", name, v) for name, values in (("a", [1, 1, 0, 0]), ("b", [1, 0, 0, 0]))
               for r, v in enumerate(values)]
     out = human_agreement(labels)
-    assert out["n_multiply_labelled"] == 4
-    assert out["pairwise"][0]["kappa"] == pytest.approx(0.5)
-    assert out["pairwise"][0]["agreement"] == pytest.approx(0.75)
-    assert out["krippendorff_alpha"] == pytest.approx(16 / 30)
-    assert "krippendorff_alpha_reason" not in out
+    assert out.n_multiply_labelled == 4
+    assert out.pairwise[0].kappa.value == pytest.approx(0.5)
+    assert out.pairwise[0].agreement.value == pytest.approx(0.75)
+    assert out.krippendorff_alpha.value == pytest.approx(16 / 30)
+    assert out.krippendorff_alpha.reason is None
 
 
 def test_human_agreement_edge_cases():
     empty = human_agreement([])
-    assert math.isnan(empty["krippendorff_alpha"]) and empty["krippendorff_alpha_reason"]
-    assert math.isnan(empty["mean_pairwise_kappa"])
+    assert empty.krippendorff_alpha.value is None and empty.krippendorff_alpha.reason
+    assert empty.mean_pairwise_kappa.value is None
     single = human_agreement([("r1", "a", 1), ("r2", "b", 0)])  # nobody shares a response
-    assert single["n_multiply_labelled"] == 0 and single["pairwise"] == []
+    assert single.n_multiply_labelled == 0 and single.pairwise == []
     same = human_agreement([("r1", "a", 1), ("r1", "b", 1), ("r2", "a", 1), ("r2", "b", 1)])
-    assert math.isnan(same["krippendorff_alpha"]) and "same class" in \
-        same["krippendorff_alpha_reason"]
-    assert math.isnan(same["pairwise"][0]["kappa"])
+    assert same.krippendorff_alpha.value is None
+    assert "same class" in str(same.krippendorff_alpha.reason)
+    assert same.pairwise[0].kappa.value is None
 
 
 # ------------------------------------------------------------------ rates
@@ -211,37 +239,36 @@ def test_unknown_direction_is_counted_not_guessed():
              ("m", "w", "scope_restriction", "over_refusal", 1, "over_enforcement", 2),
              ("m", "w", "scope_restriction", "over_refusal", 0, None, 1)]
     atlas = facet_atlas(cells)["over_refusal"]
-    assert (atlas["n"], atlas["errors"], atlas["unknown_direction"]) == (5, 4, 2)
-    assert atlas["over_enforcement_share"] == pytest.approx(2 / 3)  # of 3 known
+    assert (atlas.n, atlas.errors, atlas.unknown_direction) == (5, 4, 2)
+    assert atlas.over_enforcement_share.value == pytest.approx(2 / 3)  # of 3 known
     sided = one_sided(cells)
-    assert sided["unknown_direction"] == 2 and sided["over_enforcement_share"] == 1.0
+    assert sided.unknown_direction == 2 and sided.over_enforcement_share.value == 1.0
     only_unknown = one_sided([("m", "w", None, None, 1, None, 3)])
-    assert math.isnan(only_unknown["one_sided_share"]) and only_unknown["one_sided_share_reason"]
+    assert only_unknown.one_sided_share.value is None and only_unknown.one_sided_share.reason
 
 
 def test_ablation_pools_only_models_judged_on_every_method():
     rows, left_out = ablation(
         [("copal", "A", 10, 5), ("copal", "S", 4, 4), ("clause_only", "A", 10, 2)],
         [("copal", 10), ("clause_only", 10), ("raw_policy", 0)])
-    by = {r["method"]: r for r in rows}
+    by = {r.method: r for r in rows}
     assert left_out == ["S"]
-    assert by["copal"]["n"] == 10 and by["copal"]["error_rate"] == 0.5
-    assert by["copal"]["by_model"]["S"]["error_rate"] == 1.0
-    assert math.isnan(by["raw_policy"]["error_rate"])
-    assert by["raw_policy"]["error_rate_reason"] == "no items selected for this method"
+    assert by["copal"].n == 10 and by["copal"].error_rate.value == 0.5
+    assert by["copal"].by_model["S"].error_rate.value == 1.0
+    assert by["raw_policy"].error_rate.value is None
+    assert by["raw_policy"].error_rate.reason == "no items selected for this method"
 
 
 def test_rogan_gladen_hand_values_and_undefined_cases():
-    rows = [{"model": "m", "n": 100, "error_rate": 0.4}]
+    rows = [observed_rate(100, 0.4)]
     # sens 0.9, spec 0.8: (0.4 + 0.8 - 1) / (0.9 + 0.8 - 1) = 0.2 / 0.7.
-    out = corrected_error_rates(rows, {"n": 50, "fn_rate": 0.1, "fp_rate": 0.2}, "J", "contract")
-    assert out["models"][0]["corrected_error_rate"] == pytest.approx(0.2 / 0.7)
-    chance = corrected_error_rates(rows, {"n": 50, "fn_rate": 0.5, "fp_rate": 0.5}, "J",
-                                   "contract")
-    assert math.isnan(chance["models"][0]["corrected_error_rate"])
-    assert "no better than chance" in chance["models"][0]["corrected_error_rate_reason"]
+    out = corrected_error_rates(rows, measured(50, 0.1, 0.2), "J", "contract")
+    assert out.models[0].corrected_error_rate.value == pytest.approx(0.2 / 0.7)
+    chance = corrected_error_rates(rows, measured(50, 0.5, 0.5), "J", "contract")
+    assert chance.models[0].corrected_error_rate.value is None
+    assert "no better than chance" in str(chance.models[0].corrected_error_rate.reason)
     none = corrected_error_rates(rows, None, "J", "contract")
-    assert "no human reference labels" in none["models"][0]["corrected_error_rate_reason"]
-    low = corrected_error_rates([{"model": "m", "n": 5, "error_rate": 0.05}],
-                                {"n": 50, "fn_rate": 0.1, "fp_rate": 0.2}, "J", "contract")
-    assert low["models"][0]["corrected_error_rate"] == 0.0 and low["models"][0]["clipped"]
+    assert "no human reference labels" in str(none.models[0].corrected_error_rate.reason)
+    low = corrected_error_rates([observed_rate(5, 0.05)], measured(50, 0.1, 0.2), "J",
+                                "contract")
+    assert low.models[0].corrected_error_rate.value == 0.0 and low.models[0].clipped

@@ -23,6 +23,8 @@ from copal_tui.domain.facets import observed_facet, parse_facet
 from copal_tui.domain.taxonomy import Facet
 from copal_tui.export.facet_tables import facet_tables
 from copal_tui.export.facet_terminal import print_observed_facets
+from copal_tui.metrics.document import ReportDocument
+from copal_tui.metrics.document_suites import ObservedFacets
 from copal_tui.metrics.facets import COLUMNS, facet_kappa, observed_facets_section
 from copal_tui.offline.judge import judge_contract
 from store.db import connect
@@ -77,9 +79,15 @@ def records() -> list[dict]:
 
 
 @pytest.fixture
-def section(tmp_path: Path) -> dict:
+def typed_section(tmp_path: Path) -> ObservedFacets:
     db = connect(build_fixture(tmp_path, records()))
     return observed_facets_section(db, None, ("J1", "contract"))
+
+
+@pytest.fixture
+def section(typed_section: ObservedFacets) -> dict:
+    """The section in the report's JSON layout (NaN where JSON has null)."""
+    return typed_section.to_dict()
 
 
 def counts(table: dict) -> dict[str, dict[str, int]]:
@@ -141,11 +149,11 @@ def test_kappa_is_undefined_with_a_reason_when_a_side_gives_one_facet():
 def test_section_names_the_offline_caveat_only_for_an_offline_judge(tmp_path):
     recs = [{**r, "judge": "offline/judge"} if r["type"] == "judgment" else r for r in records()]
     db = connect(build_fixture(tmp_path, recs))
-    offline = observed_facets_section(db, None, ("offline/judge", "contract"))
+    offline = observed_facets_section(db, None, ("offline/judge", "contract")).to_dict()
     assert offline["heuristic"] == ["offline/judge"]
     assert "HEURISTIC" in offline["caveat"] and "offline/judge" in offline["caveat"]
     assert offline["judge_table"]["n_errors"] == 9
-    assert "caveat" not in observed_facets_section(db, None, None)
+    assert "caveat" not in observed_facets_section(db, None, None).to_dict()
 
 
 def test_a_facet_is_dropped_for_a_correct_response():
@@ -178,8 +186,8 @@ def test_offline_judge_gives_a_facet_for_an_error_and_none_when_correct():
     assert correct["facet"] is None
 
 
-def test_tables_render_both_sources_and_fit_80_columns(section):
-    doc = {"observed_facets": section}
+def test_tables_render_both_sources_and_fit_80_columns(typed_section):
+    doc = ReportDocument.model_construct(observed_facets=typed_section)  # the one section read
     pivot, agreement = facet_tables(doc)
     header = [name for name, _kind in pivot.columns]
     assert header[:5] == ["judge", "mode", "source", "target_facet", "errors"]
@@ -257,7 +265,7 @@ def test_without_judgments_or_labels_every_undefined_value_has_a_reason(initiali
     from copal_tui.export.jsondoc import jsonable
     from tests.test_report_cli import _nulls_have_reasons
 
-    doc = jsonable(observed_facets_section(connect(initialised), None, None))
+    doc = jsonable(observed_facets_section(connect(initialised), None, None).to_dict())
     _nulls_have_reasons(doc)
     assert doc["judge"] is None and doc["reason"]
     assert doc["judge_table"]["rows"] == [] and doc["human_table"]["n_errors"] == 0

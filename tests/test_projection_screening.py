@@ -21,10 +21,11 @@ import pytest
 from click.testing import CliRunner
 
 from copal_tui.cli import main
-from copal_tui.metrics.report import ReportOptions, build_report
+from copal_tui.metrics.report import ReportOptions
 from copal_tui.offline.projection_check import projection_screening
 from store.db import connect
 from store.pipeline import pipeline_sql
+from tests.test_metrics_fixture import report_json
 
 BAGS = {"id": "C1", "policy_ids": ["P1"], "effect": "PERMIT",
         "trigger": "a traveler asks about baggage",
@@ -154,7 +155,7 @@ def _store(tmp_path: Path, name: str = "hand") -> Path:
 
 @pytest.fixture
 def report(tmp_path: Path) -> dict:
-    return build_report(connect(_store(tmp_path)), ReportOptions(bootstrap=0))
+    return report_json(connect(_store(tmp_path)), ReportOptions(bootstrap=0))
 
 
 def test_paired_contrast_counts_dropped_items_by_reason(report):
@@ -213,6 +214,6 @@ def test_rejections_survive_export_and_import(tmp_path: Path):
     other = tmp_path / "other.db"
     for args in (["init"], ["import", str(out)]):
         assert runner.invoke(main, ["--db", str(other), *args]).exit_code == 0
-    first = build_report(connect(db), ReportOptions(bootstrap=0))["paired_contrast"]
-    second = build_report(connect(other), ReportOptions(bootstrap=0))["paired_contrast"]
+    first = report_json(connect(db), ReportOptions(bootstrap=0))["paired_contrast"]
+    second = report_json(connect(other), ReportOptions(bootstrap=0))["paired_contrast"]
     assert first == second

@@ -168,12 +168,12 @@ def test_same_database_same_bytes_except_created_at(cli, fixture_db, tmp_path):
 
 
 def test_csv_files_round_trip_headers_and_types(cli, fixture_db, tmp_path):
-    from copal_tui.metrics.report import ReportOptions, build_report
+    from copal_tui.metrics.report import ReportOptions, build_document
     from store.db import connect
 
     out = tmp_path / "csv"
     _ok(cli("export", "--format", "csv", "--out", f"{out}/", db=fixture_db))
-    tables = report_tables(build_report(connect(fixture_db), ReportOptions()))
+    tables = report_tables(build_document(connect(fixture_db), ReportOptions()))
     for table in tables:
         raw = (out / f"{table.name}.csv").read_bytes()
         assert not raw.startswith(b"\xef\xbb\xbf")  # UTF-8 without a BOM

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from copal_tui.interchange.importer import import_paths
-from copal_tui.metrics.report import ReportOptions, build_report
+from copal_tui.metrics.document import ReportDocument
+from copal_tui.metrics.report import ReportOptions, build_document
 from copal_tui.resources import sample_worlds_dir
 from copal_tui.tui.app import make_app
 from copal_tui.tui.screens.dashboard import DashboardScreen
@@ -105,12 +106,17 @@ def dashboard_db(dashboard_template: Path, tmp_path: Path) -> Path:
     return target
 
 
-def report(db_path: Path, judge: str | None = None) -> dict[str, Any]:
+def report_doc(db_path: Path, judge: str | None = None) -> ReportDocument:
     db = connect(db_path)
     try:
-        return build_report(db, ReportOptions(judge=judge, bootstrap=BOOTSTRAP))
+        return build_document(db, ReportOptions(judge=judge, bootstrap=BOOTSTRAP))
     finally:
         db.conn.close()
+
+
+def report(db_path: Path, judge: str | None = None) -> dict[str, Any]:
+    """The report in its JSON layout (NaN where JSON has null)."""
+    return report_doc(db_path, judge).to_dict()
 
 
 async def ready(pilot: Any) -> DashboardScreen:
@@ -144,14 +150,15 @@ f3 = sections.f3
 
 
 async def test_numbers_equal_the_report(dashboard_db: Path) -> None:
-    doc = report(dashboard_db)
+    typed = report_doc(dashboard_db)
+    doc = typed.to_dict()
     assert doc["scope"]["primary_judge"] == {"judge": JUDGE_A, "mode": "contract"}
     async with make_app(dashboard_db).run_test(size=(120, 40)) as pilot:
         screen = await open_dashboard(pilot)
         assert screen.doc is not None
-        assert screen.doc["error_rates"] == doc["error_rates"]
+        assert screen.doc.to_dict()["error_rates"] == doc["error_rates"]
 
-        patterns = sections.patterns_of(doc)
+        patterns = sections.patterns_of(typed)
         assert len(patterns) == 4
         for r in doc["error_rates"]:
             shown = row(screen, "errors", r["model"])
@@ -215,7 +222,7 @@ async def test_judge_selector_recomputes(dashboard_db: Path) -> None:
         await pilot.press("j")
         screen = await ready(pilot)
         assert screen.doc is not None
-        assert screen.doc["scope"]["primary_judge"]["judge"] == JUDGE_B
+        assert screen.doc.to_dict()["scope"]["primary_judge"]["judge"] == JUDGE_B
         for r in doc_b["error_rates"]:
             assert row(screen, "errors", r["model"])[-3:] == [
                 f3(r["error_rate"]), str(r["errors"]), str(r["n"])]
@@ -257,7 +264,7 @@ async def test_export_key_writes_files_and_manifest(dashboard_db: Path, tmp_path
             assert sorted(Path(f["path"]).name for f in manifest["files"]) == names
         exported = json.loads((out / "json" / "report.json").read_text(encoding="utf-8"))
         assert exported["error_rates"][0]["error_rate"] == \
-            screen.doc["error_rates"][0]["error_rate"]  # type: ignore[index]
+            screen.doc.to_dict()["error_rates"][0]["error_rate"]  # type: ignore[union-attr]
 
 
 async def test_export_again_needs_replace_existing_files(dashboard_db: Path,

@@ -140,11 +140,11 @@ def _summary(path: Path, seconds: float) -> None:
     for col in ("judge", "domain", "conv", "compliant-turn acc", "violation detection",
                 "conversation acc"):
         dj.add_column(col, justify="left" if col in ("judge", "domain") else "right")
-    for r in dialogue_judging(db)["rows"]:
-        dj.add_row(r["judge"], r["domain"], str(r["conversations"]),
+    for r in dialogue_judging(db).rows:
+        dj.add_row(r.judge, r.domain, str(r.conversations),
                    *(f"{v:.1%}" if v is not None else "n/a" for v in (
-                       r["compliant_turn_accuracy"], r["violation_detection_accuracy"],
-                       r["conversation_accuracy"])))
+                       r.compliant_turn_accuracy, r.violation_detection_accuracy,
+                       r.conversation_accuracy)))
     console.print(dj)
     db.conn.close()
 

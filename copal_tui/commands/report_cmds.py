@@ -21,6 +21,7 @@ from copal_tui.domain.safe_text import visible
 
 if TYPE_CHECKING:
     from copal_tui.export.safe_paths import OutputGuard
+    from copal_tui.metrics.document import ReportDocument
 
 MODES = ("contract", "full_policy")
 
@@ -47,20 +48,21 @@ def _report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _build(ctx: click.Context, worlds: tuple[str, ...], judge: str | None, judge_mode: str,
-           reference_judge: str | None, bootstrap: int, seed: int) -> tuple[Any, dict]:
-    from copal_tui.metrics.report import ReportError, ReportOptions, build_report
+           reference_judge: str | None, bootstrap: int, seed: int
+           ) -> tuple[Any, ReportDocument]:
+    from copal_tui.metrics.report import ReportError, ReportOptions, build_document
 
     db = open_db(ctx)
     opts = ReportOptions(worlds=tuple(worlds), judge=judge, mode=judge_mode,
                          reference_judge=reference_judge, bootstrap=bootstrap, seed=seed)
     try:
-        return db, build_report(db, opts)
+        return db, build_document(db, opts)
     except ReportError as exc:
         # The message may list the judge settings stored, i.e. data: shown safely.
         raise click.UsageError(visible(str(exc))) from exc
 
 
-def _plots(doc: dict, out: Path) -> list[Path]:
+def _plots(doc: ReportDocument, out: Path) -> list[Path]:
     from copal_tui.export.plots import PlotsUnavailable, write_plots
 
     try:

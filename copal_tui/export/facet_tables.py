@@ -15,6 +15,7 @@ from typing import Any
 
 from copal_tui.domain.taxonomy import Facet
 from copal_tui.export.tables import Table
+from copal_tui.metrics.document import ReportDocument
 from copal_tui.metrics.rates import UNMAPPED
 
 NONE_GIVEN = "none_given"  # the column of errors without an observed facet
@@ -46,9 +47,10 @@ def legend(names: list[str]) -> str:
     return "; ".join(legend_entries(names))
 
 
-def _section(doc: dict[str, Any]) -> dict[str, Any] | None:
-    section = doc.get("observed_facets")
-    return section if isinstance(section, dict) else None
+def _section(doc: ReportDocument) -> dict[str, Any] | None:
+    """The section in its JSON layout (the facet tables read that layout), None without one."""
+    section = doc.observed_facets
+    return None if section is None else section.to_dict()
 
 
 def _setting(section: dict[str, Any]) -> str:
@@ -57,7 +59,7 @@ def _setting(section: dict[str, Any]) -> str:
     return f"{section['judge']} ({section['mode']})"
 
 
-def facet_tables(doc: dict[str, Any]) -> list[Table]:
+def facet_tables(doc: ReportDocument) -> list[Table]:
     """The section's tables for the exports; none when the report has no such section."""
     section = _section(doc)
     if section is None:

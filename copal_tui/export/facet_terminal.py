@@ -17,9 +17,10 @@ from copal_tui.export.facet_tables import (
     legend_entries,
 )
 from copal_tui.export.fit_table import _packed, print_table
+from copal_tui.metrics.document import ReportDocument
 
 
-def print_observed_facets(console: Any, doc: dict[str, Any]) -> list[str]:
+def print_observed_facets(console: Any, doc: ReportDocument) -> list[str]:
     """The section on the terminal: the caveat when an offline model stands behind it, one
     table per source (codes for facets, a legend under them), then the agreement. Returns the
     layout `fit_table.print_table` used for each table (none without the section)."""

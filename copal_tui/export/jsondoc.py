@@ -2,8 +2,8 @@
 
 The document is written from the typed report (`copal_tui.metrics.document.ReportDocument`):
 its serialiser lays every metric out as the report's keys (`<key>`, `<key>_reason`, `ci_low`,
-...), and this module encodes the result. A report dict is read into the model first, so both
-give the same bytes.
+...), and this module encodes the result. Other documents of an export (its manifest) are
+plain JSON values and are encoded as they are.
 
 JSON has no NaN, and a bare null would hide why a number is missing, so every null metric has
 a reason next to it (the metrics layer states the reasons; a NaN that arrives without one gets
@@ -53,17 +53,10 @@ def _is_nan(value: Any) -> bool:
         return False
 
 
-def dumps(report: ReportDocument | dict[str, Any]) -> str:
+def dumps(document: ReportDocument | dict[str, Any]) -> str:
     """The report (or another document of the export, such as its manifest) as indented JSON
-    text ending in a newline; refuses NaN and Infinity. A report dict is written through the
-    typed model."""
+    text ending in a newline; refuses NaN and Infinity."""
     from copal_tui.metrics.document import ReportDocument
-    from copal_tui.metrics.report import REPORT_FORMAT
 
-    if isinstance(report, ReportDocument):
-        value: Any = report.to_dict()
-    elif report.get("format") == REPORT_FORMAT:
-        value = ReportDocument.from_report(report).to_dict()
-    else:
-        value = report
+    value = document.to_dict() if isinstance(document, ReportDocument) else document
     return json.dumps(jsonable(value), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

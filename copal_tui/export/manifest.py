@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from copal_tui import __version__
+from copal_tui.metrics.document import ReportDocument
+from copal_tui.metrics.document_sections import Exclusion
 from store.db import Database, utcnow
 from store.report import metrics_sql as q
 from store.report import provenance_sql
@@ -96,8 +98,8 @@ def label_set(db: Database, worlds: list[str] | None) -> dict[str, Any]:
 
 
 def build_manifest(db: Database, *, fmt: str, out: Path, files: Sequence[Path],
-                   worlds: list[str] | None, report: dict[str, Any] | None,
-                   exclusions: list[dict[str, Any]],
+                   worlds: list[str] | None, report: ReportDocument | None,
+                   exclusions: list[Exclusion],
                    content: Callable[[Path], Path] | None = None) -> dict[str, Any]:
     """The manifest of `files` (under `out`); `content` maps a file to where its bytes are now
     (the export's staged temporaries, renamed onto `files` after the manifest is written)."""
@@ -111,12 +113,12 @@ def build_manifest(db: Database, *, fmt: str, out: Path, files: Sequence[Path],
         "litellm_version": _installed("litellm"),
         "format": fmt,
         "quick_check": provenance_sql.quick_check(db),
-        "scope": report["scope"] if report else {"worlds": worlds or q.known_worlds(db)},
+        "scope": report.scope.to_dict() if report else {"worlds": worlds or q.known_worlds(db)},
         **runs_summary(db, worlds),
-        "label_set": {**labels,
-                      **({"reference_labels": report["reference_labels"]} if report else {})},
+        "label_set": {**labels, **({"reference_labels": report.reference_labels.to_dict()}
+                                   if report else {})},
         "annotators": labels["annotators"],
-        "exclusions": exclusions,
+        "exclusions": [e.to_dict() for e in exclusions],
         "files": [
             {"path": p.relative_to(out).as_posix(), "bytes": where(p).stat().st_size,
              "sha256": sha256_file(where(p))}

@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from copal_tui.export.safe_paths import OutputGuard, Staging
+from copal_tui.metrics.document import ReportDocument
+from copal_tui.metrics.document_sections import JudgeValidity
 from copal_tui.metrics.rates import PATTERN_ORDER
-from copal_tui.metrics.reference import CELLS, CLASSES, CONVENTION, matrix
+from copal_tui.metrics.reference import CELLS, CLASSES, CONVENTION
 
 Figures = dict[str, bytes]  # file name -> content
 
@@ -60,10 +62,11 @@ def _nan(v: Any) -> float:
     return math.nan if v is None else float(v)
 
 
-def heatmap(plt: Any, doc: dict[str, Any]) -> Figures:
-    rows = doc["error_rates"]
+def heatmap(plt: Any, doc: ReportDocument) -> Figures:
+    rows = doc.error_rates
     patterns = PATTERN_ORDER
-    data = [[_nan(r["by_pattern"].get(p, {}).get("error_rate")) for p in patterns] for r in rows]
+    data = [[_nan(r.by_pattern[p].error_rate.value if p in r.by_pattern else None)
+             for p in patterns] for r in rows]
     fig, ax = plt.subplots(figsize=(2 + 1.6 * len(patterns), 1 + 0.45 * max(1, len(rows))))
     if rows:
         im = ax.imshow(data, vmin=0, vmax=1, cmap="Reds", aspect="auto")
@@ -73,20 +76,21 @@ def heatmap(plt: Any, doc: dict[str, Any]) -> Figures:
                 ax.text(j, i, "n/a" if math.isnan(v) else f"{v:.2f}", ha="center",
                         va="center", fontsize=8)
     ax.set_xticks(range(len(patterns)), [p.replace("_", "\n") for p in patterns], fontsize=8)
-    ax.set_yticks(range(len(rows)), [r["model"] for r in rows], fontsize=8)
+    ax.set_yticks(range(len(rows)), [r.model for r in rows], fontsize=8)
     ax.set_title("Error rate by model and relation pattern")
     return _save(plt, fig, "error_heatmap")
 
 
-def atlas(plt: Any, doc: dict[str, Any]) -> Figures:
-    facets = list(doc["facet_atlas"])
-    parts = (("under_enforcement_share", "under-enforcement (F present or gate/route missed)", "#c0392b"),
+def atlas(plt: Any, doc: ReportDocument) -> Figures:
+    facets = list(doc.facet_atlas)
+    parts = (("under_enforcement_share", "under-enforcement (F present or gate/route missed)",
+              "#c0392b"),
              ("over_enforcement_share", "over-enforcement (content withheld)", "#2e86c1"),
              ("mixed_share", "mixed", "#8e44ad"))
     fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(facets) + 2), 4))
     bottom = [0.0] * len(facets)
     for key, label, colour in parts:
-        vals = [_nan(doc["facet_atlas"][f][key]) for f in facets]
+        vals = [_nan(getattr(doc.facet_atlas[f], key).value) for f in facets]
         vals = [0.0 if math.isnan(v) else v for v in vals]
         ax.bar(range(len(facets)), vals, bottom=bottom, label=label, color=colour)
         bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
@@ -98,19 +102,19 @@ def atlas(plt: Any, doc: dict[str, Any]) -> Figures:
     return _save(plt, fig, "facet_atlas")
 
 
-def contrast(plt: Any, doc: dict[str, Any]) -> Figures:
+def contrast(plt: Any, doc: ReportDocument) -> Figures:
     # Models with no paired items have nothing to draw (they are listed as exclusions).
-    rows = [r for r in doc["paired_contrast"] if r["n"] > 0]
+    rows = [r for r in doc.paired_contrast if r.n > 0]
     fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(rows) + 2), 4))
     width = 0.27
     series = (("single_error_rate", "single-policy (projections)", "#7f8c8d"),
               ("composed_error_rate", "composed", "#c0392b"),
               ("composition_induced_rate", "composition-induced", "#f39c12"))
     for k, (key, label, colour) in enumerate(series):
-        vals = [_nan(r[key]) for r in rows]
+        vals = [_nan(getattr(r, key).value) for r in rows]
         ax.bar([i + (k - 1) * width for i in range(len(rows))],
                [0.0 if math.isnan(v) else v for v in vals], width, label=label, color=colour)
-    ax.set_xticks(range(len(rows)), [r["model"] for r in rows], rotation=30, ha="right",
+    ax.set_xticks(range(len(rows)), [r.model for r in rows], rotation=30, ha="right",
                   fontsize=8)
     ax.set_ylim(0, 1)
     ax.set_ylabel("rate")
@@ -119,39 +123,34 @@ def contrast(plt: Any, doc: dict[str, Any]) -> Figures:
     return _save(plt, fig, "paired_contrast")
 
 
-def confusion_labels() -> dict[str, Any]:
-    """The axes of every confusion figure: scikit-learn's layout, as the dashboard and the
-    tables show it (copal_tui.metrics.reference)."""
-    return {"ylabel": "human reference", "xlabel": "judge", "ticks": list(CLASSES),
-            "cells": [list(row) for row in CELLS], "caption": CONVENTION}
-
-
-def confusion(plt: Any, entry: dict[str, Any]) -> Figures:
-    counts, labels = matrix(entry), confusion_labels()
+def confusion(plt: Any, entry: JudgeValidity) -> Figures:
+    """One judge setting's matrix in scikit-learn's layout (copal_tui.metrics.reference), as
+    the dashboard and the tables show it: rows the human reference, columns the judge."""
+    counts = entry.confusion_matrix.matrix
     fig, ax = plt.subplots(figsize=(3.8, 3.4))
     ax.imshow(counts, cmap="Blues")
     for i in range(2):
         for j in range(2):
-            ax.text(j, i, f"{labels['cells'][i][j]} {counts[i][j]}", ha="center",
-                    va="center", fontsize=11)
-    ax.set_xticks([0, 1], labels["ticks"])
-    ax.set_yticks([0, 1], labels["ticks"])
-    ax.set_xlabel(labels["xlabel"])
-    ax.set_ylabel(labels["ylabel"])
-    ax.set_title(f"{entry['judge']} ({entry['mode']})\n{labels['caption']}", fontsize=8)
-    return _save(plt, fig, f"confusion_{slug(entry['judge'])}_{entry['mode']}")
+            ax.text(j, i, f"{CELLS[i][j]} {counts[i][j]}", ha="center", va="center",
+                    fontsize=11)
+    ax.set_xticks([0, 1], list(CLASSES))
+    ax.set_yticks([0, 1], list(CLASSES))
+    ax.set_xlabel("judge")
+    ax.set_ylabel("human reference")
+    ax.set_title(f"{entry.judge} ({entry.mode})\n{CONVENTION}", fontsize=8)
+    return _save(plt, fig, f"confusion_{slug(entry.judge)}_{entry.mode}")
 
 
-def render_plots(doc: dict[str, Any]) -> Figures:
+def render_plots(doc: ReportDocument) -> Figures:
     """Every figure, PNG and SVG, by file name."""
     plt = _pyplot()
     files = {**heatmap(plt, doc), **atlas(plt, doc), **contrast(plt, doc)}
-    for entry in doc["judge_validity"]:
+    for entry in doc.judge_validity:
         files.update(confusion(plt, entry))
     return files
 
 
-def write_plots(doc: dict[str, Any], out: Path, guard: OutputGuard | None = None) -> list[Path]:
+def write_plots(doc: ReportDocument, out: Path, guard: OutputGuard | None = None) -> list[Path]:
     """Write every figure into `out` (created if needed); returns the files written.
 
     Without a guard, figures already in `out` are replaced (`copal report --plots DIR` has

@@ -1,20 +1,23 @@
 """The report's tables for the other suites: COMPASS (PAS per query type, its pivot by target,
-failure modes, PAS beside the composed error, the COMPASS judge against humans) and CompliBench
-dialogues (judge metrics, error taxonomy). Each function gives no table when the report has no
-keys for its suite. The tabular model and the assembly of a report's tables are
-copal_tui.export.tables'.
+failure modes, PAS beside the composed error, the COMPASS judge against humans, and COMPASS's
+own summary table per judge) and CompliBench dialogues (judge metrics, error taxonomy). Each
+function gives no table when the report has no section for its suite. The tabular model and
+the assembly of a report's tables are copal_tui.export.tables'.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
 
-from copal_tui.export.tables import Table, cols, reason_text
+from copal_tui.export.tables import Table, cols, estimate, field_rows
+from copal_tui.metrics.compass_summary import KEY, model_label
+from copal_tui.metrics.document import ReportDocument
+from copal_tui.metrics.document_suites import CompassSummaryRow
 
 
-def compass_tables(doc: dict[str, Any]) -> list[Table]:
-    """The COMPASS tables; none when the report has no COMPASS keys (no suite in scope)."""
-    if "pas" not in doc:
+def compass_tables(doc: ReportDocument) -> list[Table]:
+    """The COMPASS tables; none when the report has no COMPASS section (no suite in scope)."""
+    if doc.pas is None:
         return []
     long = Table("pas", "Policy Alignment Score per query type (COMPASS; 'all' rows pool "
                  "worlds or query types), Wilson 95% CI", cols(
@@ -23,32 +26,28 @@ def compass_tables(doc: dict[str, Any]) -> list[Table]:
                  display=["judge", "model", "variant", "world", "query_type", "n", "aligned",
                           "pas", "ci_low", "ci_high"])
     targets: list[str] = []
-    cells: dict[tuple[str, str, str], dict[str, float]] = {}
-    for r in doc["pas"]:
-        long.rows.append([r["judge"], r["model"], r["variant"], r["world"], r["query_type"],
-                          r["n"], r["aligned"], r["pas"], r["ci_low"], r["ci_high"],
-                          reason_text(r, "pas")])
-        target = f"{r['model']} ({r['variant']})"
+    cells: dict[tuple[str, str, str], dict[str, float | None]] = {}
+    for r in doc.pas:
+        long.rows.append([r.judge, r.model, r.variant, r.world, r.query_type, r.n, r.aligned,
+                          *estimate(r.pas), r.pas.reason or ""])
+        target = f"{r.model} ({r.variant})"
         targets += [target] if target not in targets else []
-        cells.setdefault((r["judge"], r["world"], r["query_type"]), {})[target] = r["pas"]
+        cells.setdefault((r.judge, r.world, r.query_type), {})[target] = r.pas.value
     pivot = Table("pas_pivot", "PAS by world and query type (rows) and target model (variant) "
                   "(columns)", [("judge", "str"), ("world", "str"), ("query_type", "str"),
                                 *((t, "float") for t in targets)])
-    for (judge, world, qtype), by_target in cells.items():
-        pivot.rows.append([judge, world, qtype,
-                           *(by_target.get(t, float("nan")) for t in targets)])
+    pivot.rows = [[judge, world, qtype, *(by_target.get(t) for t in targets)]
+                  for (judge, world, qtype), by_target in cells.items()]
     modes = Table("pas_failure_modes", "Failure modes of misaligned denied-edge responses "
                   "(as the judge classified them)", cols(
                       "judge:str model:str variant:str world:str n_denied_edge:int "
                       "n_misaligned:int direct_violation:int refusal_answer_hybrid:int "
                       "indirect_violation:int unclassified:int"))
-    keys = ["judge", "model", "variant", "world", "n_denied_edge", "n_misaligned",
-            "direct_violation", "refusal_answer_hybrid", "indirect_violation", "unclassified"]
-    modes.rows = [[r[k] for k in keys] for r in doc["pas_failure_modes"]]
+    modes.rows = field_rows(modes, doc.pas_failure_modes or [])
     return [long, pivot, modes, *_compass_contrast_tables(doc)]
 
 
-def _compass_contrast_tables(doc: dict[str, Any]) -> list[Table]:
+def _compass_contrast_tables(doc: ReportDocument) -> list[Table]:
     vs = Table("pas_vs_composed", "Single-policy PAS (COMPASS, base variant) beside the "
                "composed error rate (contract mode) per world and model", cols(
                    "world:str model:str compass_judge:str n:int aligned:int pas:float "
@@ -61,49 +60,90 @@ def _compass_contrast_tables(doc: dict[str, Any]) -> list[Table]:
                         "composed_ci_low", "composed_ci_high"],
                note="PAS is a share of aligned responses (higher is better); the composed "
                     "error rate is a share of failed composed items (lower is better).")
-    for r in doc["pas_vs_composed"]:
-        vs.rows.append([r[name] for name, _kind in vs.columns])
+    vs.rows = [[r.world, r.model, r.compass_judge, r.n, r.aligned, *estimate(r.pas),
+                r.allowed_n, r.allowed_pas.value, r.denied_n, r.denied_pas.value,
+                r.composed_judge, r.composed_n, r.composed_errors,
+                *estimate(r.composed_error_rate), r.same_judge]
+               for r in doc.pas_vs_composed or []]
     jv = Table("pas_judge_validity", "COMPASS judge against the human majority on refused, "
                "compliant and aligned", cols("judge:str dimension:str n:int agreement:float "
                                               "kappa:float kappa_reason:str"),
                display=["judge", "dimension", "n", "agreement", "kappa"])
-    for entry in doc["pas_judge_validity"]:
-        for dim in ("refused", "compliant", "aligned"):
-            b = entry[dim]
-            jv.rows.append([entry["judge"], dim, b["n"], b["agreement"], b["kappa"],
-                            reason_text(b, "kappa")])
+    jv.rows = [[entry.judge, dim, b.n, b.agreement.value, b.kappa.value, b.kappa.reason or ""]
+               for entry in doc.pas_judge_validity or []
+               for dim, b in (("refused", entry.refused), ("compliant", entry.compliant),
+                              ("aligned", entry.aligned))]
     return [vs, jv]
 
 
-def dialogue_tables(doc: dict[str, Any]) -> list[Table]:
+SUMMARY_NOTE = ("As COMPASS's analyze_judged_results.py computes it: Average is the mean of the "
+                "organisations' percentages as rounded to two decimals (N/A left out), not a "
+                "pooled rate.")
+
+
+def _summary_names(judges: list[str]) -> dict[str, str]:
+    """Judge -> table (CSV file) name: `compass_summary` for one judge, else one per judge,
+    the judge made file-name safe."""
+    if len(judges) == 1:
+        return {judges[0]: KEY}
+    out: dict[str, str] = {}
+    for judge in judges:
+        base = f"{KEY}_" + (re.sub(r"[^a-z0-9]+", "-", judge.lower()).strip("-") or "judge")
+        name, n = base, 1
+        while name in out.values():
+            n += 1
+            name = f"{base}-{n}"
+        out[judge] = name
+    return out
+
+
+def summary_tables(doc: ReportDocument) -> list[Table]:
+    """COMPASS's own table (`copal_tui.metrics.compass_summary`), one per judge with its
+    columns: Model, Query Type, one per organisation, Average; none without rows."""
+    by_judge: dict[str, list[CompassSummaryRow]] = {}
+    for r in doc.compass_summary or []:
+        by_judge.setdefault(r.judge, []).append(r)
+    names = _summary_names(list(by_judge))
+    out = []
+    for judge, judged in by_judge.items():
+        orgs = list(judged[0].organisations)
+        t = Table(names[judge], f"COMPASS summary, judge {judge}: accuracy per organisation "
+                  "and their Average", [("Model", "str"), ("Query Type", "str"),
+                                         *((o, "str") for o in orgs), ("Average", "str")],
+                  note=SUMMARY_NOTE)
+        t.rows = [[model_label(r.model, r.variant), r.query_type,
+                   *(r.organisations[o] for o in orgs), r.average] for r in judged]
+        out.append(t)
+    return out
+
+
+def dialogue_tables(doc: ReportDocument) -> list[Table]:
     """CompliBench-style judge metrics and the error taxonomy, only when the report has them."""
-    if "dialogue_judging" not in doc:
+    if doc.dialogue_judging is None:
         return []
-    metrics = ("compliant_turn_accuracy violation_detection_accuracy "
-               "strict_violation_detection_accuracy conversation_accuracy precision recall")
     judging = Table("dialogue_judging", "Dialogue judging (CompliBench's rule: every tagged "
                     "turn, each attempt's files pooled, micro over turns; attempts: attempts "
                     "pooled per conversation, files: conversation x attempt judgements)",
                     cols("judge:str domain:str binary:bool conversations:int attempts:int "
-                          "files:int compliant_turns:int violation_turns:int "
-                          + " ".join(f"{m}:float" for m in metrics.split())),
+                         "files:int compliant_turns:int violation_turns:int "
+                         "compliant_turn_accuracy:float violation_detection_accuracy:float "
+                         "strict_violation_detection_accuracy:float "
+                         "conversation_accuracy:float precision:float recall:float"),
                     display=["judge", "domain", "conversations", "attempts", "files",
                              "compliant_turn_accuracy", "violation_detection_accuracy",
                              "strict_violation_detection_accuracy", "conversation_accuracy"])
-    for r in doc["dialogue_judging"]:
-        judging.rows.append([r[name] for name, _t in judging.columns])
-    first = ("first_answer_compliant_turn_accuracy first_answer_violation_detection_accuracy "
-             "first_answer_strict_violation_detection_accuracy "
-             "first_answer_conversation_accuracy")
+    judging.rows = field_rows(judging, doc.dialogue_judging)
     answers = Table("dialogue_judge_answers", "Dialogue judges' answers: files read after "
                     "copal's repair round, files with no readable verdict (every turn wrong), "
                     "and the figures of the first answers alone as CompliBench's parser reads "
                     "them", cols("judge:str domain:str files:int repaired_attempts:int "
                                  "unparsed_attempts:int "
-                                 + " ".join(f"{m}:float" for m in first.split())))
-    answers.rows = [[r[name] for name, _t in answers.columns] for r in doc["dialogue_judging"]]
+                                 "first_answer_compliant_turn_accuracy:float "
+                                 "first_answer_violation_detection_accuracy:float "
+                                 "first_answer_strict_violation_detection_accuracy:float "
+                                 "first_answer_conversation_accuracy:float"))
+    answers.rows = field_rows(answers, doc.dialogue_judging)
     taxonomy = Table("dialogue_error_taxonomy", "Judge mistakes reviewed by humans, by error type",
                      cols("judge:str domain:str error_type:str count:int"))
-    taxonomy.rows = [[r["judge"], r["domain"], r["error_type"], r["count"]]
-                     for r in doc.get("dialogue_error_taxonomy", [])]
+    taxonomy.rows = field_rows(taxonomy, doc.dialogue_error_taxonomy or [])
     return [judging, answers, taxonomy]

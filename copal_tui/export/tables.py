@@ -13,11 +13,24 @@ tables are copal_tui.export.suite_tables', the facet and confusion tables their 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from copal_tui.metrics.compass_summary import summary_tables
+from pydantic import BaseModel
+
+from copal_tui.metrics.document import Metric, ReportDocument
+from copal_tui.metrics.document_sections import (
+    VALIDITY_METRICS,
+    AblationRow,
+    JudgeValidity,
+    ModelErrorRate,
+    OverallRate,
+    Quartile,
+    Rate,
+    Sided,
+    ValidityBlock,
+)
 from copal_tui.metrics.provenance import line
 
 ALL = "(all models)"
@@ -46,35 +59,49 @@ def cols(spec: str) -> list[tuple[str, str]]:
     return [(part.split(":")[0], part.split(":")[1]) for part in spec.split()]
 
 
+def field_rows(table: Table, rows: Iterable[BaseModel]) -> list[list[Any]]:
+    """The rows of a table whose columns are the fields of those names of section rows."""
+    return [[getattr(r, name) for name, _kind in table.columns] for r in rows]
+
+
+def bounds(m: Metric) -> tuple[float | None, float | None]:
+    """A metric's interval as (low, high); None where undefined (an empty cell, n/a)."""
+    return (None, None) if m.interval is None else m.interval.bounds
+
+
+def estimate(m: Metric) -> list[Any]:
+    """Value, low, high: the cells of a figure with its interval."""
+    return [m.value, *bounds(m)]
+
+
 RATE = "n:int errors:int error_rate:float ci_low:float ci_high:float"
 
 
-def _rate(row: dict[str, Any]) -> list[Any]:
-    return [row["n"], row["errors"], row["error_rate"], row["ci_low"], row["ci_high"]]
+def _rate(row: Rate | ModelErrorRate | OverallRate | AblationRow | Quartile) -> list[Any]:
+    return [row.n, row.errors, *estimate(row.error_rate)]
 
 
-def reason_text(row: dict[str, Any], key: str) -> str:
-    return str(row.get(f"{key}_reason") or "")
-
-
-def error_tables(doc: dict[str, Any]) -> list[Table]:
+def error_tables(doc: ReportDocument) -> list[Table]:
     main = Table("error_rates", "Error rates on composed items (primary judge), Wilson 95% CI",
                  cols(f"model:str {RATE}"))
-    for row in doc["error_rates"]:
-        main.rows.append([row["model"], *_rate(row)])
-    main.rows.append([ALL, *_rate(doc["overall"])])
+    main.rows = [*([r.model, *_rate(r)] for r in doc.error_rates), [ALL, *_rate(doc.overall)]]
     out = [main]
     for key, label in (("by_pattern", "pattern"), ("by_facet", "facet"), ("by_world", "world")):
         t = Table(f"error_rates_{key}", f"Error rates {key.replace('_', ' ')}",
                   cols(f"model:str {label}:str {RATE}"))
-        for row in doc["error_rates"]:
-            for name, cell in row[key].items():
-                t.rows.append([row["model"], name, *_rate(cell)])
+        t.rows = [[r.model, name, *_rate(cell)] for r in doc.error_rates
+                  for name, cell in getattr(r, key).items()]
         out.append(t)
     return out
 
 
-def atlas_tables(doc: dict[str, Any]) -> list[Table]:
+def _sided(s: Sided) -> list[Any]:
+    return [s.errors, s.under_enforcement, s.over_enforcement, s.mixed, s.unknown_direction,
+            s.under_enforcement_share.value, s.over_enforcement_share.value,
+            s.one_sided_share.value, s.mixed_share.value]
+
+
+def atlas_tables(doc: ReportDocument) -> list[Table]:
     atlas = Table("facet_atlas", "Facet atlas: error direction shares per target facet "
                   "(all models)", cols(
                       "pattern:str facet:str n:int errors:int under_enforcement:int "
@@ -83,11 +110,10 @@ def atlas_tables(doc: dict[str, Any]) -> list[Table]:
                       "mixed_share:float"),
                   display=["pattern", "facet", "n", "errors", "under_enforcement_share",
                            "over_enforcement_share", "mixed_share"])
-    for facet, row in doc["facet_atlas"].items():
-        atlas.rows.append([row["pattern"], facet, row["n"], row["errors"],
-                           row["under_enforcement"], row["over_enforcement"], row["mixed"],
-                           row["unknown_direction"], row["under_enforcement_share"],
-                           row["over_enforcement_share"], row["mixed_share"]])
+    atlas.rows = [[a.pattern, facet, a.n, a.errors, a.under_enforcement, a.over_enforcement,
+                   a.mixed, a.unknown_direction, a.under_enforcement_share.value,
+                   a.over_enforcement_share.value, a.mixed_share.value]
+                  for facet, a in doc.facet_atlas.items()]
     sided = Table("one_sided", "One-sided failures: share of errors that are only "
                   "under-enforcement (a forbidden item present, or a required gate, route or "
                   "action missing) or only over-enforcement (a required content item missing)",
@@ -96,17 +122,12 @@ def atlas_tables(doc: dict[str, Any]) -> list[Table]:
                         "over_enforcement_share:float one_sided_share:float mixed_share:float"),
                   display=["model", "errors", "under_enforcement_share", "over_enforcement_share",
                            "one_sided_share", "mixed_share"])
-    keys = ["errors", "under_enforcement", "over_enforcement", "mixed", "unknown_direction",
-            "under_enforcement_share", "over_enforcement_share", "one_sided_share",
-            "mixed_share"]
-    one = doc["one_sided"]
-    for model, row in one["by_model"].items():
-        sided.rows.append([model, *(row[k] for k in keys)])
-    sided.rows.append([ALL, *(one[k] for k in keys)])
+    one = doc.one_sided
+    sided.rows = [*([m, *_sided(s)] for m, s in one.by_model.items()), [ALL, *_sided(one)]]
     return [atlas, sided]
 
 
-def contrast_tables(doc: dict[str, Any]) -> list[Table]:
+def contrast_tables(doc: ReportDocument) -> list[Table]:
     pc = Table("paired_contrast", "Paired contrast: single-policy projections vs composed items "
                "(items with every projection judged)", cols(
                    "model:str n:int n_projections:int single_error_rate:float "
@@ -119,54 +140,50 @@ def contrast_tables(doc: dict[str, Any]) -> list[Table]:
                display=["model", "n", "single_error_rate", "composed_error_rate",
                         "composition_induced_rate", "composition_induced_ci_low",
                         "composition_induced_ci_high"])
-    for r in doc["paired_contrast"]:
-        pc.rows.append([r["model"], r["n"], r["n_projections"], r["single_error_rate"],
-                        r["composed_error_rate"], r["composition_induced"],
-                        r["composition_induced_rate"], r["composition_induced_ci_low"],
-                        r["composition_induced_ci_high"], r["any_projection_error_rate"],
-                        r["excluded_no_projections"], r["excluded_incomplete_projections"],
-                        r.get("excluded_rejected_projections", 0),
-                        r.get("excluded_unanswered", 0), r.get("excluded_unjudged", 0)])
+    pc.rows = [[r.model, r.n, r.n_projections, r.single_error_rate.value,
+                r.composed_error_rate.value, r.composition_induced,
+                *estimate(r.composition_induced_rate), r.any_projection_error_rate.value,
+                r.excluded_no_projections, r.excluded_incomplete_projections,
+                r.excluded_rejected_projections, r.excluded_unanswered, r.excluded_unjudged]
+               for r in doc.paired_contrast]
     ab = Table("ablation", "Construction ablation at matched budget (pooled over models judged "
                "on every method)", cols(f"method:str model:str selected_items:int {RATE}"))
-    for r in doc["ablation"]:
-        ab.rows.append([r["method"], POOLED, r["selected_items"], *_rate(r)])
-        for model, cell in r["by_model"].items():
-            ab.rows.append([r["method"], model, r["selected_items"], *_rate(cell)])
+    for r in doc.ablation:
+        ab.rows += [[r.method, POOLED, r.selected_items, *_rate(r)],
+                    *([r.method, model, r.selected_items, *_rate(cell)]
+                      for model, cell in r.by_model.items())]
     return [pc, ab, *control_tables(doc)]
 
 
-def control_tables(doc: dict[str, Any]) -> list[Table]:
+def control_tables(doc: ReportDocument) -> list[Table]:
     """The paper's controls: error by active clauses, by query-length quartile, and on
     non-interacting multi-clause controls beside the composed items of the same models."""
-    c = doc.get("controls") or {}
+    c = doc.controls
     t = Table("controls", "Controls (primary judge): error by active clauses, by query-length "
               "quartile, and on non-interacting multi-clause controls", cols(
                   "control:str group:str model:str min_length:int max_length:int "
                   f"{RATE}"),
               display=["control", "group", "model", "n", "error_rate", "ci_low", "ci_high"])
-    by_clauses = c.get("by_active_clauses") or {}
-    for group, fig in (by_clauses.get("pooled") or {}).items():
-        t.rows.append(["active_clauses", group, POOLED, None, None, *_rate(fig)])
-    for model, groups in (by_clauses.get("by_model") or {}).items():
-        for group, fig in groups.items():
-            t.rows.append(["active_clauses", group, model, None, None, *_rate(fig)])
-    for q in (c.get("by_query_length") or {}).get("quartiles") or []:
-        t.rows.append(["query_length", q["quartile"], POOLED, q.get("min_length"),
-                       q.get("max_length"), *_rate(q)])
-    ni = c.get("non_interacting") or {}
-    if ni.get("pooled"):
-        t.rows.append(["non_interacting", "controls", POOLED, None, None, *_rate(ni["pooled"])])
-    if ni.get("composed_pooled"):
-        t.rows.append(["non_interacting", "composed (same models)", POOLED, None, None,
-                       *_rate(ni["composed_pooled"])])
-    return [t] if t.rows else []
+    by_clauses = c.by_active_clauses
+    t.rows = [*(["active_clauses", group, POOLED, None, None, *_rate(fig)]
+                for group, fig in by_clauses.pooled.items()),
+              *(["active_clauses", group, model, None, None, *_rate(fig)]
+                for model, groups in by_clauses.by_model.items() for group, fig in groups.items()),
+              *(["query_length", q.quartile, POOLED, q.min_length, q.max_length, *_rate(q)]
+                for q in c.by_query_length.quartiles),
+              ["non_interacting", "controls", POOLED, None, None,
+               *_rate(c.non_interacting.pooled)],
+              ["non_interacting", "composed (same models)", POOLED, None, None,
+               *_rate(c.non_interacting.composed_pooled)]]
+    return [t]
 
 
-VALIDITY_METRICS = ("agreement", "precision", "recall", "f1", "fn_rate", "fp_rate", "kappa")
+def validity_blocks(entry: JudgeValidity) -> list[tuple[str, JudgeValidity | ValidityBlock]]:
+    """A judge setting's validity pooled ("all"), then per pattern."""
+    return [("all", entry), *entry.by_pattern.items()]
 
 
-def validity_tables(doc: dict[str, Any]) -> list[Table]:
+def validity_tables(doc: ReportDocument) -> list[Table]:
     ci_cols = " ".join(f"{m}_ci_low:float {m}_ci_high:float" for m in VALIDITY_METRICS)
     jv = Table("judge_validity", "Judge validity against human reference labels (positive: "
                "error; fp: judge error, reference no error), item-bootstrap 95% CI", cols(
@@ -176,95 +193,80 @@ def validity_tables(doc: dict[str, Any]) -> list[Table]:
                display=["judge", "mode", "pattern", "n", "tp", "fp", "tn", "fn", "agreement",
                         "precision", "recall", "f1", "fn_rate", "fp_rate", "kappa",
                         "kappa_ci_low", "kappa_ci_high", "human_kappa_ceiling"])
-    for entry in doc["judge_validity"]:
-        blocks: list[tuple[str, dict[str, Any]]] = [("all", entry),
-                                                     *entry["by_pattern"].items()]
-        for pattern, b in blocks:
-            ci = [v for m in VALIDITY_METRICS for v in (b["ci"][m]["low"], b["ci"][m]["high"])]
-            jv.rows.append([entry["judge"], entry["mode"], pattern, b["n_items"], b["n"],
-                            b["tp"], b["fp"], b["tn"], b["fn"],
-                            *(b[m] for m in VALIDITY_METRICS), reason_text(b, "kappa"), *ci,
-                            entry["human_kappa_ceiling"]])
-    ref = doc["reference_labels"]
+    for entry in doc.judge_validity:
+        jv.rows += [[entry.judge, entry.mode, pattern, b.n_items, b.n, b.tp, b.fp, b.tn, b.fn,
+                     *(m.value for m in b.metrics.values()), b.kappa.reason or "",
+                     *(v for m in b.metrics.values() for v in bounds(m)),
+                     entry.human_kappa_ceiling.value] for pattern, b in validity_blocks(entry)]
+    ref = doc.reference_labels
     rl = Table("reference_labels", "Human reference labels (adjudication, else majority; ties "
                "excluded)", cols("n:int adjudicated:int majority:int ties_excluded:int "
                                   "annotators:str adjudicators:str"))
-    rl.rows.append([ref["n"], ref["adjudicated"], ref["majority"], ref["ties_excluded"],
-                    "; ".join(ref["annotators"]), "; ".join(ref["adjudicators"])])
-    ha = doc["human_agreement"]
+    rl.rows.append([ref.n, ref.adjudicated, ref.majority, ref.ties_excluded,
+                    "; ".join(ref.annotators), "; ".join(ref.adjudicators)])
+    ha = doc.human_agreement
     pairs = Table("human_agreement_pairs", "Human agreement: pairwise Cohen's kappa",
                   cols("annotator_a:str annotator_b:str n:int agreement:float kappa:float "
                         "kappa_reason:str"))
-    for p in ha["pairwise"]:
-        pairs.rows.append([p["annotator_a"], p["annotator_b"], p["n"], p["agreement"],
-                           p["kappa"], reason_text(p, "kappa")])
+    pairs.rows = [[p.annotator_a, p.annotator_b, p.n, p.agreement.value, p.kappa.value,
+                   p.kappa.reason or ""] for p in ha.pairwise]
     summary = Table("human_agreement", "Human agreement: the ceiling a judge can reach",
                     cols("annotators:str n_labels:int n_responses:int n_multiply_labelled:int "
                           "mean_pairwise_kappa:float krippendorff_alpha:float "
                           "krippendorff_alpha_reason:str"))
-    summary.rows.append(["; ".join(ha["annotators"]), ha["n_labels"], ha["n_responses"],
-                         ha["n_multiply_labelled"], ha["mean_pairwise_kappa"],
-                         ha["krippendorff_alpha"], reason_text(ha, "krippendorff_alpha")])
+    summary.rows.append(["; ".join(ha.annotators), ha.n_labels, ha.n_responses,
+                         ha.n_multiply_labelled, ha.mean_pairwise_kappa.value,
+                         ha.krippendorff_alpha.value, ha.krippendorff_alpha.reason or ""])
     return [jv, rl, summary, pairs]
 
 
-def sensitivity_tables(doc: dict[str, Any]) -> list[Table]:
+def sensitivity_tables(doc: ReportDocument) -> list[Table]:
     js = Table("judge_sensitivity", "Judge-family sensitivity on responses every judge judged "
                "(ranking: lowest error first)", cols(
                    "judge:str mode:str n:int errors:int error_rate:float ranking:str "
                    "kendall_tau:float spearman_rho:float max_shift:int is_reference:bool "
                    "ties_excluded:int"))
-    for r in doc["judge_sensitivity"]:
-        js.rows.append([r["judge"], r["mode"], r["n"], r["errors"], r["error_rate"],
-                        " < ".join(r["ranking"]), r["kendall_tau"], r["spearman_rho"],
-                        r["max_shift"], r["is_reference"], r.get("ties_excluded", 0)])
-    c = doc["corrected_error_rates"]
-    ce = Table("corrected_error_rates", f"Judge-corrected error (Rogan-Gladen) for {c['judge']} "
-               f"({c['mode']})", cols(
+    js.rows = [[r.judge, r.mode, r.n, r.errors, r.error_rate.value, " < ".join(r.ranking),
+                r.kendall_tau.value, r.spearman_rho.value, r.max_shift.value, r.is_reference,
+                r.ties_excluded or 0] for r in doc.judge_sensitivity]
+    c = doc.corrected_error_rates
+    ce = Table("corrected_error_rates", f"Judge-corrected error (Rogan-Gladen) for {c.judge} "
+               f"({c.mode})", cols(
                    "model:str n:int observed_error_rate:float corrected_error_rate:float "
                    "clipped:bool sensitivity:float specificity:float reason:str"),
-               note=c["caveat"])
-    for r in c["models"]:
-        ce.rows.append([r["model"], r["n"], r["observed_error_rate"], r["corrected_error_rate"],
-                        r["clipped"], c["sensitivity"], c["specificity"],
-                        reason_text(r, "corrected_error_rate")])
+               note=c.caveat)
+    ce.rows = [[r.model, r.n, r.observed_error_rate, r.corrected_error_rate.value, r.clipped,
+                c.sensitivity.value, c.specificity.value, r.corrected_error_rate.reason or ""]
+               for r in c.models]
     return [js, ce]
 
 
-def corpus_tables(doc: dict[str, Any]) -> list[Table]:
+def corpus_tables(doc: ReportDocument) -> list[Table]:
     corpus = Table("corpus", "Corpus profile", cols("section:str key:str count:int"))
-    for key, value in doc["corpus"].items():
+    for key, value in doc.corpus:
         if isinstance(value, dict):
-            for k, v in value.items():
-                corpus.rows.append([key, k, v])
+            corpus.rows += [[key, k, v] for k, v in value.items()]
         elif isinstance(value, int):
             corpus.rows.append(["total", key, value])
     mix = Table("corpus_pattern_mix", "Relation patterns of the selected suite beside the "
                 "paper's (Table 8, 900 selected composed queries)",
                 cols("pattern:str selected:int selected_share:float paper:int "
                      "paper_share:float reason:str"))
-    for r in doc["corpus"].get("pattern_mix", []):
-        mix.rows.append([r["pattern"], r["selected"], r["selected_share"], r["paper"],
-                         r["paper_share"], reason_text(r, "selected_share")])
+    mix.rows = [[r.pattern, r.selected, r.selected_share.value, r.paper, r.paper_share,
+                 r.selected_share.reason or ""] for r in doc.corpus.pattern_mix]
     ex = Table("exclusions", "Exclusions (every left-out row, with its reason)",
                cols("section:str what:str reason:str count:int"))
-    for e in doc["exclusions"]:
-        ex.rows.append([e["section"], e["what"], e["reason"], e["count"]])
+    ex.rows = field_rows(ex, doc.exclusions)
     return [corpus, mix, ex]
 
 
-def provenance_tables(doc: dict[str, Any]) -> list[Table]:
+def provenance_tables(doc: ReportDocument) -> list[Table]:
     """Which models stand behind each suite's figures, and whether any is a heuristic."""
     t = Table("provenance", "Models behind the figures (offline/* models are the offline "
               "engine's heuristics, not language models)",
               cols("suite:str generator:str verifier:str prefilter:str targets:str "
                     "judges:str imported:str heuristic:bool caveat:str"),
               display=["suite", "generator", "targets", "judges", "heuristic"])
-    for suite, p in (doc["scope"].get("provenance") or {}).items():
-        imported = ", ".join(f"{n} {k.split(':', 1)[1]}" for k, n in sorted(p["imported"].items()))
-        t.rows.append([suite, ", ".join(p["generator"]), ", ".join(p["verifier"]),
-                       ", ".join(p["prefilter"]), ", ".join(p["target"]), ", ".join(p["judge"]),
-                       imported, bool(p["heuristic"]), p.get("caveat", "")])
     settings = Table("provenance_settings", "What each model was sent, per suite and role "
                      "(temperature, output cap, reasoning effort; the allowed-edge writer of a "
                      "COMPASS suite)",
@@ -273,25 +275,27 @@ def provenance_tables(doc: dict[str, Any]) -> list[Table]:
                           "edge_writer:str"),
                      display=["suite", "model", "role", "temperature", "max_tokens",
                               "reasoning_effort"])
-    for suite, p in (doc["scope"].get("provenance") or {}).items():
-        writers = ", ".join(p.get("edge_writer") or [])
-        for s in p.get("settings") or []:
-            sent = s.get("reasoning_effort_sent")
-            settings.rows.append([suite, s["model"], s["role"], s.get("litellm_model") or "",
-                                  s.get("temperature"), s.get("max_tokens"),
-                                  s.get("reasoning_effort") or "",
+    for suite, p in (doc.scope.provenance or {}).items():
+        imported = ", ".join(f"{n} {k.split(':', 1)[1]}" for k, n in sorted(p.imported.items()))
+        t.rows.append([suite, ", ".join(p.generator), ", ".join(p.verifier),
+                       ", ".join(p.prefilter), ", ".join(p.target), ", ".join(p.judge),
+                       imported, bool(p.heuristic), p.caveat or ""])
+        writers = ", ".join(p.edge_writer or [])
+        for s in p.settings or []:
+            sent = s.reasoning_effort_sent
+            settings.rows.append([suite, s.model, s.role, s.litellm_model or "", s.temperature,
+                                  s.max_tokens, s.reasoning_effort or "",
                                   "" if sent is None else ("yes" if sent else "no"), writers])
-        if writers and not p.get("settings"):
+        if writers and not p.settings:
             settings.rows.append([suite, "", "", "", None, None, "", "", writers])
     return [t, settings] if settings.rows else [t]
 
 
-def output_tables(doc: dict[str, Any]) -> list[Table]:
+def output_tables(doc: ReportDocument) -> list[Table]:
     t = Table("structured_outputs", "Structured answers per stage, model and task: valid at "
               "once, valid after the repair round, failed (not scored)",
               cols("stage:str model:str task:str valid:int repaired:int failed:int"))
-    t.rows = [[r["stage"], r["model"], r["task"], r["valid"], r["repaired"], r["failed"]]
-              for r in doc.get("structured_outputs", [])]
+    t.rows = field_rows(t, doc.structured_outputs)
     return [t]
 
 
@@ -299,24 +303,24 @@ def output_tables(doc: dict[str, Any]) -> list[Table]:
 _SUITE_PREFIXES = (("pas", "compass"), ("compass", "compass"), ("dialogue", "dialogues"))
 
 
-def _with_caveats(doc: dict[str, Any], tables: list[Table]) -> list[Table]:
+def _with_caveats(doc: ReportDocument, tables: list[Table]) -> list[Table]:
     """Every table whose figures rest on an offline model says so in its note."""
-    prov = doc["scope"].get("provenance") or {}
+    prov = doc.scope.provenance or {}
     for t in tables:
         if t.name in ("provenance", "provenance_settings", "structured_outputs") \
                 or t.name.startswith("corpus"):
             continue
         suite = next((s for prefix, s in _SUITE_PREFIXES if t.name.startswith(prefix)), "copal")
-        caveat = (prov.get(suite) or {}).get("caveat")
+        caveat = prov[suite].caveat if suite in prov else None
         if caveat:
             t.note = f"{caveat}. {t.note}".strip() if t.note else caveat
     return tables
 
 
-def report_tables(doc: dict[str, Any]) -> list[Table]:
+def report_tables(doc: ReportDocument) -> list[Table]:
     # These import Table from here, hence the late imports.
     from copal_tui.export.facet_tables import facet_tables
-    from copal_tui.export.suite_tables import compass_tables, dialogue_tables
+    from copal_tui.export.suite_tables import compass_tables, dialogue_tables, summary_tables
     from copal_tui.export.traceability import confusion_tables
 
     return _with_caveats(doc, [
@@ -331,20 +335,20 @@ def table_names(tables: Sequence[Table]) -> list[str]:
     return [t.name for t in tables]
 
 
-def scope_lines(doc: dict[str, Any]) -> list[str]:
+def scope_lines(doc: ReportDocument) -> list[str]:
     """What the report is computed over, as sentences for the Markdown and LaTeX headers."""
-    scope = doc["scope"]
-    primary = scope.get("primary_judge") or {"judge": "none", "mode": "-"}
-    reference = scope.get("reference_judge") or {"judge": "none", "mode": "-"}
+    scope = doc.scope
+    primary, reference = scope.primary_judge, scope.reference_judge
     lines = [
-        f"Worlds: {', '.join(scope['worlds'])}.",
-        f"Primary judge: {primary['judge']} ({primary['mode']}): "
-        f"{scope.get('primary_judge_reason', '')}; reference judge for "
-        f"sensitivity: {reference['judge']} ({reference['mode']}).",
+        f"Worlds: {', '.join(scope.worlds)}.",
+        f"Primary judge: {primary.judge if primary else 'none'} "
+        f"({primary.mode if primary else '-'}): {scope.primary_judge_reason}; reference judge "
+        f"for sensitivity: {reference.judge if reference else 'none'} "
+        f"({reference.mode if reference else '-'}).",
         f"Rates are fractions in [0, 1]; intervals are 95% (Wilson for rates, a seeded "
-        f"item-level bootstrap with {scope['bootstrap']} resamples and seed {scope['seed']} "
+        f"item-level bootstrap with {scope.bootstrap} resamples and seed {scope.seed} "
         "for judge validity); n/a marks an undefined value (the JSON export states why).",
     ]
-    for suite, p in (scope.get("provenance") or {}).items():
-        lines.append(f"{suite}: {line(p)}." + (f" {p['caveat']}." if p.get("caveat") else ""))
+    for suite, p in (scope.provenance or {}).items():
+        lines.append(f"{suite}: {line(p)}." + (f" {p.caveat}." if p.caveat else ""))
     return lines

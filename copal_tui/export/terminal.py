@@ -22,7 +22,11 @@ from typing import Any
 from copal_tui.domain.safe_text import visible
 from copal_tui.export.facet_terminal import print_observed_facets
 from copal_tui.export.fit_table import print_table, terminal_console
-from copal_tui.metrics import compass_summary
+from copal_tui.export.suite_tables import summary_tables
+from copal_tui.export.tables import bounds, control_tables
+from copal_tui.metrics.document import Metric, ReportDocument
+from copal_tui.metrics.document_sections import JudgeValidity, ValidityBlock
+from copal_tui.metrics.document_suites import PasRow
 from copal_tui.metrics.provenance import line
 from copal_tui.metrics.rates import PATTERN_ORDER
 
@@ -39,11 +43,10 @@ def ci(low: Any, high: Any) -> str:
     return f"[{f3(low)}, {f3(high)}]"
 
 
-def with_ci(value: Any, interval: dict[str, Any] | None) -> str:
+def with_ci(m: Metric) -> str:
     """An estimate and its interval in one cell: `0.681 [0.600, 0.785]`."""
-    interval = interval or {}
-    bounds = ci(interval.get("low"), interval.get("high"))
-    return f3(value) if bounds == "n/a" else f"{f3(value)} {bounds}"
+    interval = ci(*bounds(m))
+    return f3(m.value) if interval == "n/a" else f"{f3(m.value)} {interval}"
 
 
 class _Printer:
@@ -67,47 +70,47 @@ class _Printer:
                     keys=numeric_from if keys is None else keys, note=note, letter_all=pivot)
 
 
-def _caveat(p: _Printer, doc: dict[str, Any], suite: str) -> None:
+def _caveat(p: _Printer, doc: ReportDocument, suite: str) -> None:
     """The heuristic caveat of a suite's figures, printed before them, in bold."""
-    caveat = ((doc["scope"].get("provenance") or {}).get(suite) or {}).get("caveat")
-    if caveat:
-        p.console.print(p.text(caveat, style="bold reverse"))
+    prov = (doc.scope.provenance or {}).get(suite)
+    if prov is not None and prov.caveat:
+        p.console.print(p.text(prov.caveat, style="bold reverse"))
 
 
-def _pivot(p: _Printer, doc: dict[str, Any], key: str, label: str) -> None:
-    models = [r["model"] for r in doc["error_rates"]]
+def _pivot(p: _Printer, doc: ReportDocument, key: str, label: str) -> None:
+    models = [r.model for r in doc.error_rates]
     keys: list[str] = []
-    for r in doc["error_rates"]:
-        keys += [k for k in r[key] if k not in keys]
+    for r in doc.error_rates:
+        keys += [k for k in getattr(r, key) if k not in keys]
     if key == "by_pattern":
         keys = [k for k in PATTERN_ORDER if k in keys] + [k for k in keys if k not in
                                                           PATTERN_ORDER]
-    rows = [[k, *(f3(r[key].get(k, {}).get("error_rate")) for r in doc["error_rates"])]
-            for k in keys]
+    rows = [[k, *(f3(cell.error_rate.value if (cell := getattr(r, key).get(k)) else None)
+                  for r in doc.error_rates)] for k in keys]
     p.table(f"Error rate by {label} (rows) and model (columns)", [label, *models], rows,
             pivot=True)
 
 
-def print_report(doc: dict[str, Any], console: Any = None) -> None:
+def print_report(doc: ReportDocument, console: Any = None) -> None:
     console = console or terminal_console()
     p = _Printer(console)
-    scope = doc["scope"]
-    primary = scope.get("primary_judge") or {}
+    scope = doc.scope
+    primary = scope.primary_judge
     console.print(p.text(
-        f"primary judge: {primary.get('judge', 'none')} ({primary.get('mode', '-')}); "
-        f"worlds: {len(scope['worlds'])}; bootstrap: {scope['bootstrap']} resamples, "
-        f"seed {scope['seed']}; rates are fractions, CIs 95%", style="bold"))
-    if scope.get("primary_judge_reason"):
-        console.print(p.text(f"primary judge chosen: {scope['primary_judge_reason']}"))
-    for suite, prov in (scope.get("provenance") or {}).items():
+        f"primary judge: {primary.judge if primary else 'none'} "
+        f"({primary.mode if primary else '-'}); "
+        f"worlds: {len(scope.worlds)}; bootstrap: {scope.bootstrap} resamples, "
+        f"seed {scope.seed}; rates are fractions, CIs 95%", style="bold"))
+    if scope.primary_judge_reason:
+        console.print(p.text(f"primary judge chosen: {scope.primary_judge_reason}"))
+    for suite, prov in (scope.provenance or {}).items():
         console.print(p.text(f"{suite}: {line(prov)}"))
     _caveat(p, doc, "copal")
 
-    rows = [[r["model"], r["n"], r["errors"], f3(r["error_rate"]), ci(r["ci_low"], r["ci_high"])]
-            for r in doc["error_rates"]]
-    o = doc["overall"]
-    rows.append(["(all models)", o["n"], o["errors"], f3(o["error_rate"]),
-                 ci(o["ci_low"], o["ci_high"])])
+    o = doc.overall
+    rows = [*([r.model, r.n, r.errors, f3(r.error_rate.value), ci(*bounds(r.error_rate))]
+              for r in doc.error_rates),
+            ["(all models)", o.n, o.errors, f3(o.error_rate.value), ci(*bounds(o.error_rate))]]
     p.table("Error rate on composed items (Wilson CI)", ["model", "n", "errors", "rate", "CI"],
             rows)
     _pivot(p, doc, "by_pattern", "pattern")
@@ -116,18 +119,16 @@ def print_report(doc: dict[str, Any], console: Any = None) -> None:
 
     p.table("Facet atlas (share of judgments, all models)",
             ["facet", "n", "errors", "under", "over", "mixed"],
-            [[f, a["n"], a["errors"], f3(a["under_enforcement_share"]),
-              f3(a["over_enforcement_share"]), f3(a["mixed_share"])]
-             for f, a in doc["facet_atlas"].items()])
-    sided = [[m, s["errors"], f3(s["under_enforcement_share"]),
-              f3(s["over_enforcement_share"]),
-              f3(s["one_sided_share"]), f3(s["mixed_share"])]
-             for m, s in [*doc["one_sided"]["by_model"].items(), ("(all models)",
-                                                                   doc["one_sided"])]]
+            [[f, a.n, a.errors, f3(a.under_enforcement_share.value),
+              f3(a.over_enforcement_share.value), f3(a.mixed_share.value)]
+             for f, a in doc.facet_atlas.items()])
+    one = doc.one_sided
     p.table("One-sided failures (share of errors)",
-            ["model", "errors", "under", "over", "one-sided", "mixed"], sided)
-    from copal_tui.export.tables import control_tables
-
+            ["model", "errors", "under", "over", "one-sided", "mixed"],
+            [[m, s.errors, f3(s.under_enforcement_share.value),
+              f3(s.over_enforcement_share.value), f3(s.one_sided_share.value),
+              f3(s.mixed_share.value)]
+             for m, s in [*one.by_model.items(), ("(all models)", one)]])
     for t in control_tables(doc):
         pooled = [r for r in t.rows if r[2] == "(pooled)"]
         p.table("Controls (pooled targets): active clauses, query-length quartile, "
@@ -137,28 +138,29 @@ def print_report(doc: dict[str, Any], console: Any = None) -> None:
     p.table("Paired contrast (composed items whose projections were accepted, answered and "
             "judged)",
             ["model", "n", "single", "composed", "induced", "induced CI"],
-            [[r["model"], r["n"], f3(r["single_error_rate"]), f3(r["composed_error_rate"]),
-              f3(r["composition_induced_rate"]),
-              ci(r["composition_induced_ci_low"], r["composition_induced_ci_high"])]
-             for r in doc["paired_contrast"]])
+            [[r.model, r.n, f3(r.single_error_rate.value), f3(r.composed_error_rate.value),
+              f3(r.composition_induced_rate.value), ci(*bounds(r.composition_induced_rate))]
+             for r in doc.paired_contrast])
     p.table("Construction ablation (pooled over models judged on every method)",
             ["method", "selected", "n", "rate", "CI"],
-            [[r["method"], r["selected_items"], r["n"], f3(r["error_rate"]),
-              ci(r["ci_low"], r["ci_high"])] for r in doc["ablation"]])
+            [[r.method, r.selected_items, r.n, f3(r.error_rate.value), ci(*bounds(r.error_rate))]
+             for r in doc.ablation])
     _validity(p, doc)
     print_observed_facets(p.console, doc)
     _sensitivity(p, doc)
     _corpus(p, doc)
     _compass(p, doc)
-    compass_summary.print_tables(p, doc)
+    for t in summary_tables(doc):  # COMPASS's own table, as its analysis script prints it
+        p.table(t.title, [name for name, _kind in t.columns], t.rows, numeric_from=2,
+                note=t.note)
     _dialogues(p, doc)
-    if doc.get("structured_outputs"):
+    if doc.structured_outputs:
         p.table("Structured answers (valid at once / after the repair round / failed)",
                 ["stage", "model", "task", "valid", "repaired", "failed"],
-                [[r["stage"], r["model"], r["task"], r["valid"], r["repaired"], r["failed"]]
-                 for r in doc["structured_outputs"]], numeric_from=3)
+                [[r.stage, r.model, r.task, r.valid, r.repaired, r.failed]
+                 for r in doc.structured_outputs], numeric_from=3)
     p.table("Exclusions", ["section", "what", "reason", "count"],
-            [[e["section"], e["what"], e["reason"], e["count"]] for e in doc["exclusions"]],
+            [[e.section, e.what, e.reason, e.count] for e in doc.exclusions],
             numeric_from=3, keys=2)
 
 
@@ -168,81 +170,78 @@ VALIDITY_METRICS = (("agreement", "agreement"), ("precision", "precision"),
                     ("fn_rate", "FN rate"), ("fp_rate", "FP rate"))
 
 
-def _metrics(v: dict[str, Any]) -> list[str]:
-    return [with_ci(v.get(key), (v.get("ci") or {}).get(key)) for key, _ in VALIDITY_METRICS]
+def _metrics(v: JudgeValidity | ValidityBlock) -> list[str]:
+    return [with_ci(v.metrics[key]) for key, _ in VALIDITY_METRICS]
 
 
-def _validity(p: _Printer, doc: dict[str, Any]) -> None:
-    ha = doc["human_agreement"]
-    ceiling = f3(ha["mean_pairwise_kappa"])
+def _validity(p: _Printer, doc: ReportDocument) -> None:
+    ha = doc.human_agreement
+    ceiling = f3(ha.mean_pairwise_kappa.value)
     names = [name for _, name in VALIDITY_METRICS]
     rows, by_pattern = [], []
-    for v in doc["judge_validity"]:
-        judge = f"{v['judge']} ({v['mode']})"
-        rows.append([judge, v["n"], v["tp"], v["fp"], v["tn"], v["fn"], *_metrics(v)])
-        by_pattern += [[judge, pattern, b["n"], *_metrics(b)]
-                       for pattern, b in v["by_pattern"].items()]
-    ref = doc["reference_labels"]
-    bootstrap = doc["scope"]["bootstrap"]
-    p.table(f"Judge validity vs human reference, error = positive ({ref['n']} responses: {ref['adjudicated']} "
-            f"adjudicated, {ref['majority']} majority, {ref['ties_excluded']} ties excluded); "
-            f"estimate [95% bootstrap CI, {bootstrap} resamples]",
+    for v in doc.judge_validity:
+        judge = f"{v.judge} ({v.mode})"
+        rows.append([judge, v.n, v.tp, v.fp, v.tn, v.fn, *_metrics(v)])
+        by_pattern += [[judge, pattern, b.n, *_metrics(b)] for pattern, b in v.by_pattern.items()]
+    ref = doc.reference_labels
+    p.table(f"Judge validity vs human reference, error = positive ({ref.n} responses: "
+            f"{ref.adjudicated} adjudicated, {ref.majority} majority, {ref.ties_excluded} ties "
+            f"excluded); estimate [95% bootstrap CI, {doc.scope.bootstrap} resamples]",
             ["judge", "n", "tp", "fp", "tn", "fn", *names], rows,
             note=f"Human kappa (mean pairwise kappa of the annotators, the ceiling a judge can "
                  f"reach): {ceiling}")
-    from copal_tui.metrics.reference import CELLS, CLASSES, CONVENTION, matrix
+    from copal_tui.metrics.reference import CELLS, CLASSES, CONVENTION
 
     p.table(f"Confusion matrices ({CONVENTION})",
             ["judge", "human reference", "judge: no error", "judge: error"],
             [[name if r == 0 else "", cls, *(f"{CELLS[r][c]} {m[r][c]}" for c in (0, 1))]
-             for v in doc["judge_validity"]
-             for name, m in [(f"{v['judge']} ({v['mode']})", matrix(v))]
+             for v in doc.judge_validity
+             for name, m in [(f"{v.judge} ({v.mode})", v.confusion_matrix.matrix)]
              for r, cls in enumerate(CLASSES)], numeric_from=2)
     p.table("Judge validity by pattern; estimate [95% bootstrap CI]",
             ["judge", "pattern", "n", *names], by_pattern, numeric_from=2)
-    reasons = sorted({v.get("kappa_reason", "") for v in doc["judge_validity"]}
-                     | {f"{pr['annotator_a']}/{pr['annotator_b']}: {pr['kappa_reason']}"
-                        for pr in ha["pairwise"] if pr.get("kappa_reason")} - {""})
-    pairs = [[pr["annotator_a"], pr["annotator_b"], pr["n"], f3(pr["agreement"]),
-              f3(pr["kappa"])] for pr in ha["pairwise"]]
-    p.table(f"Human agreement ({len(ha['annotators'])} annotators, {ha['n_multiply_labelled']} "
+    reasons = sorted({v.kappa.reason or "" for v in doc.judge_validity}
+                     | {f"{pr.annotator_a}/{pr.annotator_b}: {pr.kappa.reason}"
+                        for pr in ha.pairwise if pr.kappa.reason} - {""})
+    pairs = [[pr.annotator_a, pr.annotator_b, pr.n, f3(pr.agreement.value), f3(pr.kappa.value)]
+             for pr in ha.pairwise]
+    p.table(f"Human agreement ({len(ha.annotators)} annotators, {ha.n_multiply_labelled} "
             f"multiply-labelled responses; Krippendorff's alpha "
-            f"{f3(ha['krippendorff_alpha'])}, mean pairwise kappa {ceiling})",
+            f"{f3(ha.krippendorff_alpha.value)}, mean pairwise kappa {ceiling})",
             ["annotator", "annotator", "n", "agree", "kappa"], pairs, numeric_from=2,
-            note="\n".join(reasons + [ha.get("krippendorff_alpha_reason", "")]).strip())
+            note="\n".join(reasons + [ha.krippendorff_alpha.reason or ""]).strip())
 
 
-def _sensitivity(p: _Printer, doc: dict[str, Any]) -> None:
+def _sensitivity(p: _Printer, doc: ReportDocument) -> None:
     rows, rankings = [], []
-    for r in doc["judge_sensitivity"]:
-        name = f"{r['judge']} ({r['mode']})" + (" *" if r["is_reference"] else "")
-        shift = r["max_shift"]
-        rows.append([name, r["n"], f3(r["error_rate"]), f3(r.get("kendall_tau")),
-                     f3(r.get("spearman_rho")), "n/a" if isinstance(shift, float) else shift])
-        rankings.append(f"{name}: " + " < ".join(r["ranking"]))
+    for r in doc.judge_sensitivity:
+        name = f"{r.judge} ({r.mode})" + (" *" if r.is_reference else "")
+        shift = r.max_shift.value
+        rows.append([name, r.n, f3(r.error_rate.value), f3(r.kendall_tau.value),
+                     f3(r.spearman_rho.value), shift if isinstance(shift, int) else "n/a"])
+        rankings.append(f"{name}: " + " < ".join(r.ranking))
     p.table("Judge-family sensitivity (* = reference; same responses for every judge)",
             ["judge", "n", "error", "tau", "rho", "max shift"], rows,
             note="\n".join(rankings))
-    c = doc["corrected_error_rates"]
-    p.table(f"Judge-corrected error (Rogan-Gladen) for {c['judge']} ({c['mode']}): sensitivity "
-            f"{f3(c['sensitivity'])}, specificity {f3(c['specificity'])}",
+    c = doc.corrected_error_rates
+    p.table(f"Judge-corrected error (Rogan-Gladen) for {c.judge} ({c.mode}): sensitivity "
+            f"{f3(c.sensitivity.value)}, specificity {f3(c.specificity.value)}",
             ["model", "n", "observed", "corrected", "clipped"],
-            [[m["model"], m["n"], f3(m["observed_error_rate"]), f3(m["corrected_error_rate"]),
-              "yes" if m["clipped"] else ""] for m in c["models"]],
-            note=c["caveat"] + (f" ({c['sensitivity_reason']})" if "sensitivity_reason" in c
-                                else ""))
+            [[m.model, m.n, f3(m.observed_error_rate), f3(m.corrected_error_rate.value),
+              "yes" if m.clipped else ""] for m in c.models],
+            note=c.caveat + (f" ({c.sensitivity.reason})" if c.sensitivity.reason else ""))
 
 
-def _corpus(p: _Printer, doc: dict[str, Any]) -> None:
-    corpus = doc["corpus"]
-    totals = ", ".join(f"{k} {v}" for k, v in corpus.items() if isinstance(v, int))
+def _corpus(p: _Printer, doc: ReportDocument) -> None:
+    fields = list(doc.corpus)
+    totals = ", ".join(f"{k} {v}" for k, v in fields if isinstance(v, int))
     rows = [[k.replace("_", " "), ", ".join(f"{kk}: {vv}" for kk, vv in v.items())]
-            for k, v in corpus.items() if isinstance(v, dict)]
+            for k, v in fields if isinstance(v, dict)]
     p.table(f"Corpus: {totals}", ["breakdown", "counts"], rows, numeric_from=2)
     p.table("Relation patterns of the selected suite beside the paper's (Table 8)",
             ["pattern", "selected", "share", "paper", "paper share"],
-            [[r["pattern"], r["selected"], _share(r["selected_share"]), r["paper"],
-              _share(r["paper_share"])] for r in corpus.get("pattern_mix", [])])
+            [[r.pattern, r.selected, _share(r.selected_share.value), r.paper,
+              _share(r.paper_share)] for r in doc.corpus.pattern_mix])
 
 
 def _share(value: Any) -> str:
@@ -251,21 +250,20 @@ def _share(value: Any) -> str:
     return f"{value:.1%}"
 
 
-def _compass(p: _Printer, doc: dict[str, Any]) -> None:
+def _compass(p: _Printer, doc: ReportDocument) -> None:
     """The COMPASS tables, only when the report has them (no suite in scope: nothing)."""
-    if "pas" not in doc:
+    if doc.pas is None:
         return
     _caveat(p, doc, "compass")
-    by_judge: dict[str, list[dict[str, Any]]] = {}
-    for r in doc["pas"]:
-        by_judge.setdefault(r["judge"], []).append(r)
+    by_judge: dict[str, list[PasRow]] = {}
+    for r in doc.pas:
+        by_judge.setdefault(r.judge, []).append(r)
     for judge, judged in by_judge.items() or [("none", [])]:
-        targets = list(dict.fromkeys(f"{r['model']} ({r['variant']})" for r in judged))
+        targets = list(dict.fromkeys(f"{r.model} ({r.variant})" for r in judged))
         cells: dict[tuple[str, str], dict[str, str]] = {}
         for r in judged:
-            text = "n/a" if r["n"] == 0 else f"{f3(r['pas'])} ({r['aligned']}/{r['n']})"
-            cells.setdefault((r["world"], r["query_type"]), {})[
-                f"{r['model']} ({r['variant']})"] = text
+            text = "n/a" if r.n == 0 else f"{f3(r.pas.value)} ({r.aligned}/{r.n})"
+            cells.setdefault((r.world, r.query_type), {})[f"{r.model} ({r.variant})"] = text
         p.table(f"Policy Alignment Score, judge {judge}: world x query type (rows), target "
                 "(columns); PAS (aligned/n)", ["world", "query type", *targets],
                 [[w, t, *(c.get(x, "") for x in targets)] for (w, t), c in cells.items()],
@@ -273,60 +271,61 @@ def _compass(p: _Printer, doc: dict[str, Any]) -> None:
     p.table("Failure modes of misaligned denied-edge responses (counts)",
             ["judge", "target", "world", "denied edge", "misaligned", "direct", "hybrid",
              "indirect", "unclassified"],
-            [[r["judge"], f"{r['model']} ({r['variant']})", r["world"], r["n_denied_edge"],
-              r["n_misaligned"], r["direct_violation"], r["refusal_answer_hybrid"],
-              r["indirect_violation"], r["unclassified"]] for r in doc["pas_failure_modes"]],
+            [[r.judge, f"{r.model} ({r.variant})", r.world, r.n_denied_edge, r.n_misaligned,
+              r.direct_violation, r.refusal_answer_hybrid, r.indirect_violation,
+              r.unclassified] for r in doc.pas_failure_modes or []],
             numeric_from=3)
     p.table("Single-policy PAS (base variant) beside the composed error rate",
             ["world", "model", "judge", "n", "PAS", "allowed", "denied", "composed", "error",
              "error CI"],
-            [[r["world"], r["model"], r["compass_judge"] if r["same_judge"] else
-              f"{r['compass_judge']} / {r['composed_judge']}", r["n"], f3(r["pas"]),
-              f3(r["allowed_pas"]), f3(r["denied_pas"]), r["composed_n"],
-              f3(r["composed_error_rate"]), ci(r["composed_ci_low"], r["composed_ci_high"])]
-             for r in doc["pas_vs_composed"]], numeric_from=3,
+            [[r.world, r.model, r.compass_judge if r.same_judge else
+              f"{r.compass_judge} / {r.composed_judge}", r.n, f3(r.pas.value),
+              f3(r.allowed_pas.value), f3(r.denied_pas.value), r.composed_n,
+              f3(r.composed_error_rate.value), ci(*bounds(r.composed_error_rate))]
+             for r in doc.pas_vs_composed or []], numeric_from=3,
             note="PAS: share aligned (higher is better); error: share of composed items "
                  "failed (lower is better); 'A / B' names the COMPASS and the composed judge.")
     validity, reasons = [], []
-    for v in doc["pas_judge_validity"]:
-        validity.append([v["judge"], v["n_responses"],
-                     *(x for d in ("refused", "compliant", "aligned")
-                       for x in (f3(v[d]["agreement"]), f3(v[d]["kappa"])))])
-        reasons += [f"{v['judge']} {d}: {v[d]['kappa_reason']}"
-                    for d in ("refused", "compliant", "aligned") if "kappa_reason" in v[d]]
+    for v in doc.pas_judge_validity or []:
+        dims = {"refused": v.refused, "compliant": v.compliant, "aligned": v.aligned}
+        validity.append([v.judge, v.n_responses, *(x for d in dims.values()
+                                                    for x in (f3(d.agreement.value),
+                                                              f3(d.kappa.value)))])
+        reasons += [f"{v.judge} {name}: {d.kappa.reason}" for name, d in dims.items()
+                    if d.kappa.reason is not None]
     p.table("COMPASS judge vs human majority (agreement, Cohen's kappa)",
             ["judge", "n", "refused", "kappa", "compliant", "kappa", "aligned", "kappa"],
             validity, note="\n".join(reasons))
 
 
-def _dialogues(p: _Printer, doc: dict[str, Any]) -> None:
+def _dialogues(p: _Printer, doc: ReportDocument) -> None:
     """Dialogue-judging tables, only when the report has them."""
-    if "dialogue_judging" not in doc:
+    if doc.dialogue_judging is None:
         return
     _caveat(p, doc, "dialogues")
     p.table("Dialogue judging (CompliBench's rule: every tagged turn, attempts' files pooled, "
             "micro over turns)",
             ["judge", "domain", "conv", "attempts", "compliant acc", "violation det",
              "strict", "conversation acc"],
-            [[r["judge"], r["domain"], r["conversations"], r["attempts"],
-              f3(r["compliant_turn_accuracy"]), f3(r["violation_detection_accuracy"]),
-              f3(r["strict_violation_detection_accuracy"]), f3(r["conversation_accuracy"])]
-             for r in doc["dialogue_judging"]], numeric_from=2)
+            [[r.judge, r.domain, r.conversations, r.attempts, f3(r.compliant_turn_accuracy),
+              f3(r.violation_detection_accuracy), f3(r.strict_violation_detection_accuracy),
+              f3(r.conversation_accuracy)] for r in doc.dialogue_judging], numeric_from=2)
     p.table("Dialogue judges' answers: files (conversation x attempt) read after the repair "
             "round, with no readable verdict (all wrong), and the first answers alone as "
             "CompliBench's parser reads them",
             ["judge", "domain", "files", "repaired", "unparsed", "compliant acc",
              "violation det", "strict", "conversation acc"],
-            [[r["judge"], r["domain"], r["files"], r["repaired_attempts"],
-              r["unparsed_attempts"], f3(r["first_answer_compliant_turn_accuracy"]),
-              f3(r["first_answer_violation_detection_accuracy"]),
-              f3(r["first_answer_strict_violation_detection_accuracy"]),
-              f3(r["first_answer_conversation_accuracy"])]
-             for r in doc["dialogue_judging"]], numeric_from=2)
+            [[r.judge, r.domain, r.files, r.repaired_attempts, r.unparsed_attempts,
+              f3(r.first_answer_compliant_turn_accuracy),
+              f3(r.first_answer_violation_detection_accuracy),
+              f3(r.first_answer_strict_violation_detection_accuracy),
+              f3(r.first_answer_conversation_accuracy)] for r in doc.dialogue_judging],
+            numeric_from=2)
+    taxonomy = doc.dialogue_error_taxonomy or []
     counts: dict[tuple[str, str], dict[str, int]] = {}
-    for r in doc.get("dialogue_error_taxonomy", []):
-        counts.setdefault((r["judge"], r["domain"]), {})[r["error_type"]] = r["count"]
-    types = list(dict.fromkeys(r["error_type"] for r in doc.get("dialogue_error_taxonomy", [])))
+    for e in taxonomy:
+        counts.setdefault((e.judge, e.domain), {})[e.error_type] = e.count
+    types = list(dict.fromkeys(e.error_type for e in taxonomy))
     if types:
         p.table("Reviewed judge mistakes by error type", ["judge", "domain", *types],
                 [[j, d, *(c.get(t, 0) for t in types)] for (j, d), c in counts.items()],

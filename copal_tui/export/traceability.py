@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from copal_tui.export.tables import Table
-from copal_tui.metrics.reference import CLASSES, CONVENTION, matrix
+from copal_tui.export.tables import Table, validity_blocks
+from copal_tui.metrics.document import ReportDocument
+from copal_tui.metrics.reference import CLASSES, CONVENTION
 from store.db import Database
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 CASES_STEM = "validity_cases"
 
 
-def confusion_tables(doc: dict[str, Any]) -> list[Table]:
+def confusion_tables(doc: ReportDocument) -> list[Table]:
     """Each judge setting's matrix (pooled, then per pattern): a row per human reference
     class, a column per judge class."""
     t = Table("confusion_matrix", f"Confusion matrices ({CONVENTION})",
@@ -31,14 +32,13 @@ def confusion_tables(doc: dict[str, Any]) -> list[Table]:
                ("human_reference", "str"), ("judge_no_error", "int"), ("judge_error", "int")],
               note="Cells: [[tn, fp], [fn, tp]], as scikit-learn's confusion_matrix(reference, "
                    "judge, labels=[0, 1]).")
-    for entry in doc["judge_validity"]:
-        for pattern, block in [("all", entry), *entry["by_pattern"].items()]:
-            for cls, row in zip(CLASSES, matrix(block), strict=True):
-                t.rows.append([entry["judge"], entry["mode"], pattern, cls, *row])
+    t.rows = [[entry.judge, entry.mode, pattern, cls, *row] for entry in doc.judge_validity
+              for pattern, block in validity_blocks(entry)
+              for cls, row in zip(CLASSES, block.confusion_matrix.matrix, strict=True)]
     return [t]
 
 
-def case_files(db: Database, doc: dict[str, Any], fmt: str) -> dict[str, str]:
+def case_files(db: Database, doc: ReportDocument, fmt: str) -> dict[str, str]:
     """File name -> text of the cases behind the judge-validity figures of `doc`."""
     from copal_tui.services import cases
 

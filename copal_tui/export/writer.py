@@ -13,19 +13,20 @@ of every other file, so a folder with a manifest is complete.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from copal_tui.export.manifest import build_manifest
 from copal_tui.export.safe_paths import OutputGuard, Staging
 from copal_tui.export.tables import report_tables, scope_lines
 from copal_tui.export.traceability import case_files
+from copal_tui.metrics.document import ReportDocument
+from copal_tui.metrics.document_sections import Exclusion
 from store.db import Database
 
 FOLDER_FORMATS = ("csv", "json", "md", "latex", "jsonl")
 HEADING = "copal report"
 
 
-def report_files(doc: dict[str, Any], fmt: str) -> dict[str, str]:
+def report_files(doc: ReportDocument, fmt: str) -> dict[str, str]:
     """File name -> text of the report in `fmt` (csv, json, md or latex)."""
     from copal_tui.export import formats
     from copal_tui.export.jsondoc import dumps
@@ -42,7 +43,7 @@ def report_files(doc: dict[str, Any], fmt: str) -> dict[str, str]:
     raise ValueError(f"unknown report format {fmt!r}")
 
 
-def export_folder(db: Database, fmt: str, out: Path, doc: dict[str, Any] | None,
+def export_folder(db: Database, fmt: str, out: Path, doc: ReportDocument | None,
                   *, plots: bool = False,
                   guard: OutputGuard | None = None) -> tuple[list[Path], Path]:
     """Write `fmt` into `out`; returns the files written and the manifest's path.
@@ -61,12 +62,12 @@ def export_folder(db: Database, fmt: str, out: Path, doc: dict[str, Any] | None,
         exclusions = _unexported(db)
     else:
         assert doc is not None
-        worlds = doc["scope"]["worlds"]
+        worlds = doc.scope.worlds
         contents.update(report_files(doc, fmt))
         # Every response behind the judge-validity counts, listed and checksummed like the rest.
         contents.update(case_files(db, doc, fmt))
         names = list(contents)
-        exclusions = doc["exclusions"]
+        exclusions = doc.exclusions
     if plots and doc is not None:
         from copal_tui.export.plots import render_plots
 
@@ -96,11 +97,11 @@ def export_folder(db: Database, fmt: str, out: Path, doc: dict[str, Any] | None,
     return written, manifest_path
 
 
-def _unexported(db: Database) -> list[dict[str, Any]]:
+def _unexported(db: Database) -> list[Exclusion]:
     from store.report import provenance_sql
 
     reasons = {"responses": "the target model's call failed (no text); pipeline state, "
                             "not a result",
                "judgments": "the judge call failed or gave no verdict"}
-    return [{"section": "jsonl", "what": what, "reason": reasons[what], "count": n}
+    return [Exclusion(section="jsonl", what=what, reason=reasons[what], count=n)
             for what, n in provenance_sql.unexported_counts(db) if n]

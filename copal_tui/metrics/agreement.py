@@ -6,7 +6,7 @@ current label (error 0/1) on a response.
 
 Kappa comes from scikit-learn's `cohen_kappa_score` (through `classify.kappa`, which keeps it
 undefined, with a reason, when an annotator used one class only); alpha from the
-`krippendorff` package (`krippendorff.alpha`, nominal). Undefined values are NaN with a reason.
+`krippendorff` package (`krippendorff.alpha`, nominal). An undefined value keeps its reason.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from typing import Any
 import krippendorff
 import numpy as np
 
-from copal_tui.metrics.classify import kappa, put, ratio
+from copal_tui.metrics.classify import kappa, ratio
+from copal_tui.metrics.document_base import Metric
+from copal_tui.metrics.document_sections import AnnotatorPair, HumanAgreement
 
 
 def _alpha(matrix: np.ndarray) -> tuple[float, str | None]:
@@ -38,7 +40,7 @@ def _alpha(matrix: np.ndarray) -> tuple[float, str | None]:
     return alpha, None
 
 
-def human_agreement(labels: Sequence[tuple[Hashable, str, int]]) -> dict[str, Any]:
+def human_agreement(labels: Sequence[tuple[Hashable, str, int]]) -> HumanAgreement:
     """`labels` are (response, annotator, error) rows of current labels; a response is any
     sortable key (an id or an index). A later row for the same response and annotator wins."""
     annotators = sorted({a for _r, a, _e in labels})
@@ -66,21 +68,16 @@ def human_agreement(labels: Sequence[tuple[Hashable, str, int]]) -> dict[str, An
             continue  # the pair never labelled the same response
         tp, fp = int(np.sum(x & y)), int(np.sum(x & (1 - y)))
         tn, fn = int(np.sum((1 - x) & (1 - y))), int(np.sum((1 - x) & y))
-        pair: dict[str, Any] = {"annotator_a": a, "annotator_b": b, "n": n}
-        put(pair, "agreement", ratio(tp + tn, n, "no co-labelled responses"))
-        put(pair, "kappa", kappa(tp, fp, tn, fn, first=f"annotator {a}",
-                                 second=f"annotator {b}"))
-        pairwise.append(pair)
-    out: dict[str, Any] = {
-        "annotators": annotators,
-        "n_labels": len(labels),
-        "n_responses": len(responses),
-        "n_multiply_labelled": len(multi),
-        "pairwise": pairwise,
-    }
-    defined = [p["kappa"] for p in pairwise if not math.isnan(p["kappa"])]
-    put(out, "mean_pairwise_kappa",
-        ratio(sum(defined), len(defined), "no annotator pair has a defined kappa"))
-    put(out, "krippendorff_alpha",
-        _alpha(np.ascontiguousarray(np.where(multi >= 0, multi, np.nan).T)))
-    return out
+        pairwise.append(AnnotatorPair(
+            annotator_a=a, annotator_b=b, n=n,
+            agreement=Metric.of(*ratio(tp + tn, n, "no co-labelled responses")),
+            kappa=Metric.of(*kappa(tp, fp, tn, fn, first=f"annotator {a}",
+                                   second=f"annotator {b}"))))
+    defined = [p.kappa.value for p in pairwise if p.kappa.value is not None]
+    return HumanAgreement(
+        annotators=annotators, n_labels=len(labels), n_responses=len(responses),
+        n_multiply_labelled=len(multi), pairwise=pairwise,
+        mean_pairwise_kappa=Metric.of(*ratio(sum(defined), len(defined),
+                                             "no annotator pair has a defined kappa")),
+        krippendorff_alpha=Metric.of(*_alpha(np.ascontiguousarray(
+            np.where(multi >= 0, multi, np.nan).T))))

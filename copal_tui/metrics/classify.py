@@ -33,7 +33,7 @@ whatever the raters did, which says nothing about agreement. scikit-learn is not
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -47,11 +47,20 @@ def ratio(num: float, den: float, reason: str) -> tuple[float, str | None]:
     return num / den, None
 
 
-def put(out: dict[str, Any], key: str, value: tuple[float, str | None]) -> None:
-    """Store a value and, when it is undefined, its reason as the sibling `<key>_reason`."""
-    out[key] = value[0]
-    if value[1] is not None:
-        out[f"{key}_reason"] = value[1]
+@dataclass(frozen=True)
+class Confusion:
+    """The 2x2 counts and every statistic of `METRICS` as (value, reason): NaN with the reason
+    where the statistic is undefined, None as the reason where it is defined."""
+
+    tp: int
+    fp: int
+    tn: int
+    fn: int
+    stats: dict[str, tuple[float, str | None]]
+
+    @property
+    def n(self) -> int:
+        return self.tp + self.fp + self.tn + self.fn
 
 
 def _class_name(positive: bool) -> str:
@@ -98,8 +107,8 @@ def kappa(tp: int, fp: int, tn: int, fn: int, first: str = "judge",
     return _defined(value, "Cohen's kappa is undefined on these labels")
 
 
-def confusion_stats(tp: int, fp: int, tn: int, fn: int) -> dict[str, Any]:
-    """Counts and every agreement statistic, with `<metric>_reason` next to each NaN."""
+def confusion_stats(tp: int, fp: int, tn: int, fn: int) -> Confusion:
+    """Counts and every agreement statistic, each with its reason when undefined."""
     from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
     weights = _weights(tp, fp, tn, fn)
@@ -113,16 +122,15 @@ def confusion_stats(tp: int, fp: int, tn: int, fn: int) -> dict[str, Any]:
     else:  # no responses: every figure is undefined (scikit-learn refuses all-zero weights)
         precision = recall = f1 = math.nan
     n = tp + fp + tn + fn
-    out: dict[str, Any] = {"n": n, "tp": tp, "fp": fp, "tn": tn, "fn": fn}
-    put(out, "agreement", ratio(tp + tn, n, "no responses with a reference label"))
-    put(out, "precision", _defined(precision, "the judge flagged no errors (tp + fp = 0)"))
-    put(out, "recall", _defined(recall, "the reference has no errors (tp + fn = 0)"))
-    put(out, "f1", _defined(f1, "neither the judge nor the reference found an error"))
-    put(out, "fn_rate", ratio(fn, tp + fn, "the reference has no errors (tp + fn = 0)"))
-    put(out, "fp_rate", ratio(fp, fp + tn, "the reference has no correct responses "
-                                            "(fp + tn = 0)"))
-    put(out, "kappa", kappa(tp, fp, tn, fn))
-    return out
+    return Confusion(tp, fp, tn, fn, {
+        "agreement": ratio(tp + tn, n, "no responses with a reference label"),
+        "precision": _defined(precision, "the judge flagged no errors (tp + fp = 0)"),
+        "recall": _defined(recall, "the reference has no errors (tp + fn = 0)"),
+        "f1": _defined(f1, "neither the judge nor the reference found an error"),
+        "fn_rate": ratio(fn, tp + fn, "the reference has no errors (tp + fn = 0)"),
+        "fp_rate": ratio(fp, fp + tn, "the reference has no correct responses (fp + tn = 0)"),
+        "kappa": kappa(tp, fp, tn, fn),
+    })
 
 
 def confusion_arrays(totals: np.ndarray) -> dict[str, np.ndarray]:

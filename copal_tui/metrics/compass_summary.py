@@ -1,7 +1,7 @@
-"""The report key `compass_summary`, its tables (`compass_summary.csv` in a csv export) and its
-terminal form: accuracy per judge, model and query category for each organisation, and their
-Average, as scripts/analyze_judged_results.py of the public COMPASS code computes them
-(github.com/AIM-Intelligence/COMPASS).
+"""The report section `compass_summary` (rows of `CompassSummaryRow`, from which the exports
+make COMPASS's tables, `compass_summary.csv` in a csv export): accuracy per judge, model and
+query category for each organisation, and their Average, as scripts/analyze_judged_results.py
+of the public COMPASS code computes them (github.com/AIM-Intelligence/COMPASS).
 
 COMPASS's rules, reproduced exactly:
 - a cell is the organisation's correct / total judged responses of the category, written
@@ -28,19 +28,17 @@ by reason.
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from copal_tui.domain.compass import VARIANTS
 from copal_tui.domain.compass_rules import CATEGORY_LABELS, FAILURES
+from copal_tui.metrics.document_suites import CompassSummaryRow, Correct, Pooled
+from copal_tui.metrics.pas import Exclude
 from store.artifacts import compass_judged_sql as jsql
 from store.db import Database
-
-if TYPE_CHECKING:
-    from copal_tui.export.tables import Table
 
 NA = "N/A"
 KEY = "compass_summary"
@@ -76,7 +74,7 @@ def organisations(names: dict[str, str]) -> dict[str, str]:
 
 
 def summary_rows(cells: Sequence[tuple[Any, ...]], columns: dict[str, str]
-                 ) -> list[dict[str, Any]]:
+                 ) -> list[CompassSummaryRow]:
     """The `compass_summary` rows from `pas_sections.judgment_cells` cells (judge, model,
     variant, world, query type, status, failure mode, judgments, aligned); `columns` maps the
     world ids in scope to their column names (`organisations`)."""
@@ -101,18 +99,17 @@ def summary_rows(cells: Sequence[tuple[Any, ...]], columns: dict[str, str]
             counts = {col: acc[key].get((qtype, w), [0, 0]) for w, col in columns.items()}
             percents = {col: format_percent(c, n) for col, (c, n) in counts.items()}
             correct, total = (sum(c[i] for c in counts.values()) for i in (0, 1))
-            rows.append({"judge": judge, "model": model, "variant": variant,
-                         "query_type": label, "organisations": percents,
-                         "average": compute_average(list(percents.values())),
-                         "counts": {col: {"correct": c, "total": n}
-                                    for col, (c, n) in counts.items()},
-                         "pooled": {"correct": correct, "total": total,
-                                    "percent": format_percent(correct, total)}})
+            rows.append(CompassSummaryRow(
+                judge=judge, model=model, variant=variant, query_type=label,
+                organisations=percents, average=compute_average(list(percents.values())),
+                counts={col: Correct(correct=c, total=n) for col, (c, n) in counts.items()},
+                pooled=Pooled(correct=correct, total=total,
+                              percent=format_percent(correct, total))))
     return rows
 
 
 def section(db: Database, suite: list[str], cells: Sequence[tuple[Any, ...]],
-            exclude: Any) -> list[dict[str, Any]]:
+            exclude: Exclude) -> list[CompassSummaryRow]:
     """The rows for the worlds in `suite`, recording each judgment left out with its reason
     (`exclude(section, what, reason, count)`, as `pas_sections` calls it)."""
     known = list(FAILURES.values())
@@ -120,54 +117,3 @@ def section(db: Database, suite: list[str], cells: Sequence[tuple[Any, ...]],
         exclude(KEY, f"COMPASS judgments by {judge} of {model_label(model, variant)}",
                 reason or _RUN_FAILURE, int(count))
     return summary_rows(cells, organisations(jsql.world_names(db, suite)))
-
-
-# ------------------------------------------------------------------ tables
-
-
-def _file_names(judges: list[str]) -> dict[str, str]:
-    if len(judges) == 1:
-        return {judges[0]: KEY}
-    out: dict[str, str] = {}
-    for judge in judges:
-        base = f"{KEY}_" + (re.sub(r"[^a-z0-9]+", "-", judge.lower()).strip("-") or "judge")
-        name, n = base, 1
-        while name in out.values():
-            n += 1
-            name = f"{base}-{n}"
-        out[judge] = name
-    return out
-
-
-NOTE = ("As COMPASS's analyze_judged_results.py computes it: Average is the mean of the "
-        "organisations' percentages as rounded to two decimals (N/A left out), not a pooled rate.")
-
-
-def summary_tables(doc: dict[str, Any]) -> list[Table]:
-    """One table per judge with COMPASS's columns; none without rows."""
-    # Here, not at the top: copal_tui.export.tables lists these tables, so it imports us.
-    from copal_tui.export.tables import Table
-
-    rows = doc.get(KEY) or []
-    by_judge: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
-        by_judge.setdefault(r["judge"], []).append(r)
-    names = _file_names(list(by_judge))
-    out = []
-    for judge, judged in by_judge.items():
-        orgs = list(judged[0]["organisations"])
-        t = Table(names[judge], f"COMPASS summary, judge {judge}: accuracy per organisation "
-                  "and their Average", [("Model", "str"), ("Query Type", "str"),
-                                         *((o, "str") for o in orgs), ("Average", "str")],
-                  note=NOTE)
-        t.rows = [[model_label(r["model"], r["variant"]), r["query_type"],
-                   *(r["organisations"][o] for o in orgs), r["average"]] for r in judged]
-        out.append(t)
-    return out
-
-
-def print_tables(printer: Any, doc: dict[str, Any]) -> None:
-    """The same tables on the terminal (`copal_tui.export.terminal`'s printer)."""
-    for t in summary_tables(doc):
-        printer.table(t.title, [name for name, _kind in t.columns], t.rows, numeric_from=2,
-                      note=t.note)

@@ -20,14 +20,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from copal_tui.metrics.classify import put, ratio
+from copal_tui.metrics.classify import ratio
+from copal_tui.metrics.document_base import Interval, Metric
+from copal_tui.metrics.document_sections import PairedContrastRow
 from copal_tui.metrics.intervals import wilson
 
 # The method a rejected projection reads as in the report's bulk item read
 # (store.report.metrics_sql.REJECTED_PROJECTION: the store layer does not import this package).
 REJECTED_PROJECTION = "projection_rejected"
 
-# Exclusion keys of a row and the reason the report's exclusions give for each.
+# Exclusion fields of a row and the reason the report's exclusions give for each.
 EXCLUSION_REASONS: dict[str, str] = {
     "excluded_rejected_projections": "a single-policy projection was rejected by the "
                                      "projection screening",
@@ -39,7 +41,7 @@ EXCLUSION_REASONS: dict[str, str] = {
 }
 
 
-def paired_contrast(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+def paired_contrast(rows: Sequence[Sequence[Any]]) -> list[PairedContrastRow]:
     """`rows` are `copal_tui.metrics.frame.paired_contrast` tuples, one per model."""
     out = []
     for (model, asked, rejected, no_proj, unanswered, unjudged, n, comp_err, n_proj, proj_err,
@@ -47,28 +49,22 @@ def paired_contrast(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
         n, comp_err, n_proj, proj_err = int(n or 0), int(comp_err or 0), int(n_proj or 0), \
             int(proj_err or 0)
         induced, any_proj = int(induced or 0), int(any_proj or 0)
-        entry: dict[str, Any] = {"model": model, "n": n, "n_projections": n_proj,
-                                 "composed_errors": comp_err, "projection_errors": proj_err,
-                                 "composition_induced": induced}
+        rejected, unanswered, unjudged = int(rejected or 0), int(unanswered or 0), \
+            int(unjudged or 0)
         reason = "no composed item with all of its projections accepted, answered and judged"
-        put(entry, "single_error_rate",
-            ratio(proj_err, n_proj, "no judged projections on paired items"))
-        put(entry, "composed_error_rate", ratio(comp_err, n, reason))
-        put(entry, "composition_induced_rate", ratio(induced, n, reason))
-        # The item-level view: the share of paired items where some projection fails.
-        put(entry, "any_projection_error_rate", ratio(any_proj, n, reason))
         low, high = wilson(induced, n)
-        entry["composition_induced_ci_low"], entry["composition_induced_ci_high"] = low, high
-        if n == 0:
-            entry["composition_induced_ci_low_reason"] = reason
-            entry["composition_induced_ci_high_reason"] = reason
-        entry["composed_items"] = int(asked or 0)
-        entry["excluded_rejected_projections"] = int(rejected or 0)
-        entry["excluded_no_projections"] = int(no_proj or 0)
-        entry["excluded_unanswered"] = int(unanswered or 0)
-        entry["excluded_unjudged"] = int(unjudged or 0)
-        entry["excluded_incomplete_projections"] = (entry["excluded_rejected_projections"]
-                                                    + entry["excluded_unanswered"]
-                                                    + entry["excluded_unjudged"])
-        out.append(entry)
+        out.append(PairedContrastRow(
+            model=model, n=n, n_projections=n_proj, composed_errors=comp_err,
+            projection_errors=proj_err, composition_induced=induced,
+            single_error_rate=Metric.of(*ratio(proj_err, n_proj,
+                                               "no judged projections on paired items")),
+            composed_error_rate=Metric.of(*ratio(comp_err, n, reason)),
+            composition_induced_rate=Metric.of(*ratio(induced, n, reason), interval=Interval.of(
+                low, high, None if n else reason)),
+            # The item-level view: the share of paired items where some projection fails.
+            any_projection_error_rate=Metric.of(*ratio(any_proj, n, reason)),
+            composed_items=int(asked or 0), excluded_rejected_projections=rejected,
+            excluded_no_projections=int(no_proj or 0), excluded_unanswered=unanswered,
+            excluded_unjudged=unjudged,
+            excluded_incomplete_projections=rejected + unanswered + unjudged))
     return out

@@ -14,7 +14,7 @@
 All figures use the primary judge (`scope.primary_judge`), usable judgments only; pooled
 figures are over the real target models like `overall` (the offline reference bots are shown
 per model only, unless they are all there is). Every figure is `rates.rate()`: n, errors, the
-rate and its Wilson interval; an empty group has a null rate with a `_reason`, never 0.
+rate and its Wilson interval; an empty group has an undefined rate with a reason, never 0.
 """
 
 from __future__ import annotations
@@ -25,6 +25,16 @@ from typing import Any
 import numpy as np
 
 from copal_tui.metrics.arrays import ints
+from copal_tui.metrics.document_sections import (
+    ClauseGroups,
+    Controls,
+    JudgeSetting,
+    NonInteracting,
+    Quartile,
+    QuartileRate,
+    QueryLength,
+    Rate,
+)
 from copal_tui.metrics.frame import FAILED, Frame
 from copal_tui.metrics.provenance import real_targets
 from copal_tui.metrics.rates import rate
@@ -32,15 +42,6 @@ from copal_tui.metrics.rates import rate
 CLAUSE_GROUPS = ("2", "3", "more")
 QUARTILES = ("Q1", "Q2", "Q3", "Q4")
 UNIT = "characters"
-
-
-def _rate(errors: int, n: int, empty: str) -> dict[str, Any]:
-    """`rate()` with the reason of an empty group said in this section's words."""
-    out = rate(int(errors), int(n))
-    if n == 0:
-        for key in ("error_rate_reason", "ci_low_reason", "ci_high_reason"):
-            out[key] = empty
-    return out
 
 
 def item_lengths(f: Frame, reads: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -66,7 +67,7 @@ def quartile_of(items: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, list
     return q, bounds
 
 
-def build(f: Frame, reads: Mapping[str, Any], primary: tuple[str, str] | None) -> dict[str, Any]:
+def build(f: Frame, reads: Mapping[str, Any], primary: tuple[str, str] | None) -> Controls:
     length, named = item_lengths(f, reads)
     sid = f.setting_index(primary)
     usable = (f.j_sid == sid) & (f.j_status != FAILED) if primary else \
@@ -88,72 +89,69 @@ def build(f: Frame, reads: Mapping[str, Any], primary: tuple[str, str] | None) -
         return (np.bincount(model[mask], minlength=len(f.models)),
                 np.bincount(model[mask], weights=err[mask], minlength=len(f.models)))
 
-    def figure(counted: tuple[np.ndarray, np.ndarray], empty: str) -> dict[str, Any]:
+    def figure(counted: tuple[np.ndarray, np.ndarray], empty: str) -> Rate:
         n, errors = counted
-        return _rate(int(errors[pooled].sum()), int(n[pooled].sum()), none or empty)
+        return rate(int(errors[pooled].sum()), int(n[pooled].sum()), none or empty)
 
-    def per_model(counted: tuple[np.ndarray, np.ndarray], empty: str) -> dict[str, Any]:
+    def per_model(counted: tuple[np.ndarray, np.ndarray], empty: str) -> dict[str, Rate]:
         n, errors = counted
-        return {name: _rate(int(errors[k]), int(n[k]), none or empty)
+        return {name: rate(int(errors[k]), int(n[k]), none or empty)
                 for k, name in enumerate(f.models) if name in present}
 
     # (a) by active clauses
     k_clauses = f.item_clauses[item]
     # 2 and 3 as themselves, 4 for "more", 0 for an item without a composition (unknown).
     bucket = np.where(k_clauses > 3, 4, np.where(k_clauses >= 2, k_clauses, 0))
-    by_clauses: dict[str, Any] = {"pooled": {}, "by_model": {name: {} for name in present}}
+    clauses_pooled: dict[str, Rate] = {}
+    clauses_by_model: dict[str, dict[str, Rate]] = {name: {} for name in present}
     for g, code in zip(CLAUSE_GROUPS, (2, 3, 4), strict=True):
         word = "more than three" if g == "more" else g
         empty = f"no judged responses to selected composed items with {word} active clauses"
         mask = tally(composed & (bucket == code))
-        by_clauses["pooled"][g] = figure(mask, empty)
+        clauses_pooled[g] = figure(mask, empty)
         for name, fig in per_model(mask, empty).items():
-            by_clauses["by_model"][name][g] = fig
-    by_clauses["unknown_active_clauses"] = int((composed & (bucket == 0)).sum())
+            clauses_by_model[name][g] = fig
+    by_clauses = ClauseGroups(pooled=clauses_pooled, by_model=clauses_by_model,
+                              unknown_active_clauses=int((composed & (bucket == 0)).sum()))
 
     # (b) by query-length quartile, over the selected composed items
     suite = np.flatnonzero(f.composed_items & (length >= 0))
     q_item, bounds = quartile_of(suite, length)
     quart = np.full(len(f.item_ids), -1, dtype=np.int64)
     quart[suite] = q_item
-    rows: list[dict[str, Any]] = []
-    by_model_q: dict[str, list[dict[str, Any]]] = {name: [] for name in present}
+    rows: list[Quartile] = []
+    by_model_q: dict[str, list[QuartileRate]] = {name: [] for name in present}
     for k, label in enumerate(QUARTILES):
         n_items, low, high = bounds[k]
         empty = ("no judged responses to the items of this quartile" if n_items else
                  "fewer than four selected composed items: this quartile is empty")
         mask = tally(composed & (quart[item] == k))
-        span: dict[str, Any] = {"quartile": label, "items": n_items,
-                                "min_length": low if n_items else None,
-                                "max_length": high if n_items else None}
-        if not n_items:
-            span["min_length_reason"] = span["max_length_reason"] = empty
-        rows.append({**span, **figure(mask, empty)})
-        for name, fig in per_model(mask, empty).items():
-            by_model_q[name].append({"quartile": label, **fig})
-    by_length = {"unit": UNIT, "items": int(len(suite)), "quartiles": rows,
-                 "by_model": by_model_q}
+        fig = figure(mask, empty)
+        rows.append(Quartile(
+            quartile=label, items=n_items, min_length=low if n_items else None,
+            max_length=high if n_items else None,
+            min_length_reason=None if n_items else empty,
+            max_length_reason=None if n_items else empty,
+            n=fig.n, errors=fig.errors, error_rate=fig.error_rate))
+        for name, one in per_model(mask, empty).items():
+            by_model_q[name].append(QuartileRate(quartile=label, n=one.n, errors=one.errors,
+                                                 error_rate=one.error_rate))
+    by_length = QueryLength(unit=UNIT, items=int(len(suite)), quartiles=rows,
+                            by_model=by_model_q)
 
     # (c) non-interacting controls
     n_controls = int(controls.sum())
     empty = ("no judged responses to the control items" if n_controls else
              "no non-interacting control items selected (generate and select build them)")
     counts = np.bincount(named[controls], minlength=4)
-    non_interacting = {
-        "items": n_controls,
-        "items_by_active_clauses": {"2": int(counts[2]), "3": int(counts[3]),
-                                    "more": int(counts[4:].sum())},
-        "pooled": figure(tally(control_j), empty),
-        "by_model": per_model(tally(control_j), empty),
-        "composed_pooled": figure(tally(composed), "no judged composed responses"),
-    }
-    out: dict[str, Any] = {
-        "judge": None if primary is None else {"judge": primary[0], "mode": primary[1]},
-        "pooled_models": targets,
-        "by_active_clauses": by_clauses,
-        "by_query_length": by_length,
-        "non_interacting": non_interacting,
-    }
-    if none:
-        out["judge_reason"] = none
-    return out
+    non_interacting = NonInteracting(
+        items=n_controls,
+        items_by_active_clauses={"2": int(counts[2]), "3": int(counts[3]),
+                                 "more": int(counts[4:].sum())},
+        pooled=figure(tally(control_j), empty),
+        by_model=per_model(tally(control_j), empty),
+        composed_pooled=figure(tally(composed), "no judged composed responses"))
+    return Controls(
+        judge=None if primary is None else JudgeSetting(judge=primary[0], mode=primary[1]),
+        pooled_models=targets, by_active_clauses=by_clauses, by_query_length=by_length,
+        non_interacting=non_interacting, judge_reason=none)

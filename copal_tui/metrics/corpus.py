@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from copal_tui.domain.selection import PAPER_PATTERN_COUNTS
-from copal_tui.metrics.classify import put, ratio
+from copal_tui.metrics.classify import ratio
+from copal_tui.metrics.document_base import Metric
+from copal_tui.metrics.document_sections import Corpus, PatternMixRow
 from copal_tui.metrics.rates import FACET_ORDER, METHOD_ORDER, PATTERN_ORDER, ordered
 
 EFFECT_ORDER = ["PERMIT", "PROHIBIT", "REQUIRE_GATE", "DISCLOSE", "WITHHOLD", "ROUTE"]
@@ -32,39 +34,45 @@ def _breakdown(rows: Sequence[tuple[Any, int]], order: Sequence[str]) -> dict[st
                                                        kv[0])))
 
 
-def pattern_mix(items_by_pattern: dict[str, int], composed_items: int) -> list[dict[str, Any]]:
+def pattern_mix(items_by_pattern: dict[str, int], composed_items: int) -> list[PatternMixRow]:
     """Per pattern: selected composed items and their share of all of them, beside the paper's
     count and share (its shares are over its 900 selected composed queries)."""
     paper_total = sum(PAPER_PATTERN_COUNTS.values())
     rows = []
     for pattern in PATTERN_ORDER:
-        row: dict[str, Any] = {"pattern": pattern,
-                               "selected": int(items_by_pattern.get(pattern, 0))}
-        put(row, "selected_share", ratio(row["selected"], composed_items,
-                                         "no selected composed items"))
-        row["paper"] = PAPER_PATTERN_COUNTS[pattern]
-        row["paper_share"] = PAPER_PATTERN_COUNTS[pattern] / paper_total
-        rows.append(row)
+        selected = int(items_by_pattern.get(pattern, 0))
+        rows.append(PatternMixRow(
+            pattern=pattern, selected=selected,
+            selected_share=Metric.of(*ratio(selected, composed_items,
+                                            "no selected composed items")),
+            paper=PAPER_PATTERN_COUNTS[pattern],
+            paper_share=PAPER_PATTERN_COUNTS[pattern] / paper_total))
     return rows
 
 
-def corpus_profile(counts: dict[str, list[tuple[Any, ...]]]) -> dict[str, Any]:
+def corpus_profile(counts: dict[str, list[tuple[Any, ...]]]) -> Corpus:
     """`counts` is `store.report.metrics_sql.corpus_counts`; totals come first, then breakdowns."""
-    out: dict[str, Any] = {
-        "worlds": len(counts["worlds"]),
-        "world_ids": [row[0] for row in counts["worlds"]],
-        "policies": sum(int(r[1]) for r in counts["policies_by_kind"]),
-        "clauses": sum(int(r[1]) for r in counts["clauses_by_effect"]),
-        "compositions": sum(int(r[1]) for r in counts["compositions_by_pattern"]),
-        "composed_items": sum(int(r[1]) for r in counts["items_by_pattern"]),
-        "projections": int(counts["projections"][0][1]) if counts["projections"] else 0,
-        "responses": sum(int(r[1]) for r in counts["responses_by_model"]),
-        "judgments": sum(int(r[1]) for r in counts["judgments_by_setting"]),
-    }
-    for key in ("policies_by_kind", "clauses_by_effect", "compositions_by_pattern",
-                "compositions_by_status", "items_by_pattern", "items_by_facet",
-                "items_by_active_clauses", "items_by_method", "responses_by_model",
-                "judgments_by_setting"):
-        out[key] = _breakdown(counts[key], ORDERS.get(key, []))
-    out["pattern_mix"] = pattern_mix(out["items_by_pattern"], out["composed_items"])
-    return out
+    def total(key: str) -> int:
+        return sum(int(r[1]) for r in counts[key])
+
+    def breakdown(key: str) -> dict[str, int]:
+        return _breakdown(counts[key], ORDERS.get(key, []))
+
+    items_by_pattern = breakdown("items_by_pattern")
+    composed_items = total("items_by_pattern")
+    return Corpus(
+        worlds=len(counts["worlds"]), world_ids=[row[0] for row in counts["worlds"]],
+        policies=total("policies_by_kind"), clauses=total("clauses_by_effect"),
+        compositions=total("compositions_by_pattern"), composed_items=composed_items,
+        projections=int(counts["projections"][0][1]) if counts["projections"] else 0,
+        responses=total("responses_by_model"), judgments=total("judgments_by_setting"),
+        policies_by_kind=breakdown("policies_by_kind"),
+        clauses_by_effect=breakdown("clauses_by_effect"),
+        compositions_by_pattern=breakdown("compositions_by_pattern"),
+        compositions_by_status=breakdown("compositions_by_status"),
+        items_by_pattern=items_by_pattern, items_by_facet=breakdown("items_by_facet"),
+        items_by_active_clauses=breakdown("items_by_active_clauses"),
+        items_by_method=breakdown("items_by_method"),
+        responses_by_model=breakdown("responses_by_model"),
+        judgments_by_setting=breakdown("judgments_by_setting"),
+        pattern_mix=pattern_mix(items_by_pattern, composed_items))

@@ -22,8 +22,7 @@ was read that way already).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from copal_tui.domain.dialogue import (
     Guideline,
@@ -36,14 +35,12 @@ from copal_tui.domain.dialogue import (
     score_files,
     scored_attempt,
 )
+from copal_tui.metrics.document_suites import DialogueRow
 from store.artifacts import dialogue_sql
 from store.artifacts.dialogue_sql import AttemptRow
 from store.db import Database
 
 ALL = "all"
-# The figures reported again for the first answers alone.
-FIRST_ANSWER = ("compliant_turn_accuracy", "violation_detection_accuracy",
-                "strict_violation_detection_accuracy", "conversation_accuracy")
 
 Key = tuple[str, int, str]  # judge, attempt, dialogue
 
@@ -54,8 +51,26 @@ def _first_answer(a: AttemptRow) -> list[TurnPrediction]:
             for t in by_turn(read_judge_text(a.first_answer)).values()]
 
 
-def dialogue_judging(db: Database) -> dict[str, Any]:
-    """{"rows": [...], "exclusions": [...]} (rows empty when no dialogue was judged)."""
+@dataclass(frozen=True)
+class FailedAttempt:
+    """An attempt whose call failed (no answer at all): not scored, listed with its reason."""
+
+    judge: str
+    dialogue: str
+    attempt: int
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class DialogueJudging:
+    """The section's rows (empty when no dialogue was judged) and the failed attempts."""
+
+    rows: list[DialogueRow]
+    exclusions: list[FailedAttempt]
+
+
+def dialogue_judging(db: Database) -> DialogueJudging:
+    """CompliBench's figures per judge and domain over the stored attempts."""
     truth: dict[str, list[TurnTruth]] = defaultdict(list)
     domain_of: dict[str, str] = {}
     for t in dialogue_sql.truth_turns(db):
@@ -72,21 +87,20 @@ def dialogue_judging(db: Database) -> dict[str, Any]:
     # for the domain's binary rule; failures; how each scored attempt's answer was read
     scored: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
     facts: dict[str, list[tuple[bool, str | None]]] = defaultdict(list)
-    exclusions: list[dict[str, Any]] = []
+    exclusions: list[FailedAttempt] = []
     read: dict[Key, AttemptRow] = {}
     first: dict[Key, list[TurnPrediction]] = {}
     for a in dialogue_sql.attempts(db):
         facts[a.judge].append((bool(a.binary_verdicts), a.failure))
         if not scored_attempt(a.failure):
-            exclusions.append({"judge": a.judge, "dialogue": a.dialogue_id, "attempt": a.attempt,
-                               "reason": a.failure})
+            exclusions.append(FailedAttempt(a.judge, a.dialogue_id, a.attempt, a.failure))
             continue
         scored[a.judge][a.attempt].append(a.dialogue_id)
         key = (a.judge, a.attempt, a.dialogue_id)
         read[key] = a
         if a.first_answer is not None:
             first[key] = _first_answer(a)
-    rows: list[dict[str, Any]] = []
+    rows: list[DialogueRow] = []
     for judge in sorted(scored):
         is_binary = judge_is_binary(facts[judge])
         domains = sorted({domain_of[d] for ds in scored[judge].values() for d in ds})
@@ -99,28 +113,27 @@ def dialogue_judging(db: Database) -> dict[str, Any]:
             m = score_files([(truth[k[2]], preds.get(k, [])) for k in keys], binary=is_binary)
             raw = score_files([(truth[k[2]], first.get(k, preds.get(k, []))) for k in keys],
                               binary=is_binary)
-            rows.append({
-                "judge": judge, "domain": domain, "conversations": len(convs),
-                "attempts": len({a for _j, a, _d in keys}), "files": m.conversations,
-                "binary": is_binary,
-                # scored turns of the conversations judged, not per attempt
-                "compliant_turns": sum(1 for d in convs for t in truth[d]
-                                       if is_scored_turn(t.role, t.guideline)
-                                       and not t.violation),
-                "violation_turns": sum(1 for d in convs for t in truth[d]
-                                       if is_scored_turn(t.role, t.guideline) and t.violation),
-                "compliant_turn_accuracy": m.compliant_turn_accuracy,
-                "violation_detection_accuracy": m.violation_detection_accuracy,
-                "strict_violation_detection_accuracy": m.strict_violation_detection_accuracy,
-                "conversation_accuracy": m.conversation_accuracy,
-                "precision": m.precision, "recall": m.recall,
-                **_reading(keys, read),
-                **{f"first_answer_{name}": getattr(raw, name) for name in FIRST_ANSWER},
-            })
-    return {"rows": rows, "exclusions": exclusions}
-
-
-def _reading(keys: Sequence[Key], read: dict[Key, AttemptRow]) -> dict[str, int]:
-    """How many of the row's files were read after the repair round, or not at all."""
-    return {"repaired_attempts": sum(read[k].repaired for k in keys),
-            "unparsed_attempts": sum(read[k].unparsed for k in keys)}
+            # Scored turns of the conversations judged, not per attempt.
+            scored_turns = [t for d in convs for t in truth[d]
+                            if is_scored_turn(t.role, t.guideline)]
+            rows.append(DialogueRow(
+                judge=judge, domain=domain, conversations=len(convs),
+                attempts=len({a for _j, a, _d in keys}), files=m.conversations,
+                binary=is_binary,
+                compliant_turns=sum(1 for t in scored_turns if not t.violation),
+                violation_turns=sum(1 for t in scored_turns if t.violation),
+                compliant_turn_accuracy=m.compliant_turn_accuracy,
+                violation_detection_accuracy=m.violation_detection_accuracy,
+                strict_violation_detection_accuracy=m.strict_violation_detection_accuracy,
+                conversation_accuracy=m.conversation_accuracy,
+                precision=m.precision, recall=m.recall,
+                # How many of the row's files were read after the repair round, or not at all.
+                repaired_attempts=sum(read[k].repaired for k in keys),
+                unparsed_attempts=sum(read[k].unparsed for k in keys),
+                # The same files read from their first answers alone.
+                first_answer_compliant_turn_accuracy=raw.compliant_turn_accuracy,
+                first_answer_violation_detection_accuracy=raw.violation_detection_accuracy,
+                first_answer_strict_violation_detection_accuracy=(
+                    raw.strict_violation_detection_accuracy),
+                first_answer_conversation_accuracy=raw.conversation_accuracy))
+    return DialogueJudging(rows, exclusions)

@@ -1,14 +1,16 @@
 """The building blocks of the typed report (`copal_tui.metrics.document`): `Metric`, a figure
 that is either a number or undefined with the reason why, with its confidence `Interval`; and
-`FlatModel`, the base of every section model, which folds the report's flat keys into metrics
-when it reads a section and unfolds them again when it writes one.
+`FlatModel`, the base of every section model, whose serialiser writes the report's JSON layout.
+
+The section builders construct the models directly; `Metric.of` and `Interval.of` take the
+builders' NaN for an undefined figure and keep None instead.
 
 The report's JSON has one layout for every figure, kept because readers (and diffs) depend on
-it: the value under its key (NaN, then null in JSON, when undefined), `<key>_reason` beside it
-when undefined, the interval as `ci_low` / `ci_high` (or prefixed names) with their own
-`_reason` keys, or as an entry of a `ci` object for the bootstrap intervals of judge validity.
-A `Flat` annotation on a metric field says which of those names and positions the field uses,
-so `model_dump()` gives back exactly the dict the section builders produce, key order included.
+it: the value under its key (NaN in `to_dict()`, null in JSON, when undefined), `<key>_reason`
+beside it when undefined, the interval as `ci_low` / `ci_high` (or prefixed names) with their
+own `_reason` keys, or as an entry of a `ci` object for the bootstrap intervals of judge
+validity. A `Flat` annotation on a metric field says which of those names and positions the
+field uses; the keys of a section come in the order of its model's fields.
 """
 
 from __future__ import annotations
@@ -17,23 +19,19 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    model_serializer,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, model_serializer
 
-# The reason given to an undefined figure that arrived without one (as the JSON writer did).
+# The reason given to an undefined figure that arrived without one (as the JSON writer does).
 GENERIC_REASON = "undefined for these data"
 
 
-def _undefined(value: Any) -> bool:
+def _undefined(value: float | None) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def _nan(value: float | None) -> float:
-    """None as NaN: the report dict (and its consumers) use NaN for an undefined figure."""
+    """None as NaN: `to_dict()` (and the JSON writer after it) uses NaN for an undefined
+    figure."""
     return math.nan if value is None else value
 
 
@@ -49,19 +47,20 @@ class Interval(BaseModel):
     reason: str | None = None
     resamples_defined: int | None = None
 
-    @model_validator(mode="before")
     @classmethod
-    def _nan_to_none(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            data = {**data, **{k: None for k in ("low", "high") if _undefined(data.get(k))}}
-        return data
+    def of(cls, low: float, high: float, reason: str | None = None,
+           resamples_defined: int | None = None) -> Interval:
+        """The interval from bounds that are NaN when undefined."""
+        return cls(low=None if _undefined(low) else low, high=None if _undefined(high) else high,
+                   reason=reason, resamples_defined=resamples_defined)
 
     @property
     def bounds(self) -> tuple[float | None, float | None]:
         return self.low, self.high
 
     def ci_entry(self) -> dict[str, Any]:
-        """The entry of a `ci` object (judge validity), in the order the bootstrap writes it."""
+        """The entry of a `ci` object (judge validity): a drawn bootstrap gives its count
+        before the reasons, an undrawn one its reasons and then a count of 0."""
         out: dict[str, Any] = {"low": _nan(self.low), "high": _nan(self.high)}
         if self.resamples_defined is not None:
             out["resamples_defined"] = self.resamples_defined
@@ -71,40 +70,31 @@ class Interval(BaseModel):
             out["resamples_defined"] = 0
         return out
 
-    @classmethod
-    def from_ci_entry(cls, entry: dict[str, Any]) -> Interval:
-        keys = list(entry)
-        # No resample drawn: the reasons come before the count (which is then 0).
-        drawn = not ("low_reason" in keys and "resamples_defined" in keys
-                     and keys.index("low_reason") < keys.index("resamples_defined"))
-        return cls(low=entry.get("low"), high=entry.get("high"), reason=entry.get("low_reason"),
-                   resamples_defined=entry.get("resamples_defined") if drawn else None)
-
 
 class Metric(BaseModel):
-    """One figure: `value` (None when undefined), `reason` (set when it is undefined) and its
-    `interval` when the report gives one. Counts stay ints, rates floats."""
+    """One figure: `value` (None when undefined), `reason` (set when it is undefined; the one
+    defined figure with a reason is a judge's sensitivity or specificity too close to chance
+    for the Rogan-Gladen correction) and its `interval` when the report gives one. Counts stay
+    ints, rates floats."""
 
     model_config = ConfigDict(frozen=True)
     value: int | float | None
     reason: str | None = None
     interval: Interval | None = None
 
-    @model_validator(mode="before")
     @classmethod
-    def _undefined_has_reason(cls, data: Any) -> Any:
-        if isinstance(data, dict) and _undefined(data.get("value")):
-            data = {**data, "value": None, "reason": data.get("reason") or GENERIC_REASON}
-        return data
-
-    @property
-    def defined(self) -> bool:
-        return self.value is not None
+    def of(cls, value: float | None, reason: str | None = None,
+           interval: Interval | None = None) -> Metric:
+        """The metric of a value that is NaN (or None) when undefined; an undefined value
+        without a reason gets the generic one."""
+        if _undefined(value):
+            return cls(value=None, reason=reason or GENERIC_REASON, interval=interval)
+        return cls(value=value, reason=None, interval=interval)
 
 
 @dataclass(frozen=True)
 class Flat:
-    """Where a metric field's keys go in its section's dict.
+    """Where a metric field's keys go in its section's JSON.
 
     `low`/`high`: the interval's keys (none: no interval); `ci`: the interval is an entry of
     the section's `ci` object instead; `reasons_last`: the value's reason after the interval
@@ -133,7 +123,7 @@ OMIT = Omit()
 
 
 def _unfold(value: Any) -> Any:
-    """A field's value in the report dict's form (sections unfolded, containers copied)."""
+    """A field's value in the JSON's form (sections unfolded, containers copied)."""
     if isinstance(value, FlatModel):
         return value._unfold()
     if isinstance(value, dict):
@@ -150,10 +140,9 @@ def _meta(field: Any, kind: type) -> Any:
 
 
 class FlatModel(BaseModel):
-    """A section of the report. Unknown keys are kept (and written after the known ones), so
-    a section that grows a key still round-trips; the tests check none is left untyped."""
+    """A section of the report (unknown fields are refused: every key of the JSON is typed)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
     _flat: ClassVar[dict[str, Flat]]
     _omit: ClassVar[frozenset[str]]
 
@@ -163,28 +152,6 @@ class FlatModel(BaseModel):
         fields = cls.model_fields
         cls._flat = {n: f for n, fi in fields.items() if (f := _meta(fi, Flat)) is not None}
         cls._omit = frozenset(n for n, fi in fields.items() if _meta(fi, Omit) is not None)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _fold(cls, data: Any) -> Any:
-        if not isinstance(data, dict) or not cls._flat:
-            return data
-        data = dict(data)
-        ci = data.pop("ci", None) if any(s.ci for s in cls._flat.values()) else None
-        for name, spec in cls._flat.items():
-            if name not in data or isinstance(data[name], Metric | dict):
-                continue
-            metric: dict[str, Any] = {"value": data.pop(name),
-                                      "reason": data.pop(f"{name}_reason", None)}
-            if spec.low and spec.high:
-                metric["interval"] = {"low": data.pop(spec.low, None),
-                                      "high": data.pop(spec.high, None),
-                                      "reason": data.pop(f"{spec.low}_reason", None)}
-                data.pop(f"{spec.high}_reason", None)
-            elif spec.ci and isinstance(ci, dict) and name in ci:
-                metric["interval"] = Interval.from_ci_entry(ci[name])
-            data[name] = metric
-        return data
 
     @model_serializer(mode="plain")
     def _unfold(self) -> dict[str, Any]:
@@ -205,8 +172,6 @@ class FlatModel(BaseModel):
                 out[key] = item
             if ci_fields and name == ci_fields[-1]:
                 out["ci"] = ci
-        for key, value in (self.__pydantic_extra__ or {}).items():
-            out[key] = _unfold(value)
         return out
 
     @staticmethod
@@ -238,5 +203,5 @@ class FlatModel(BaseModel):
             out[key] = item
 
     def to_dict(self) -> dict[str, Any]:
-        """The section as the dict the report builders produce (NaN where undefined)."""
+        """The section in the JSON's layout (NaN where undefined, every key in its place)."""
         return self.model_dump()

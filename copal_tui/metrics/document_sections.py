@@ -1,8 +1,8 @@
 """Typed models of the composed-policy (COPAL) sections of the report: error rates and their
 breakdowns, the facet atlas, one-sided failures, the paired contrast, the ablation, the
 surface-complexity controls, judge validity, human agreement, the corrected error rates, judge
-sensitivity and the corpus profile. Each mirrors the dict its builder in `copal_tui.metrics`
-writes, key for key (see `document_base` for how metrics are folded and unfolded).
+sensitivity and the corpus profile. The builders in `copal_tui.metrics` construct them; the
+order of a model's fields is the order of its keys in the JSON (see `document_base`).
 """
 
 from __future__ import annotations

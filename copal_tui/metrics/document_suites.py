@@ -1,6 +1,7 @@
 """Typed models of the report's scope (judges, provenance) and of the sections of the other
-suites: COMPASS (`pas*`, `compass_summary`), dialogue judging, and the structured-output
-counts. Each mirrors the dict its builder writes, key for key (see `document_base`).
+suites: COMPASS (`pas*`, `compass_summary`), dialogue judging, the observed facets and the
+structured-output counts. The builders construct them; the order of a model's fields is the
+order of its keys in the JSON (see `document_base`).
 """
 
 from __future__ import annotations
@@ -199,4 +200,52 @@ class ErrorTypeCount(FlatModel):
     domain: str
     error_type: str
     count: int
+
+
+# ------------------------------------------------------------------ observed facets
+
+
+class FacetRow(FlatModel):
+    """Errors of one target facet by observed facet (the section's `columns`)."""
+
+    target_facet: str
+    errors: int
+    counts: dict[str, int]
+
+
+class FacetTable(FlatModel):
+    """Target x observed facet counts of one side; the human side says what it left out, the
+    judge side how many stored facet names it could not read (absent without a judge)."""
+
+    n_errors: int
+    rows: list[FacetRow]
+    error_ties_excluded: Annotated[int | None, OMIT] = None
+    facet_ties_excluded: Annotated[int | None, OMIT] = None
+    unrecognised_facets: Annotated[int | None, OMIT] = None
+
+
+class FacetAgreement(FlatModel):
+    n_both_errors: int
+    n_compared: int
+    n_agree: int
+    agreement: Annotated[Metric, PLAIN]
+    kappa: Annotated[Metric, PLAIN]
+
+
+class ObservedFacets(FlatModel):
+    """Target facet x observed facet of errors, by the primary judge and by the human
+    reference (`copal_tui.metrics.facets`); `judge` and `mode` are None, with `reason`, when
+    no judge setting has usable judgments."""
+
+    scope: str
+    reference: str
+    columns: list[str]
+    judge: str | None
+    mode: str | None
+    reason: Annotated[str | None, OMIT] = None
+    judge_table: FacetTable
+    human_table: FacetTable
+    agreement: FacetAgreement
+    heuristic: list[str]
+    caveat: Annotated[str | None, OMIT] = None
 

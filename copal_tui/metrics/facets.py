@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,10 +41,13 @@ import numpy as np
 from copal_tui.domain.facets import parse_facet
 from copal_tui.metrics import frame
 from copal_tui.metrics.arrays import ints
-from copal_tui.metrics.classify import put, ratio
+from copal_tui.metrics.classify import ratio
+from copal_tui.metrics.document_base import Metric
+from copal_tui.metrics.document_suites import FacetAgreement, FacetRow, FacetTable, ObservedFacets
 from copal_tui.metrics.provenance import build as provenance_of
 from copal_tui.metrics.provenance import caveat, is_offline
 from copal_tui.metrics.rates import FACET_ORDER, UNMAPPED, ordered
+from copal_tui.metrics.reference import TIE, reference_rule
 from store.db import Database
 from store.report import facets_sql as q
 from store.report import metrics_sql
@@ -57,6 +61,16 @@ REFERENCE = ("human reference: the adjudication, else the annotators' majority (
              "annotators who label an error (facet ties excluded)")
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """Responses the human table leaves out (error ties, facet ties) and facet names on the
+    human side that are no facet."""
+
+    error_ties: int
+    facet_ties: int
+    unrecognised: int
+
+
 def _column(value: object, unknown: Counter[str]) -> str:
     """The column of an observed facet stored on an error; a name that is no facet is counted
     in `unknown` and shown as none given."""
@@ -68,29 +82,27 @@ def _column(value: object, unknown: Counter[str]) -> str:
     return NONE_GIVEN if facet is None else facet.value
 
 
-def _table(cells: Iterable[tuple[str | None, str]], rows: Sequence[str]) -> dict[str, Any]:
+def _table(cells: Iterable[tuple[str | None, str]], rows: Sequence[str]) -> FacetTable:
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     for target, column in cells:
         counts[target or UNMAPPED][column] += 1
     return _counted(counts, rows)
 
 
-def _counted(counts: Mapping[str, Counter[str]], rows: Sequence[str]) -> dict[str, Any]:
+def _counted(counts: Mapping[str, Counter[str]], rows: Sequence[str]) -> FacetTable:
     """The table of {target facet: {column: count}} (only targets with a count), with a row
     for each of `rows` too."""
     none: Counter[str] = Counter()
-    out_rows = [{"target_facet": t, "errors": sum(counts.get(t, none).values()),
-                 "counts": {c: counts.get(t, none)[c] for c in COLUMNS}}
+    out_rows = [FacetRow(target_facet=t, errors=sum(counts.get(t, none).values()),
+                         counts={c: counts.get(t, none)[c] for c in COLUMNS})
                 for t in ordered(set(rows) | set(counts), FACET_ORDER)]
-    return {"n_errors": sum(r["errors"] for r in out_rows), "rows": out_rows}
+    return FacetTable(n_errors=sum(r.errors for r in out_rows), rows=out_rows)
 
 
 def reference_facets(labels: Sequence[q.Vote], decisions: Sequence[q.Vote]
-                     ) -> tuple[dict[int, tuple[str | None, str]], dict[str, int]]:
+                     ) -> tuple[dict[int, tuple[str | None, str]], LeftOut]:
     """{response: (target facet, observed column)} of every response whose human reference is
     an error, and counts of what was left out (error ties, facet ties)."""
-    from copal_tui.metrics.reference import TIE, reference_rule
-
     ids = sorted({v[0] for v in labels} | {v[0] for v in decisions})
     at = {rid: k for k, rid in enumerate(ids)}
 
@@ -121,8 +133,7 @@ def reference_facets(labels: Sequence[q.Vote], decisions: Sequence[q.Vote]
             facet_ties += 1
             continue
         out[rid] = (target[rid], top[0][0] if top else NONE_GIVEN)
-    return out, {"error_ties_excluded": int((source == TIE).sum()),
-                 "facet_ties_excluded": facet_ties, "unrecognised_facets": sum(unknown.values())}
+    return out, LeftOut(int((source == TIE).sum()), facet_ties, sum(unknown.values()))
 
 
 def facet_kappa(judge: Sequence[str], human: Sequence[str]) -> tuple[float, str | None]:
@@ -142,24 +153,23 @@ def facet_kappa(judge: Sequence[str], human: Sequence[str]) -> tuple[float, str 
 
 
 def _agreement(judged: dict[int, str], human: dict[int, tuple[str | None, str]]
-               ) -> dict[str, Any]:
+               ) -> FacetAgreement:
     both = sorted(set(judged) & set(human))
     pairs = [(judged[r], human[r][1]) for r in both
              if judged[r] != NONE_GIVEN and human[r][1] != NONE_GIVEN]
     agree = sum(j == h for j, h in pairs)
-    out: dict[str, Any] = {"n_both_errors": len(both), "n_compared": len(pairs),
-                           "n_agree": agree}
-    put(out, "agreement", ratio(agree, len(pairs),
-                                "no response both call errors with a facet from each"))
-    put(out, "kappa", facet_kappa([j for j, _h in pairs], [h for _j, h in pairs]))
-    return out
+    return FacetAgreement(
+        n_both_errors=len(both), n_compared=len(pairs), n_agree=agree,
+        agreement=Metric.of(*ratio(agree, len(pairs),
+                                   "no response both call errors with a facet from each")),
+        kappa=Metric.of(*facet_kappa([j for j, _h in pairs], [h for _j, h in pairs])))
 
 
 def _heuristic(runs: Sequence[tuple[str, str]], judge: str) -> list[str]:
     """The offline models this section rests on: the suite's generator, the targets, the
     judge."""
-    copal = provenance_of(runs).get("copal") or {}
-    models = [*copal.get("generator", []), *copal.get("target", []), judge]
+    copal = provenance_of(runs).get("copal")
+    models = [*(copal.generator if copal else []), *(copal.target if copal else []), judge]
     return sorted({m for m in models if is_offline(m)})
 
 
@@ -194,7 +204,7 @@ class _JudgeFacets:
             self.column[other] = [COLUMNS.index(_column(names.get(r), self.unknown))
                                   for r in rowids]
 
-    def table(self, f: frame.Frame, rows: Sequence[str]) -> dict[str, Any]:
+    def table(self, f: frame.Frame, rows: Sequence[str]) -> FacetTable:
         width = len(COLUMNS)
         cells = np.bincount((self.target + 1) * width + self.column,
                             minlength=(len(f.facets) + 1) * width).reshape(-1, width)
@@ -220,7 +230,7 @@ class _JudgeFacets:
 def observed_facets_section(db: Database, worlds: list[str] | None,
                             setting: tuple[str, str] | None,
                             reads: Mapping[str, Any] | None = None,
-                            f: frame.Frame | None = None) -> dict[str, Any]:
+                            f: frame.Frame | None = None) -> ObservedFacets:
     """The section for one judge setting (judge, mode), None when no judge has usable
     judgments (the human table is still given). `reads` and `f` are the report's bulk reads
     and its frame; without them the section reads the store itself."""
@@ -237,23 +247,25 @@ def observed_facets_section(db: Database, worlds: list[str] | None,
     rows = [t or UNMAPPED for t in rows]
     labels, decisions = reads["human_facets"]
     human, left_out = reference_facets(labels, decisions)
-    out: dict[str, Any] = {"scope": SCOPE, "reference": REFERENCE, "columns": list(COLUMNS)}
+    judged: dict[int, str] = {}
     if setting is None:
-        out.update({"judge": None, "mode": None, "reason": "no judge setting has usable "
-                    "judgments", "judge_table": _table([], rows)})
-        judged: dict[int, str] = {}
-        heuristic = _heuristic(reads["provenance_runs"], "")
+        judge = mode = None
+        reason: str | None = "no judge setting has usable judgments"
+        judge_table = _table([], rows)
     else:
-        judge, mode = setting
+        (judge, mode), reason = setting, None
         errors = _JudgeFacets(db, f, setting, reads["judgment_facets"])
         judged = errors.of(f, human)
-        out.update({"judge": judge, "mode": mode,
-                    "judge_table": {**errors.table(f, rows),
-                                    "unrecognised_facets": sum(errors.unknown.values())}})
-        heuristic = _heuristic(reads["provenance_runs"], judge)
-    out["human_table"] = {**_table(human.values(), rows), **left_out}
-    out["agreement"] = _agreement(judged, human)
-    out["heuristic"] = heuristic
-    if heuristic:  # absent, not null, when no offline model stands behind the section
-        out["caveat"] = caveat(heuristic)
-    return out
+        judge_table = errors.table(f, rows)
+        judge_table.unrecognised_facets = sum(errors.unknown.values())
+    human_table = _table(human.values(), rows)
+    human_table.error_ties_excluded = left_out.error_ties
+    human_table.facet_ties_excluded = left_out.facet_ties
+    human_table.unrecognised_facets = left_out.unrecognised
+    heuristic = _heuristic(reads["provenance_runs"], judge or "")
+    return ObservedFacets(
+        scope=SCOPE, reference=REFERENCE, columns=list(COLUMNS), judge=judge, mode=mode,
+        reason=reason, judge_table=judge_table, human_table=human_table,
+        agreement=_agreement(judged, human), heuristic=heuristic,
+        # absent, not null, when no offline model stands behind the section
+        caveat=caveat(heuristic) if heuristic else None)

@@ -1,12 +1,10 @@
-"""The COMPASS keys of the report: reads `store.report.compass_metrics_sql`, feeds the functions of
-`copal_tui.metrics.pas`, and records every exclusion with its reason.
+"""The COMPASS sections of the report: reads `store.report.compass_metrics_sql`, feeds the
+functions of `copal_tui.metrics.pas`, and records every exclusion with its reason.
 
-`compass_sections` returns the keys `pas`, `pas_failure_modes`, `pas_vs_composed`,
-`pas_judge_validity` and `compass_summary` (COMPASS's own table, `metrics.compass_summary`), or
-nothing at all when no world in scope has a COMPASS suite (so a store
-without one gives the report it always gave); `add_to_report` puts them into a report built by
-`copal_tui.metrics.report`, after its other keys, and appends their exclusions to its
-`exclusions`.
+`add_compass` fills the report's `pas`, `pas_failure_modes`, `pas_vs_composed`,
+`pas_judge_validity` and `compass_summary` (COMPASS's own table, `metrics.compass_summary`), and
+leaves them out when no world in scope has a COMPASS suite (so a store without one gives the
+report it always gave).
 """
 
 from __future__ import annotations
@@ -18,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from copal_tui.metrics import compass_summary
+from copal_tui.metrics.document import ReportDocument
 from copal_tui.metrics.pas import (
     DIMENSIONS,
     UNCLASSIFIED,
@@ -156,24 +155,26 @@ def _composed(db: Database, suite: list[str], cells: Sequence[tuple[Any, ...]],
     return sorted(out + q.composed_cells(db, sorted({w for w, _m in need}), others))
 
 
-def compass_sections(db: Database, worlds: list[str] | None, primary: tuple[str, str] | None,
-                     exclude: Exclude, primary_by_world: Sequence[tuple[str, str, int, int]]
-                     = ()) -> dict[str, Any]:
-    """The COMPASS keys of the report ({} when no world in scope has a suite); `exclude`
-    records (section, what, reason, count) like the report's other exclusions.
-    `primary_by_world` holds (world, model, judged, errors) of the primary judge on composed
-    items when it is a contract-mode judge."""
+def add_compass(doc: ReportDocument, db: Database, worlds: list[str] | None,
+                exclude: Exclude) -> bool:
+    """Fill the COMPASS sections of `doc` (False, leaving them out, when no world in scope has
+    a suite); `exclude` records (section, what, reason, count) like the report's other
+    exclusions. The composed side of the contrast prefers the report's primary judge when it
+    is a contract-mode judge, and then takes its numbers from the report's error table
+    (`by_world` of each model), so the two agree by construction."""
     suite = q.suite_worlds(db, worlds)
     if not suite:
-        return {}
+        return False
+    chosen = doc.scope.primary_judge
+    preferred = chosen.judge if chosen and chosen.mode == "contract" else None
+    by_world = [(w, r.model, c.n, c.errors) for r in doc.error_rates
+                for w, c in r.by_world.items() if c.n] if preferred else []
     cells, responses = judgment_cells(db, worlds)
     _coverage(cells, responses, exclude)
-    doc: dict[str, Any] = {"pas": pas_rows(cells), "pas_failure_modes": failure_modes(cells)}
-    doc[compass_summary.KEY] = compass_summary.section(db, suite, cells, exclude)
-    preferred = primary[0] if primary and primary[1] == "contract" else None
-    rows, one_sided = contrast(cells, _composed(db, suite, cells, preferred, primary_by_world),
-                               preferred)
-    doc["pas_vs_composed"] = rows
+    doc.pas, doc.pas_failure_modes = pas_rows(cells), failure_modes(cells)
+    doc.compass_summary = compass_summary.section(db, suite, cells, exclude)
+    doc.pas_vs_composed, one_sided = contrast(
+        cells, _composed(db, suite, cells, preferred, by_world), preferred)
     for world, model, side, judge, count in one_sided:
         other = "composed contract-mode" if side == "COMPASS" else "COMPASS (base variant)"
         exclude("pas_vs_composed", f"{side} judgments of {model} in {world} by {judge}",
@@ -181,31 +182,12 @@ def compass_sections(db: Database, worlds: list[str] | None, primary: tuple[str,
 
     majority, ties = human_majority(q.label_rows(db, worlds))
     judges = sorted({c[0] for c in cells if c[5] == "usable"})
-    validity, unjudged = judge_validity(majority, q.labelled_judgments(db, worlds), judges) \
-        if majority else ([], {})
-    doc["pas_judge_validity"] = validity
+    doc.pas_judge_validity, unjudged = judge_validity(
+        majority, q.labelled_judgments(db, worlds), judges) if majority else ([], {})
     for dim in DIMENSIONS:
         exclude("pas_judge_validity", "labelled COMPASS responses", "annotators split evenly "
                 f"on {dim} (tie)", ties[dim])
     for judge, count in unjudged.items():
         exclude("pas_judge_validity", f"human-labelled COMPASS responses for {judge}",
                 "the judge did not judge them (skipped or failed)", count)
-    return doc
-
-
-def add_to_report(db: Database, worlds: list[str] | None, doc: dict[str, Any]) -> None:
-    """Add the COMPASS keys to a report built by `copal_tui.metrics.report`, after its other
-    keys; the composed side of the contrast prefers the report's primary judge and takes its
-    numbers from the report's `error_rates` (`by_world` of each base-variant model)."""
-    found = doc["scope"].get("primary_judge")
-    primary = None if not found else (found["judge"], found["mode"])
-    by_world = [(w, r["model"], int(c["n"]), int(c["errors"]))
-                for r in doc.get("error_rates", []) for w, c in r["by_world"].items()
-                if c["n"]] if primary and primary[1] == "contract" else []
-
-    def exclude(section: str, what: str, reason: str, count: int) -> None:
-        if count:  # the report lists only exclusions that left something out
-            doc["exclusions"].append({"section": section, "what": what, "reason": reason,
-                                      "count": int(count)})
-
-    doc.update(compass_sections(db, worlds, primary, exclude, by_world))
+    return True

@@ -23,6 +23,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from copal_tui.metrics.document_suites import ModelSetting, OutputCount, SuiteProvenance
+
 OFFLINE_PREFIX = "offline/"
 
 # Stage -> (role, option names in the run's manifest that hold the models of that role).
@@ -86,10 +88,11 @@ def _values(options: dict[str, Any], names: Sequence[str]) -> list[str]:
 
 def build(runs: Iterable[tuple[str, str]], prefilters: Iterable[str] = (),
           imported: dict[str, int] | None = None,
-          primary_judge: str | None = None) -> dict[str, dict[str, Any]]:
-    """{suite: {generator, verifier, prefilter, target, judge: [models], imported: {what: n},
-    sections, heuristic: [offline models], and `caveat` when any is offline} from (stage,
-    manifest JSON) pairs.
+          primary_judge: str | None = None) -> dict[str, SuiteProvenance]:
+    """Per suite: the models by role, what was imported without a run, the sections the suite
+    stands behind, the offline models among them (with the caveat when there are any), the
+    allowed-edge writers (COMPASS) and the models' settings, from (stage, manifest JSON)
+    pairs.
 
     `primary_judge` (the COPAL judge the error figures use) is named first among the judges.
     """
@@ -112,25 +115,28 @@ def build(runs: Iterable[tuple[str, str]], prefilters: Iterable[str] = (),
                                                 or "variants"))
     for name in prefilters:
         found["compass"]["prefilter"].add(name)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, SuiteProvenance] = {}
     for suite in ("copal", "compass", "dialogues"):
         roles = found.get(suite, {})
-        entry: dict[str, Any] = {r: sorted(roles.get(r, ())) for r in ROLES}
-        if suite == "copal" and primary_judge and primary_judge in entry["judge"]:
-            entry["judge"] = [primary_judge] + [j for j in entry["judge"] if j != primary_judge]
-        entry["imported"] = {k: v for k, v in (imported or {}).items()
-                             if k.startswith(suite + ":") and v}
-        if roles.get("edge_writer"):  # absent when no compass_generate run built the suite
-            entry["edge_writer"] = sorted(roles["edge_writer"])
-        entry["sections"] = SECTIONS[suite]
-        offline = sorted({m for r in ROLES for m in entry[r] if is_offline(m)})
-        entry["heuristic"] = offline
-        if offline:  # absent, not null, when no figure rests on the offline engine
-            entry["caveat"] = caveat(offline)
-        if settings.get(suite):  # absent when no run in scope recorded them
-            entry["settings"] = [dict(zip(_SETTING_KEYS, row, strict=True))
-                                 for row in sorted(settings[suite], key=_order)]
-        out[suite] = entry
+        models = {r: sorted(roles.get(r, ())) for r in ROLES}
+        if suite == "copal" and primary_judge and primary_judge in models["judge"]:
+            models["judge"] = [primary_judge] + [j for j in models["judge"]
+                                                 if j != primary_judge]
+        offline = sorted({m for r in ROLES for m in models[r] if is_offline(m)})
+        out[suite] = SuiteProvenance(
+            generator=models["generator"], verifier=models["verifier"],
+            prefilter=models["prefilter"], target=models["target"], judge=models["judge"],
+            imported={k: v for k, v in (imported or {}).items()
+                      if k.startswith(suite + ":") and v},
+            sections=list(SECTIONS[suite]), heuristic=offline,
+            # absent, not null, when no figure rests on the offline engine
+            caveat=caveat(offline) if offline else None,
+            # absent when no compass_generate run built the suite
+            edge_writer=sorted(roles["edge_writer"]) if roles.get("edge_writer") else None,
+            # absent when no run in scope recorded them
+            settings=[ModelSetting(**dict(zip(_SETTING_KEYS, row, strict=True)))
+                      for row in sorted(settings[suite], key=_order)]
+            if settings.get(suite) else None)
     return out
 
 
@@ -152,16 +158,16 @@ def _order(row: tuple[Any, ...]) -> tuple[str, ...]:
     return tuple("" if v is None else str(v) for v in row)
 
 
-def _setting_text(row: dict[str, Any]) -> str:
-    def shown(value: Any) -> str:
+def _setting_text(row: ModelSetting) -> str:
+    def shown(value: float | int | None) -> str:
         return "provider default" if value is None else f"{value:g}" if isinstance(
             value, float) else str(value)
 
-    text = (f"{row['model']} ({row['role']}): temperature {shown(row['temperature'])}, "
-            f"max_tokens {shown(row['max_tokens'])}")
-    if row.get("reasoning_effort"):
-        text += f", reasoning_effort {row['reasoning_effort']}"
-        if not row.get("reasoning_effort_sent"):
+    text = (f"{row.model} ({row.role}): temperature {shown(row.temperature)}, "
+            f"max_tokens {shown(row.max_tokens)}")
+    if row.reasoning_effort:
+        text += f", reasoning_effort {row.reasoning_effort}"
+        if not row.reasoning_effort_sent:
             text += " (not sent: litellm does not list the model as taking it)"
     return text
 
@@ -171,26 +177,26 @@ def caveat(offline: Sequence[str]) -> str:
             "heuristics, not a language model")
 
 
-def line(entry: dict[str, Any]) -> str:
+def line(entry: SuiteProvenance) -> str:
     """One line for a report form: the models behind the figures, marked where heuristic."""
     parts = []
     for role in ROLES:
-        names = entry.get(role) or []
+        names: list[str] = getattr(entry, role)
         if names:
             shown = ", ".join(f"{n} (heuristic)" if is_offline(n) else n for n in names)
             parts.append(f"{role}{'s' if len(names) > 1 else ''}: {shown}")
-    writers = entry.get("edge_writer") or []
+    writers = entry.edge_writer or []
     if writers:
         parts.append(f"allowed-edge writer{'s' if len(writers) > 1 else ''}: "
                      + ", ".join(writers))
-    for row in entry.get("settings") or []:
+    for row in entry.settings or []:
         parts.append(_setting_text(row))
-    for what, n in sorted((entry.get("imported") or {}).items()):
+    for what, n in sorted(entry.imported.items()):
         parts.append(f"imported without a run: {n} {what.split(':', 1)[1]}")
     return "; ".join(parts) or "no run recorded"
 
 
-def output_counts(runs: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
+def output_counts(runs: Iterable[tuple[str, str]]) -> list[OutputCount]:
     """Structured answers per stage, model and task over the runs in scope: `valid` at the
     first answer, `repaired` (valid after the repair round), `failed` (no usable answer)."""
     acc: dict[tuple[str, str, str], dict[str, int]] = {}
@@ -205,4 +211,5 @@ def output_counts(runs: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
                                                             "failed": 0})
                 for k in row:
                     row[k] += int(tally.get(k, 0))
-    return [{"stage": s, "model": m, "task": t, **c} for (s, m, t), c in sorted(acc.items())]
+    return [OutputCount(stage=s, model=m, task=t, valid=c["valid"], repaired=c["repaired"],
+                        failed=c["failed"]) for (s, m, t), c in sorted(acc.items())]

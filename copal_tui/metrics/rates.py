@@ -11,11 +11,23 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from copal_tui.domain.taxonomy import FACET_PATTERN, Direction, Facet, Method, Pattern
-from copal_tui.metrics.classify import put, ratio
+from copal_tui.metrics.classify import ratio
+from copal_tui.metrics.document_base import Interval, Metric
+from copal_tui.metrics.document_sections import (
+    AblationRow,
+    CorrectedErrorRates,
+    CorrectedModel,
+    FacetAtlasRow,
+    JudgeValidity,
+    ModelErrorRate,
+    OneSided,
+    Rate,
+    Sided,
+)
 from copal_tui.metrics.intervals import wilson
+from copal_tui.metrics.provenance import is_offline
 
 UNMAPPED = "unmapped"
 PATTERN_ORDER = [p.value for p in Pattern]
@@ -34,16 +46,13 @@ def ordered(keys: Iterable[str], order: Sequence[str]) -> list[str]:
     return sorted(set(keys), key=lambda k: (rank.get(k, len(rank)), k))
 
 
-def rate(errors: int, n: int) -> dict[str, Any]:
-    """{n, errors, error_rate, ci_low, ci_high}, NaN with reasons when n is 0."""
-    out: dict[str, Any] = {"n": n, "errors": errors}
-    reason = "no judged responses"
-    put(out, "error_rate", ratio(errors, n, reason))
+def rate(errors: int, n: int, empty: str = "no judged responses") -> Rate:
+    """n, errors and the error rate with its Wilson interval; undefined, with `empty` as the
+    reason of the rate and of its interval, when n is 0."""
     low, high = wilson(errors, n)
-    out["ci_low"], out["ci_high"] = low, high
-    if n == 0:
-        out["ci_low_reason"] = out["ci_high_reason"] = reason
-    return out
+    reason = None if n else empty
+    return Rate(n=n, errors=errors, error_rate=Metric.of(
+        *ratio(errors, n, empty), interval=Interval.of(low, high, reason)))
 
 
 def _direction(error: int, direction: str | None) -> str:
@@ -53,8 +62,8 @@ def _direction(error: int, direction: str | None) -> str:
     return direction if direction in DIRECTIONS else "unknown"
 
 
-def error_rates(cells: Sequence[Cell]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Per model with pattern, facet and world breakdowns; and the pooled overall rate."""
+def error_rates(cells: Sequence[Cell]) -> list[ModelErrorRate]:
+    """Per model, with pattern, facet and world breakdowns."""
     # One pass fills every grouping: (judged, errors) per model and per (model, key).
     per_model: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     accs: dict[str, dict[tuple[str, str], list[int]]] = {
@@ -66,80 +75,91 @@ def error_rates(cells: Sequence[Cell]) -> tuple[list[dict[str, Any]], dict[str, 
                      by_facet[(model, facet or UNMAPPED)], by_world[(model, world)]):
             pair[0] += count
             pair[1] += errors
-    orders = {"by_pattern": PATTERN_ORDER, "by_facet": FACET_ORDER, "by_world": []}
+
+    def breakdown(model: str, name: str, order: Sequence[str]) -> dict[str, Rate]:
+        acc = accs[name]
+        keys = ordered((k for (m, k) in acc if m == model), order)
+        return {k: rate(acc[(model, k)][1], acc[(model, k)][0]) for k in keys}
+
     rows = []
     for model in sorted(per_model):
         n, errors = per_model[model]
-        row = {"model": model, **rate(errors, n)}
-        for name, acc in accs.items():
-            keys = ordered((k for (m, k) in acc if m == model), orders[name])
-            row[name] = {k: rate(acc[(model, k)][1], acc[(model, k)][0]) for k in keys}
-        rows.append(row)
-    total_n = sum(r["n"] for r in rows)
-    total_e = sum(r["errors"] for r in rows)
-    return rows, rate(total_e, total_n)
+        pooled = rate(errors, n)
+        rows.append(ModelErrorRate(
+            model=model, n=n, errors=errors, error_rate=pooled.error_rate,
+            by_pattern=breakdown(model, "by_pattern", PATTERN_ORDER),
+            by_facet=breakdown(model, "by_facet", FACET_ORDER),
+            by_world=breakdown(model, "by_world", []), reference_bot=is_offline(model)))
+    return rows
 
 
-def facet_atlas(cells: Sequence[Cell]) -> dict[str, dict[str, Any]]:
+def facet_atlas(cells: Sequence[Cell]) -> dict[str, FacetAtlasRow]:
     """Per target facet (all models pooled): shares of judgments by error direction."""
     acc: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for _m, _w, _p, facet, error, direction, count in cells:
         acc[facet or UNMAPPED][_direction(error, direction)] += count
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, FacetAtlasRow] = {}
     for facet in ordered(acc, FACET_ORDER):
         c = acc[facet]
         n = sum(c.values())
         known = n - c["unknown"]
-        row: dict[str, Any] = {
-            "pattern": FACET_PATTERN[Facet(facet)].value if facet in FACET_ORDER else UNMAPPED,
-            "n": n, "errors": n - c[Direction.NONE.value],
-            "under_enforcement": c[Direction.UNDER.value],
-            "over_enforcement": c[Direction.OVER.value],
-            "mixed": c[Direction.MIXED.value], "unknown_direction": c["unknown"],
-        }
         reason = "no judgments with a known direction"
-        put(row, "under_enforcement_share", ratio(c[Direction.UNDER.value], known, reason))
-        put(row, "over_enforcement_share", ratio(c[Direction.OVER.value], known, reason))
-        put(row, "mixed_share", ratio(c[Direction.MIXED.value], known, reason))
-        out[facet] = row
+        out[facet] = FacetAtlasRow(
+            pattern=FACET_PATTERN[Facet(facet)].value if facet in FACET_ORDER else UNMAPPED,
+            n=n, errors=n - c[Direction.NONE.value],
+            under_enforcement=c[Direction.UNDER.value],
+            over_enforcement=c[Direction.OVER.value],
+            mixed=c[Direction.MIXED.value], unknown_direction=c["unknown"],
+            under_enforcement_share=Metric.of(*ratio(c[Direction.UNDER.value], known, reason)),
+            over_enforcement_share=Metric.of(*ratio(c[Direction.OVER.value], known, reason)),
+            mixed_share=Metric.of(*ratio(c[Direction.MIXED.value], known, reason)))
     return out
 
 
-def _sided(counts: dict[str, int]) -> dict[str, Any]:
+def _sided(counts: dict[str, int]) -> Sided:
     errors = sum(counts[d] for d in (*DIRECTIONS, "unknown"))
     known = errors - counts["unknown"]
-    row: dict[str, Any] = {
-        "errors": errors,
-        "under_enforcement": counts[Direction.UNDER.value],
-        "over_enforcement": counts[Direction.OVER.value],
-        "mixed": counts[Direction.MIXED.value],
-        "unknown_direction": counts["unknown"],
-    }
+    under, over = counts[Direction.UNDER.value], counts[Direction.OVER.value]
     reason = "no errors with a known direction"
-    put(row, "under_enforcement_share", ratio(counts[Direction.UNDER.value], known, reason))
-    put(row, "over_enforcement_share", ratio(counts[Direction.OVER.value], known, reason))
-    put(row, "one_sided_share", ratio(counts[Direction.UNDER.value]
-                                      + counts[Direction.OVER.value], known, reason))
-    put(row, "mixed_share", ratio(counts[Direction.MIXED.value], known, reason))
-    return row
+    return Sided(
+        errors=errors, under_enforcement=under, over_enforcement=over,
+        mixed=counts[Direction.MIXED.value], unknown_direction=counts["unknown"],
+        under_enforcement_share=Metric.of(*ratio(under, known, reason)),
+        over_enforcement_share=Metric.of(*ratio(over, known, reason)),
+        one_sided_share=Metric.of(*ratio(under + over, known, reason)),
+        mixed_share=Metric.of(*ratio(counts[Direction.MIXED.value], known, reason)))
 
 
-def one_sided(cells: Sequence[Cell]) -> dict[str, Any]:
-    """Share of errors that are one-sided: under-enforcement only (a forbidden item present or
-    a required gate/route/action missing) or over-enforcement only (a required content item
-    missing), against mixed; pooled and per model."""
+def _direction_counts(cells: Sequence[Cell]) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
     pooled: dict[str, int] = defaultdict(int)
     per_model: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for model, _w, _p, _f, error, direction, count in cells:
         d = _direction(error, direction)
         pooled[d] += count
         per_model[model][d] += count
-    return {**_sided(pooled), "by_model": {m: _sided(per_model[m]) for m in sorted(per_model)}}
+    return pooled, per_model
+
+
+def one_sided(cells: Sequence[Cell], per_model_cells: Sequence[Cell] | None = None) -> OneSided:
+    """Share of errors that are one-sided: under-enforcement only (a forbidden item present or
+    a required gate/route/action missing) or over-enforcement only (a required content item
+    missing), against mixed; pooled over `cells`, per model over `per_model_cells` (default:
+    the same cells)."""
+    pooled, _ = _direction_counts(cells)
+    _, per_model = _direction_counts(cells if per_model_cells is None else per_model_cells)
+    p = _sided(pooled)
+    return OneSided(
+        errors=p.errors, under_enforcement=p.under_enforcement,
+        over_enforcement=p.over_enforcement, mixed=p.mixed,
+        unknown_direction=p.unknown_direction,
+        under_enforcement_share=p.under_enforcement_share,
+        over_enforcement_share=p.over_enforcement_share, one_sided_share=p.one_sided_share,
+        mixed_share=p.mixed_share, by_model={m: _sided(per_model[m]) for m in sorted(per_model)})
 
 
 def ablation(method_cells: Sequence[tuple[str, str, int, int]],
              selected: Sequence[tuple[str, int]],
-             poolable: Iterable[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+             poolable: Iterable[str] | None = None) -> tuple[list[AblationRow], list[str]]:
     """Error per construction method at the matched budget, per model and pooled.
 
     The pooled rate of every method is over the same target models: those judged on every
@@ -162,14 +182,13 @@ def ablation(method_cells: Sequence[tuple[str, str, int, int]],
         models = by_method.get(method, {})
         n = sum(v[0] for m, v in models.items() if m in pooled)
         errors = sum(v[1] for m, v in models.items() if m in pooled)
-        row = {"method": method, "selected_items": int(budget.get(method, 0)),
-               **rate(errors, n), "pooled_models": sorted(pooled & set(models)),
-               "by_model": {m: rate(models[m][1], models[m][0]) for m in sorted(models)}}
-        if n == 0:
-            row["error_rate_reason"] = row["ci_low_reason"] = row["ci_high_reason"] = (
-                "no items selected for this method" if not budget.get(method)
-                else "no judged responses")
-        rows.append(row)
+        empty = "no items selected for this method" if not budget.get(method) \
+            else "no judged responses"
+        rows.append(AblationRow(
+            method=method, selected_items=int(budget.get(method, 0)), n=n, errors=errors,
+            error_rate=rate(errors, n, empty).error_rate,
+            pooled_models=sorted(pooled & set(models)),
+            by_model={m: rate(models[m][1], models[m][0]) for m in sorted(models)}))
     return rows, left_out
 
 
@@ -182,36 +201,37 @@ CORRECTION_CAVEAT = (
 )
 
 
-def corrected_error_rates(rows: Sequence[dict[str, Any]], validity: dict[str, Any] | None,
-                          judge: str, mode: str) -> dict[str, Any]:
+def corrected_error_rates(rows: Sequence[ModelErrorRate], validity: JudgeValidity | None,
+                          judge: str, mode: str) -> CorrectedErrorRates:
     """Each model's error rate corrected for the primary judge's measured FP and FN rates."""
-    out: dict[str, Any] = {"judge": judge, "mode": mode, "caveat": CORRECTION_CAVEAT}
     reason: str | None = None
     sens = spec = math.nan
-    if validity is None or validity["n"] == 0:
+    if validity is None or validity.n == 0:
         reason = "no human reference labels on responses this judge judged"
     else:
-        sens, spec = 1 - validity["fn_rate"], 1 - validity["fp_rate"]
+        sens, spec = 1 - _nan(validity.fn_rate.value), 1 - _nan(validity.fp_rate.value)
         if math.isnan(sens) or math.isnan(spec):
             reason = "the judge's FN or FP rate is undefined on the labelled responses"
         elif sens + spec - 1 <= 0:
             reason = "the judge is no better than chance (sensitivity + specificity <= 1)"
-    out["sensitivity"], out["specificity"] = sens, spec
-    out["n_labelled"] = 0 if validity is None else validity["n"]
-    if reason:
-        out["sensitivity_reason"] = out["specificity_reason"] = reason
     models = []
     for row in rows:
-        entry: dict[str, Any] = {"model": row["model"], "n": row["n"],
-                                 "observed_error_rate": row["error_rate"]}
-        if reason is None and not math.isnan(row["error_rate"]):
-            raw = (row["error_rate"] + spec - 1) / (sens + spec - 1)
-            entry["corrected_error_rate"] = min(1.0, max(0.0, raw))
-            entry["clipped"] = raw < 0 or raw > 1
+        observed = _nan(row.error_rate.value)
+        if reason is None and not math.isnan(observed):
+            raw = (observed + spec - 1) / (sens + spec - 1)
+            corrected, clipped = Metric.of(min(1.0, max(0.0, raw))), raw < 0 or raw > 1
         else:
-            entry["corrected_error_rate"] = math.nan
-            entry["corrected_error_rate_reason"] = reason or "no judged responses"
-            entry["clipped"] = False
-        models.append(entry)
-    out["models"] = models
-    return out
+            corrected, clipped = Metric.of(None, reason or "no judged responses"), False
+        models.append(CorrectedModel(model=row.model, n=row.n, observed_error_rate=observed,
+                                     corrected_error_rate=corrected, clipped=clipped))
+    # A judge no better than chance keeps its sensitivity and specificity, with the reason the
+    # correction was not applied beside them.
+    return CorrectedErrorRates(
+        judge=judge, mode=mode, caveat=CORRECTION_CAVEAT,
+        sensitivity=Metric(value=None if math.isnan(sens) else sens, reason=reason),
+        specificity=Metric(value=None if math.isnan(spec) else spec, reason=reason),
+        n_labelled=0 if validity is None else validity.n, models=models)
+
+
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else float(value)

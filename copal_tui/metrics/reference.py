@@ -14,8 +14,7 @@ judge, error (1) the positive class, so [[tn, fp], [fn, tp]].
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
@@ -64,15 +63,3 @@ def reference_rule(n: int, label_at: ArrayLike, label_error: ArrayLike,
 def cell(judge_error: int, reference_error: int) -> str:
     """tp, fp, fn or tn of one response (error is the positive class)."""
     return CELLS[int(reference_error)][int(judge_error)]
-
-
-def matrix(counts: Mapping[str, Any]) -> list[list[int]]:
-    """[[tn, fp], [fn, tp]] from a judge-validity entry's counts."""
-    return [[int(counts[name]) for name in row] for row in CELLS]
-
-
-def matrix_doc(counts: Mapping[str, Any]) -> dict[str, Any]:
-    """The matrix with its convention spelled out, for the JSON report."""
-    return {"convention": CONVENTION, "rows": "human reference", "columns": "judge",
-            "positive": "error", "labels": list(CLASSES), "cells": [list(r) for r in CELLS],
-            "matrix": matrix(counts)}

@@ -1,7 +1,8 @@
-"""The sections of the report document, computed from the rows of
-`store.report.metrics_sql.BulkReads`: loads them into a `frame.Frame`, feeds the metric functions and
-records every exclusion with its reason. `copal_tui.metrics.report` owns the options and the
-choice of judges; this module is imported only once the reads are running (it loads numpy).
+"""The composed-policy (COPAL) sections of the report document, computed from the rows of
+`store.report.metrics_sql.BulkReads`: loads them into a `frame.Frame`, feeds the metric
+functions and records every exclusion with its reason. `copal_tui.metrics.assemble` adds the
+other suites' sections, the observed facets and the provenance; this module is imported only
+once the reads are running (it loads numpy).
 """
 
 from __future__ import annotations
@@ -17,8 +18,32 @@ from copal_tui.metrics import controls, frame
 from copal_tui.metrics.agreement import human_agreement
 from copal_tui.metrics.contrast import EXCLUSION_REASONS, paired_contrast
 from copal_tui.metrics.corpus import corpus_profile
+from copal_tui.metrics.document import ReportDocument
+from copal_tui.metrics.document_base import Metric
+from copal_tui.metrics.document_sections import (
+    AblationRow,
+    Exclusion,
+    FacetAtlasRow,
+    HumanAgreement,
+    JudgeSetting,
+    JudgeValidity,
+    ModelErrorRate,
+    OneSided,
+    OverallRate,
+    PairedContrastRow,
+    ReferenceLabels,
+    SensitivityRow,
+)
+from copal_tui.metrics.document_suites import JudgeSettingCount, Scope
 from copal_tui.metrics.intervals import CONFIDENCE
-from copal_tui.metrics.provenance import is_offline, real_targets
+from copal_tui.metrics.options import (
+    REPORT_FORMAT,
+    ReportOptions,
+    parse_setting,
+    pick,
+    why_primary,
+)
+from copal_tui.metrics.provenance import real_targets
 from copal_tui.metrics.rates import (
     ablation,
     corrected_error_rates,
@@ -27,47 +52,41 @@ from copal_tui.metrics.rates import (
     one_sided,
     rate,
 )
-from copal_tui.metrics.reference import matrix_doc
-from copal_tui.metrics.report import (
-    REPORT_FORMAT,
-    ReportOptions,
-    parse_setting,
-    pick,
-    why_primary,
-)
 from copal_tui.metrics.sensitivity import judge_sensitivity
 from copal_tui.metrics.validity import judge_validity
-from store.report.metrics_sql import BulkReads
 
 
 @dataclass
-class _Exclusions:
-    rows: list[dict[str, Any]] = field(default_factory=list)
+class Exclusions:
+    """The report's `exclusions`: what each section left out, why, and how much."""
+
+    rows: list[Exclusion] = field(default_factory=list)
 
     def add(self, section: str, what: str, reason: str, count: int) -> None:
-        if count:
-            self.rows.append({"section": section, "what": what, "reason": reason,
-                              "count": int(count)})
+        if count:  # the report lists only exclusions that left something out
+            self.rows.append(Exclusion(section=section, what=what, reason=reason,
+                                       count=int(count)))
+
+
+def setting(chosen: tuple[str, str] | None) -> JudgeSetting | None:
+    return None if chosen is None else JudgeSetting(judge=chosen[0], mode=chosen[1])
 
 
 def build(reads: Mapping[str, Any], worlds: list[str] | None, shown: list[str],
-          opts: ReportOptions) -> dict[str, Any]:
-    """The report over `worlds` (None: all); `shown` is the scope's list of worlds."""
+          opts: ReportOptions) -> ReportDocument:
+    """The report's COPAL sections over `worlds` (None: all); `shown` is the scope's list of
+    worlds."""
     return build_with_frame(reads, worlds, shown, opts)[0]
 
 
 def build_with_frame(reads: Mapping[str, Any], worlds: list[str] | None, shown: list[str],
-                     opts: ReportOptions) -> tuple[dict[str, Any], frame.Frame]:
-    """`build`, and the frame it built (the observed facets are counted over it too)."""
-    ex = _Exclusions()
+                     opts: ReportOptions) -> tuple[ReportDocument, frame.Frame]:
+    """`build`, and the frame it built (the observed facets are counted over it too). The
+    document has no suite sections, provenance or structured-output counts yet."""
+    ex = Exclusions()
     f = frame.load(reads, worlds)
     # The labels need no judgment: worked on while the judgments are still being read.
     people = _labels(reads, f)
-    if isinstance(reads, BulkReads) and not reads.ready("judgments"):
-        # The document model (pydantic) that writes the report is needed only at the end;
-        # built now, while the judgments are still being read, it leaves the serial stretch
-        # after them.
-        import copal_tui.metrics.document  # noqa: F401
     frame.add_judgments(f, reads)
     settings = frame.setting_counts(f)
     primary = pick(settings, opts.judge, opts.mode, "judge")
@@ -78,53 +97,64 @@ def build_with_frame(reads: Mapping[str, Any], worlds: list[str] | None, shown: 
     for judge, mode, _usable, failed in settings:
         ex.add("judgments", f"{judge}@{mode}", "the judge call failed or gave no verdict",
                failed)
-
-    doc: dict[str, Any] = {"format": REPORT_FORMAT}
-    doc["scope"] = {
-        "worlds": shown,
-        "primary_judge": None if primary is None else {"judge": primary[0], "mode": primary[1]},
-        "primary_judge_reason": why_primary(settings, primary, opts),
-        "reference_judge": None if reference is None else {"judge": reference[0],
-                                                           "mode": reference[1]},
-        "judge_settings": [{"judge": j, "mode": m, "usable": int(u), "failed": int(b)}
-                           for j, m, u, b in settings],
-        "bootstrap": opts.bootstrap, "seed": opts.seed, "confidence": CONFIDENCE,
-    }
-    _rates(f, doc, primary, ex)
-    doc["controls"] = controls.build(f, reads, primary)
-    _validity(people, f, doc, primary, opts, ex)
-    _sensitivity(f, doc, reference, ex)
-    doc["corpus"] = corpus_profile({**reads["corpus"], **frame.corpus_arrays(f)})
-    doc["exclusions"] = ex.rows
+    scope = Scope(
+        worlds=shown, primary_judge=setting(primary),
+        primary_judge_reason=why_primary(settings, primary, opts),
+        reference_judge=setting(reference),
+        judge_settings=[JudgeSettingCount(judge=j, mode=m, usable=int(u), failed=int(b))
+                        for j, m, u, b in settings],
+        bootstrap=opts.bootstrap, seed=opts.seed, confidence=CONFIDENCE)
+    rates = _rates(f, primary, ex)
+    validity = judge_validity(frame.validity_cells(f, people.ref), opts.bootstrap, opts.seed,
+                              ceiling=people.agreement.mean_pairwise_kappa)
+    _validity_exclusions(people, validity, ex)
+    found = None if primary is None else next(
+        (v for v in validity if (v.judge, v.mode) == primary), None)
+    sensitivity = _sensitivity(f, reference, ex)
+    doc = ReportDocument(
+        format=REPORT_FORMAT, scope=scope, error_rates=rates.error_rates,
+        overall_error_rate=rates.overall_error_rate, overall=rates.overall,
+        facet_atlas=rates.facet_atlas, one_sided=rates.one_sided,
+        paired_contrast=rates.paired_contrast, ablation=rates.ablation,
+        controls=controls.build(f, reads, primary),
+        reference_labels=people.reference_labels(),
+        judge_validity=validity, human_agreement=people.agreement,
+        corrected_error_rates=corrected_error_rates(rates.error_rates, found,
+                                                    *(primary or ("", "contract"))),
+        judge_sensitivity=sensitivity,
+        corpus=corpus_profile({**reads["corpus"], **frame.corpus_arrays(f)}),
+        exclusions=ex.rows, structured_outputs=[])
     return doc, f
 
 
-def _rates(f: frame.Frame, doc: dict[str, Any], primary: tuple[str, str] | None,
-           ex: _Exclusions) -> None:
+@dataclass
+class _RateSections:
+    error_rates: list[ModelErrorRate]
+    overall_error_rate: Metric
+    overall: OverallRate
+    facet_atlas: dict[str, FacetAtlasRow]
+    one_sided: OneSided
+    paired_contrast: list[PairedContrastRow]
+    ablation: list[AblationRow]
+
+
+def _rates(f: frame.Frame, primary: tuple[str, str] | None, ex: Exclusions) -> _RateSections:
     sid = f.setting_index(primary)
     cells, directed = frame.composed_cells(f, sid) if primary else ([], [])
-    rows, _ = error_rates(cells)
+    rows = error_rates(cells)
     # Pooled figures are over real targets: the offline reference bots are calibration and are
     # shown per model only (unless they are all there is, as in the offline demo).
-    targets = real_targets(r["model"] for r in rows)
+    targets = real_targets(r.model for r in rows)
     pool = [c for c in directed if c[0] in targets]
+    pooled = [r for r in rows if r.model in targets]
+    overall = rate(sum(r.errors for r in pooled), sum(r.n for r in pooled))
+    sided = one_sided(pool, directed)
     for row in rows:
-        row["reference_bot"] = is_offline(row["model"])
-    pooled = [r for r in rows if r["model"] in targets]
-    overall = rate(sum(r["errors"] for r in pooled), sum(r["n"] for r in pooled))
-    doc["error_rates"] = rows
-    doc["overall_error_rate"] = overall["error_rate"]
-    if overall["n"] == 0:
-        doc["overall_error_rate_reason"] = "no judged composed responses"
-    doc["overall"] = {**overall, "models": targets}
-    doc["facet_atlas"] = facet_atlas(pool)
-    doc["one_sided"] = {**one_sided(pool), "by_model": one_sided(directed)["by_model"]}
-    for row in rows:
-        if row["model"] not in targets:
-            ex.add("overall", f"judged responses of {row['model']}", "a reference bot (offline "
-                   "engine): shown per model, not pooled with the real targets", row["n"])
+        if row.model not in targets:
+            ex.add("overall", f"judged responses of {row.model}", "a reference bot (offline "
+                   "engine): shown per model, not pooled with the real targets", row.n)
     ex.add("facet_atlas", "errors", "imported with a bare error flag and no marks, so the "
-           "direction is unknown", doc["one_sided"]["unknown_direction"])
+           "direction is unknown", sided.unknown_direction)
     if primary:
         for model, failed_resp, _answered, failed_j, unjudged in frame.composed_coverage(f, sid):
             ex.add("error_rates", f"responses of {model}", "the target model's call failed "
@@ -133,25 +163,33 @@ def _rates(f: frame.Frame, doc: dict[str, Any], primary: tuple[str, str] | None,
                    "or gave no verdict", failed_j)
             ex.add("error_rates", f"responses of {model}", "not judged by the primary judge "
                    "(skipped)", unjudged)
-    doc["paired_contrast"] = paired_contrast(frame.paired_contrast(f, sid) if primary else [])
-    for row in doc["paired_contrast"]:
+    contrast = paired_contrast(frame.paired_contrast(f, sid) if primary else [])
+    for entry in contrast:
         for key, why in EXCLUSION_REASONS.items():
-            ex.add("paired_contrast", f"composed items of {row['model']}", why, row[key])
+            ex.add("paired_contrast", f"composed items of {entry.model}", why,
+                   getattr(entry, key))
     methods = frame.method_cells(f, sid) if primary else []
-    doc["ablation"], left_out = ablation(methods, frame.selected_by_method(f), targets)
+    by_method, left_out = ablation(methods, frame.selected_by_method(f), targets)
     for model in left_out:
         ex.add("ablation", f"judged responses of {model}", "the model was not judged on every "
                "construction method, so it is left out of the pooled rates (kept in by_model)",
-               sum(r["by_model"].get(model, {}).get("n", 0) for r in doc["ablation"]))
+               sum(r.by_model[model].n for r in by_method if model in r.by_model))
     # The budget is matched per world to COPAL's selected suite; `ablate` says so when a
     # method's screened pool was smaller, and so does the report (unless ablate never ran).
-    budget = {r["method"]: r["selected_items"] for r in doc["ablation"]}
+    budget = {r.method: r.selected_items for r in by_method}
     baselines = ("raw_policy", "clause_only", "no_facet")
     if any(budget.get(method) for method in baselines):
         for method in baselines:
             ex.add("ablation", f"selected {method} items", "below the matched budget (COPAL's "
                    "selected suite): the method's screened candidate pool was too small",
                    max(0, budget.get("copal", 0) - budget.get(method, 0)))
+    reason = None if overall.n else "no judged composed responses"
+    return _RateSections(
+        error_rates=rows, overall_error_rate=Metric.of(overall.error_rate.value, reason),
+        overall=OverallRate(n=overall.n, errors=overall.errors, error_rate=overall.error_rate,
+                            models=targets),
+        facet_atlas=facet_atlas(pool), one_sided=sided, paired_contrast=contrast,
+        ablation=by_method)
 
 
 @dataclass
@@ -162,7 +200,17 @@ class _Labels:
     sources: dict[str, int]
     scoped: list[tuple[int, str, int]]
     adjudicators: list[str]
-    agreement: dict[str, Any]
+    agreement: HumanAgreement
+
+    @property
+    def n_reference(self) -> int:
+        return self.sources["adjudicated"] + self.sources["majority"]
+
+    def reference_labels(self) -> ReferenceLabels:
+        return ReferenceLabels(
+            n=self.n_reference, adjudicated=self.sources["adjudicated"],
+            majority=self.sources["majority"], ties_excluded=self.sources["tie"],
+            annotators=sorted({a for _r, a, _e in self.scoped}), adjudicators=self.adjudicators)
 
 
 def _labels(reads: Mapping[str, Any], f: frame.Frame) -> _Labels:
@@ -173,48 +221,26 @@ def _labels(reads: Mapping[str, Any], f: frame.Frame) -> _Labels:
     return _Labels(ref, sources, scoped, adjudicators, human_agreement(scoped))
 
 
-def _validity(people: _Labels, f: frame.Frame, doc: dict[str, Any],
-              primary: tuple[str, str] | None, opts: ReportOptions, ex: _Exclusions) -> None:
-    sources, agreement = people.sources, people.agreement
-    n_reference = sources["adjudicated"] + sources["majority"]
-    doc["reference_labels"] = {
-        "n": n_reference, "adjudicated": sources["adjudicated"],
-        "majority": sources["majority"], "ties_excluded": sources["tie"],
-        "annotators": sorted({a for _r, a, _e in people.scoped}),
-        "adjudicators": people.adjudicators,
-    }
+def _validity_exclusions(people: _Labels, validity: list[JudgeValidity], ex: Exclusions) -> None:
     ex.add("judge_validity", "labelled responses", "annotators split evenly and there is no "
-           "adjudication (tie)", sources["tie"])
-    validity = judge_validity(frame.validity_cells(f, people.ref), opts.bootstrap, opts.seed)
+           "adjudication (tie)", people.sources["tie"])
     for entry in validity:
-        # The counts as scikit-learn's matrix, with its orientation stated (rows: reference).
-        entry["confusion_matrix"] = matrix_doc(entry)
-        for block in entry["by_pattern"].values():
-            block["confusion_matrix"] = matrix_doc(block)
-        entry["human_kappa_ceiling"] = agreement["mean_pairwise_kappa"]
-        if "mean_pairwise_kappa_reason" in agreement:
-            entry["human_kappa_ceiling_reason"] = agreement["mean_pairwise_kappa_reason"]
-        ex.add("judge_validity", f"reference-labelled responses for {entry['judge']}@"
-               f"{entry['mode']}", "the judge did not judge them (skipped or failed)",
-               n_reference - entry["n"])
-    doc["judge_validity"] = validity
-    doc["human_agreement"] = agreement
+        ex.add("judge_validity", f"reference-labelled responses for {entry.judge}@"
+               f"{entry.mode}", "the judge did not judge them (skipped or failed)",
+               people.n_reference - entry.n)
+    agreement = people.agreement
     ex.add("human_agreement", "labelled responses", "labelled by one annotator only (no "
-           "agreement to measure)", agreement["n_responses"] - agreement["n_multiply_labelled"])
-    found = None if primary is None else next(
-        (v for v in validity if (v["judge"], v["mode"]) == primary), None)
-    doc["corrected_error_rates"] = corrected_error_rates(
-        doc["error_rates"], found, *(primary or ("", "contract")))
+           "agreement to measure)", agreement.n_responses - agreement.n_multiply_labelled)
 
 
-def _sensitivity(f: frame.Frame, doc: dict[str, Any], reference: tuple[str, str] | None,
-                 ex: _Exclusions) -> None:
+def _sensitivity(f: frame.Frame, reference: tuple[str, str] | None,
+                 ex: Exclusions) -> list[SensitivityRow]:
     # Only settings that judged some composed response take part: a judge run on projections
     # or ablation items alone would otherwise empty the common set. Each judge mode is its own
     # family: contract judges are compared (and vote) among themselves, full-policy judges
     # likewise, each against the reference judge when it is of that mode, else against the
     # mode's setting with the most common judgments.
-    rows: list[dict[str, Any]] = []
+    rows: list[SensitivityRow] = []
     for mode in sorted({m for _j, m in f.settings}):
         cells, majority, judged = frame.sensitivity(f, mode)
         if not cells:
@@ -233,4 +259,4 @@ def _sensitivity(f: frame.Frame, doc: dict[str, Any], reference: tuple[str, str]
         if len({(c[0], c[1]) for c in cells}) > 1:
             ex.add("judge_sensitivity", f"composed responses (majority of {mode} judges)",
                    "the judges' votes are tied", sum(int(m[3] or 0) for m in majority))
-    doc["judge_sensitivity"] = rows
+    return rows

@@ -16,48 +16,45 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
 
-from copal_tui.metrics.classify import put, ratio
+from copal_tui.metrics.classify import ratio
+from copal_tui.metrics.document_base import Metric
+from copal_tui.metrics.document_sections import SensitivityRow
 from copal_tui.metrics.ranks import competition_ranks, kendall_tau_b, spearman_rho
 
 MAJORITY = "majority"
 
 
 def _row(judge: str, mode: str, per_model: dict[str, tuple[int, int]],
-         reference: dict[str, float] | None) -> dict[str, Any]:
+         reference: dict[str, float] | None, is_reference: bool,
+         ties_excluded: int | None = None) -> SensitivityRow:
     n = sum(v[0] for v in per_model.values())
     errors = sum(v[1] for v in per_model.values())
-    row: dict[str, Any] = {"judge": judge, "mode": mode, "n": n, "errors": errors}
-    put(row, "error_rate", ratio(errors, n, "no common responses"))
     rates = {m: (e / k if k else math.nan) for m, (k, e) in per_model.items()}
-    row["by_model"] = {m: rates[m] for m in sorted(rates)}
     ranked = sorted((m for m in rates if not math.isnan(rates[m])), key=lambda m: (rates[m], m))
-    row["ranking"] = ranked
     if reference is None:
         reason = "the reference judge is not among the judges of the common responses"
-        for key in ("kendall_tau", "spearman_rho", "max_shift"):
-            row[key], row[f"{key}_reason"] = math.nan, reason
-        return row
-    models = [m for m in sorted(rates) if not math.isnan(rates[m])
-              and not math.isnan(reference.get(m, math.nan))]
-    mine = [rates[m] for m in models]
-    theirs = [reference[m] for m in models]
-    put(row, "kendall_tau", kendall_tau_b(mine, theirs))
-    put(row, "spearman_rho", spearman_rho(mine, theirs))
-    if models:
-        shifts = [abs(a - b) for a, b in zip(competition_ranks(mine),
-                                             competition_ranks(theirs), strict=True)]
-        row["max_shift"] = max(shifts)
+        tau = rho = shift = Metric.of(None, reason)
     else:
-        row["max_shift"] = math.nan
-        row["max_shift_reason"] = "no model rated by both this judge and the reference"
-    return row
+        models = [m for m in sorted(rates) if not math.isnan(rates[m])
+                  and not math.isnan(reference.get(m, math.nan))]
+        mine = [rates[m] for m in models]
+        theirs = [reference[m] for m in models]
+        tau, rho = Metric.of(*kendall_tau_b(mine, theirs)), Metric.of(*spearman_rho(mine, theirs))
+        shift = Metric.of(max(abs(a - b) for a, b in zip(
+            competition_ranks(mine), competition_ranks(theirs), strict=True))) if models else \
+            Metric.of(None, "no model rated by both this judge and the reference")
+    return SensitivityRow(
+        judge=judge, mode=mode, n=n, errors=errors,
+        error_rate=Metric.of(*ratio(errors, n, "no common responses")),
+        by_model={m: rates[m] for m in sorted(rates)}, ranking=ranked, kendall_tau=tau,
+        spearman_rho=rho, max_shift=shift, is_reference=is_reference,
+        ties_excluded=ties_excluded)
 
 
 def judge_sensitivity(cells: Sequence[tuple[str, str, str, int, int]],
                       majority: Sequence[tuple[str, int, int, int]],
-                      reference: tuple[str, str]) -> list[dict[str, Any]]:
+                      reference: tuple[str, str]) -> list[SensitivityRow]:
     """`cells` are (judge, mode, model, n, errors) over the common responses; `majority` is
     (model, n, majority errors, ties) over the same responses; `reference` the reference
     setting (judge, mode)."""
@@ -69,17 +66,12 @@ def judge_sensitivity(cells: Sequence[tuple[str, str, str, int, int]],
     ref_counts = settings.get(reference)
     ref_rates = None if ref_counts is None else {
         m: (e / k if k else math.nan) for m, (k, e) in ref_counts.items()}
-    rows = []
-    for key in sorted(settings):
-        row = _row(key[0], key[1], settings[key], ref_rates)
-        row["is_reference"] = key == reference
-        rows.append(row)
+    rows = [_row(key[0], key[1], settings[key], ref_rates, key == reference)
+            for key in sorted(settings)]
     if len(settings) < 2:
         return rows  # one judge: no vote to take
     per_model = {m: (int(n) - int(ties or 0), int(errs or 0))
                  for m, n, errs, ties in majority}
-    vote = _row(MAJORITY, next(iter(settings))[1], per_model, ref_rates)
-    vote["is_reference"] = False
-    vote["ties_excluded"] = sum(int(t or 0) for _m, _n, _e, t in majority)
-    rows.append(vote)
+    rows.append(_row(MAJORITY, next(iter(settings))[1], per_model, ref_rates, False,
+                     ties_excluded=sum(int(t or 0) for _m, _n, _e, t in majority)))
     return rows

@@ -16,16 +16,17 @@ tests check them against scikit-learn on random data.
 from __future__ import annotations
 
 import gc
-import math
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-from copal_tui.metrics.classify import METRICS, confusion_arrays, confusion_stats
+from copal_tui.metrics.classify import METRICS, Confusion, confusion_arrays, confusion_stats
+from copal_tui.metrics.document_base import Interval, Metric
+from copal_tui.metrics.document_sections import ConfusionMatrix, JudgeValidity, ValidityBlock
 from copal_tui.metrics.intervals import percentile_intervals, resample_tables
 from copal_tui.metrics.rates import PATTERN_ORDER, UNMAPPED, ordered
+from copal_tui.metrics.reference import CELLS, CLASSES, CONVENTION
 
 # The metric libraries load here, at import, not at first use: the report imports this module
 # while its reads run in threads (copal_tui.metrics.report), so much of the second that
@@ -47,14 +48,14 @@ finally:
 gc.freeze()
 
 ValidityCell = tuple[str, str, str, str | None, int, int, int, int]
+# The interval of a statistic no resample was drawn for, by the reason why.
+_UNDRAWN = {reason: Interval(low=None, high=None, reason=reason) for reason in (
+    "bootstrap disabled (--bootstrap 0)", "no labelled items")}
+# The human kappa ceiling of a validity entry when the caller measured none.
+UNMEASURED = Metric.of(None, "no human agreement measured")
 
 
-def _undefined_ci(reason: str) -> dict[str, dict[str, Any]]:
-    return {m: {"low": math.nan, "high": math.nan, "low_reason": reason, "high_reason": reason,
-                "resamples_defined": 0} for m in METRICS}
-
-
-def bootstrap_cis(blocks: Sequence[tuple[np.ndarray | None, int]]) -> list[dict[str, Any]]:
+def bootstrap_cis(blocks: Sequence[tuple[np.ndarray | None, int]]) -> list[dict[str, Interval]]:
     """Percentile intervals of every statistic from resampled (tp, fp, tn, fn) totals, for
     each (totals, number of items) block; all blocks' percentiles in one vectorised call."""
     arrays = {k: confusion_arrays(totals) for k, (totals, n_items) in enumerate(blocks)
@@ -64,29 +65,49 @@ def bootstrap_cis(blocks: Sequence[tuple[np.ndarray | None, int]]) -> list[dict[
     out = []
     for k, (totals, _n_items) in enumerate(blocks):
         if k not in arrays:
-            out.append(_undefined_ci("bootstrap disabled (--bootstrap 0)" if totals is None
-                                     else "no labelled items"))
+            undrawn = _UNDRAWN["bootstrap disabled (--bootstrap 0)" if totals is None
+                               else "no labelled items"]
+            out.append(dict.fromkeys(METRICS, undrawn))
             continue
-        ci: dict[str, dict[str, Any]] = {}
+        ci: dict[str, Interval] = {}
         for metric in METRICS:
             low, high, defined = next(intervals)
-            entry: dict[str, Any] = {"low": low, "high": high, "resamples_defined": defined}
-            if defined == 0:
-                entry["low_reason"] = entry["high_reason"] = (
-                    f"{metric} is undefined in every resample")
-            ci[metric] = entry
+            ci[metric] = Interval.of(
+                low, high, f"{metric} is undefined in every resample" if defined == 0 else None,
+                resamples_defined=defined)
         out.append(ci)
     return out
 
 
-def _block(counts: np.ndarray) -> dict[str, Any]:
+def confusion_matrix(c: Confusion) -> ConfusionMatrix:
+    """The counts as scikit-learn's matrix, with its orientation stated (rows: reference)."""
+    counts = {"tp": c.tp, "fp": c.fp, "tn": c.tn, "fn": c.fn}
+    return ConfusionMatrix(
+        convention=CONVENTION, rows="human reference", columns="judge", positive="error",
+        labels=list(CLASSES), cells=[list(r) for r in CELLS],
+        matrix=[[int(counts[name]) for name in row] for row in CELLS])
+
+
+def _stats(counts: np.ndarray) -> tuple[int, Confusion]:
+    """Items with a labelled response, and the statistics of their summed counts."""
     tp, fp, tn, fn = (int(v) for v in counts.sum(axis=0)) if len(counts) else (0, 0, 0, 0)
     n_items = int(np.count_nonzero(counts.sum(axis=1))) if len(counts) else 0
-    return {"n_items": n_items, **confusion_stats(tp, fp, tn, fn)}
+    return n_items, confusion_stats(tp, fp, tn, fn)
 
 
-def judge_validity(cells: Sequence[ValidityCell], n_boot: int, seed: int) -> list[dict[str, Any]]:
-    """One entry per judge setting with the pooled statistics and a `by_pattern` breakdown.
+def _block(n_items: int, c: Confusion, ci: dict[str, Interval]) -> ValidityBlock:
+    m = {name: Metric.of(*c.stats[name], interval=ci[name]) for name in METRICS}
+    return ValidityBlock(
+        n_items=n_items, n=c.n, tp=c.tp, fp=c.fp, tn=c.tn, fn=c.fn,
+        agreement=m["agreement"], precision=m["precision"], recall=m["recall"], f1=m["f1"],
+        fn_rate=m["fn_rate"], fp_rate=m["fp_rate"], kappa=m["kappa"],
+        confusion_matrix=confusion_matrix(c))
+
+
+def judge_validity(cells: Sequence[ValidityCell], n_boot: int, seed: int,
+                   ceiling: Metric = UNMEASURED) -> list[JudgeValidity]:
+    """One entry per judge setting with the pooled statistics and a `by_pattern` breakdown;
+    `ceiling` is the human agreement (mean pairwise kappa) each entry is set beside.
 
     The per-pattern intervals come from the same item resamples as the pooled one (seeded per
     setting with `seed`), restricted to the pattern's items.
@@ -106,14 +127,15 @@ def judge_validity(cells: Sequence[ValidityCell], n_boot: int, seed: int) -> lis
     totals: list[list[np.ndarray | None]] = [
         list(t) for t in resample_tables([(c, m) for c, _n, m in tables], n_boot, seed)
     ] if n_boot > 0 else [[None] * (1 + len(m)) for _c, _n, m in tables]
-    stats = [[_block(counts), *(_block(counts[mask]) for mask in masks)]
+    stats = [[_stats(counts), *(_stats(counts[mask]) for mask in masks)]
              for counts, _names, masks in tables]
-    cis = iter(bootstrap_cis([(t, part["n_items"]) for tot, parts in zip(totals, stats, strict=True)
+    cis = iter(bootstrap_cis([(t, part[0]) for tot, parts in zip(totals, stats, strict=True)
                               for t, part in zip(tot, parts, strict=True)]))
     out = []
     for (judge, mode), (_counts, names, _masks), parts in zip(keys, tables, stats, strict=True):
-        entry: dict[str, Any] = {"judge": judge, "mode": mode, **parts[0], "ci": next(cis)}
-        entry["by_pattern"] = {name: {**part, "ci": next(cis)}
-                               for name, part in zip(names, parts[1:], strict=True)}
-        out.append(entry)
+        pooled = _block(*parts[0], next(cis))
+        by_pattern = {name: _block(*part, next(cis))
+                      for name, part in zip(names, parts[1:], strict=True)}
+        out.append(JudgeValidity(judge=judge, mode=mode, **dict(pooled), by_pattern=by_pattern,
+                                 human_kappa_ceiling=ceiling))
     return out

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from copal_tui.metrics.document import ReportDocument
 from copal_tui.metrics.reference import CELL_NAMES as CELLS
 from copal_tui.metrics.reference import SOURCES, reference_rule
 from copal_tui.metrics.reference import cell as cell_of
@@ -205,14 +206,14 @@ def find(db: Database, spec: CaseSpec) -> list[Case]:
     return [c for c in found if c.cell in cells] if cells else found
 
 
-def validity_cases(db: Database, doc: Mapping[str, Any]) -> list[Case]:
+def validity_cases(db: Database, doc: ReportDocument) -> list[Case]:
     """Every response counted in the report's judge validity, setting by setting (the
     settings in the report's order): one case per response in a cell, nothing else."""
-    worlds = tuple(doc["scope"]["worlds"])
+    worlds = tuple(doc.scope.worlds)
     out: list[Case] = []
     with reading(db):
-        for entry in doc["judge_validity"]:
-            out += find(db, CaseSpec(judge=entry["judge"], mode=entry["mode"], worlds=worlds,
+        for entry in doc.judge_validity:
+            out += find(db, CaseSpec(judge=entry.judge, mode=entry.mode, worlds=worlds,
                                      cells=CELLS))
     return out
 

@@ -1,8 +1,8 @@
-"""The dashboard: the report of copal_tui.metrics.report on screen, one tab per section (error
-matrix, facet atlas, paired contrast, judge validity with confusion matrices, human agreement),
-a primary-judge selector, and export of the same report into a folder. Enter on a cell of the
-error matrix, the facet atlas, the judge-validity table or a confusion matrix lists the
-responses behind that count (the cases screen).
+"""The dashboard: the typed report (copal_tui.metrics.document.ReportDocument) on screen, one
+tab per section (error matrix, facet atlas, paired contrast, judge validity with confusion
+matrices, human agreement), a primary-judge selector, and export of the same report into a
+folder. Enter on a cell of the error matrix, the facet atlas, the judge-validity table or a
+confusion matrix lists the responses behind that count (the cases screen).
 
 The report is computed in a thread worker with its own connection (it reads every judged
 response, so it never runs in the UI thread); export runs the same way, through the code
@@ -24,6 +24,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
+from copal_tui.metrics.document import ReportDocument
 from copal_tui.tui.safe import one_line
 from copal_tui.tui.widgets import dashboard_sections as sections
 from copal_tui.tui.widgets.dashboard_export import ExportDialog
@@ -36,7 +37,7 @@ TABS = [("errors", "Errors"), ("facets", "Facets"), ("contrast", "Contrast"),
 
 
 class ReportReady(Message):
-    def __init__(self, generation: int, doc: dict[str, Any] | None, error: str = "") -> None:
+    def __init__(self, generation: int, doc: ReportDocument | None, error: str = "") -> None:
         super().__init__()
         self.generation, self.doc, self.error = generation, doc, error
 
@@ -72,7 +73,7 @@ class DashboardScreen(Screen[None]):
         # Same defaults as `copal report` / `copal export`, so the screen and the files agree.
         self.judge, self.mode, self.bootstrap, self.seed = judge, mode, bootstrap, seed
         self.initial_tab = tab if tab in dict(TABS) else "errors"
-        self.doc: dict[str, Any] | None = None
+        self.doc: ReportDocument | None = None
         self.error = ""
         self.generation = 0
         self.last_export: Path | None = None
@@ -124,11 +125,11 @@ class DashboardScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="dashboard.report")
     def _build(self, generation: int, opts: Any) -> None:
-        from copal_tui.metrics.report import ReportError, build_report
+        from copal_tui.metrics.report import ReportError, build_document
 
         with self.app.worker_db() as db:  # type: ignore[attr-defined]
             try:
-                self.post_message(ReportReady(generation, build_report(db, opts)))
+                self.post_message(ReportReady(generation, build_document(db, opts)))
             except ReportError as exc:
                 self.post_message(ReportReady(generation, None, str(exc)))
 
@@ -143,8 +144,8 @@ class DashboardScreen(Screen[None]):
             return
         self.error = ""
         self.doc = doc = message.doc
-        self.judge = (doc["scope"]["primary_judge"] or {}).get("judge", self.judge)
-        self.mode = (doc["scope"]["primary_judge"] or {}).get("mode", self.mode)
+        if (primary := doc.scope.primary_judge) is not None:
+            self.judge, self.mode = primary.judge, primary.mode
         self._status(sections.scope_line(doc))
         self.query_one("#dash-errors", DashboardTable).show(sections.error_matrix(doc))
         self.query_one("#dash-facets", DashboardTable).show(sections.facet_atlas(doc))
@@ -207,7 +208,7 @@ class DashboardScreen(Screen[None]):
         self.app.push_screen(ExportDialog(str(self.last_export or "")), chosen)
 
     @work(thread=True, group="dashboard.export")
-    def _export(self, doc: dict[str, Any], folder: Path, fmt: str, force: bool = False) -> None:
+    def _export(self, doc: ReportDocument, folder: Path, fmt: str, force: bool = False) -> None:
         from copal_tui.export.safe_paths import OutputGuard
         from copal_tui.export.writer import export_folder
 
