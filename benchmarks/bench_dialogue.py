@@ -53,7 +53,7 @@ def _sentence(rng: random.Random, n: int) -> str:
 
 def build(path: Path, turns: int, seed: int = 7) -> Path:
     """A database holding one judged dialogue of `turns` turns (user, assistant alternating)."""
-    from store.artifacts import dialogue_sql
+    from store.artifacts import dialogue
     from store.db import connect, write
 
     subprocess.run([sys.executable, "-m", "copal_tui", "--db", str(path), "init"], check=True,
@@ -95,10 +95,10 @@ def build(path: Path, turns: int, seed: int = 7) -> Path:
     db = connect(path)
     try:
         with write(db):
-            dialogue_sql.insert_dialogue(db, {"id": DIALOGUE, "domain": "airline"}, guidelines,
+            dialogue.insert_dialogue(db, {"id": DIALOGUE, "domain": "airline"}, guidelines,
                                          rows)
             for a, preds in attempts:
-                dialogue_sql.replace_attempt(db, a, preds)
+                dialogue.replace_attempt(db, a, preds)
     finally:
         db.close()
     return path

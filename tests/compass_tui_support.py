@@ -14,7 +14,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from copal_tui.cli import main
-from store.artifacts import compass_sql, writes
+from store.artifacts import compass, writes
 from store.db import connect, write
 
 W = "autovia"
@@ -91,13 +91,13 @@ def build_compass_db(tmp_path: Path) -> Path:
                 writes.insert_policy(db, W, p)
             writes.insert_policy(db, "plainco", {"id": "P1", "kind": "allow",
                                                  "text": "Answers about cars."})
-            compass_sql.set_system_prompt(db, W, "You are AutoVia's assistant.")
+            compass.set_system_prompt(db, W, "You are AutoVia's assistant.")
             for q in QUERIES:
-                compass_sql.insert_query(db, {"world_id": W, **q})
+                compass.insert_query(db, {"world_id": W, **q})
             for r in RESPONSES:
-                compass_sql.insert_response(db, r)
+                compass.insert_response(db, r)
             for j in JUDGMENTS:
-                compass_sql.insert_judgment(db, j)
+                compass.insert_judgment(db, j)
     finally:
         db.close()
     return db_path

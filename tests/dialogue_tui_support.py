@@ -1,5 +1,5 @@
 """A small judged-dialogue store for the dialogue TUI and review-queue tests, written with the
-store's own inserts (store.artifacts.dialogue_sql; no import files, no pipeline).
+store's own inserts (store.artifacts.dialogue; no import files, no pipeline).
 
 Dialogues: `airline/d1` (turns 0-7: C1 greet, C2 Refund P1, C2 Refund P2 violation with
 evidence, C3 angry; a user turn with hostile markup), `airline/d1-v1` (a variant of d1 with no
@@ -25,7 +25,7 @@ from click.testing import CliRunner
 
 from copal_tui.cli import main
 from store.annotation.dialogue_reviews import ReviewKey
-from store.artifacts import dialogue_sql
+from store.artifacts import dialogue
 from store.db import connect, write
 
 HOSTILE = ("[bold red]not markup[/bold red] \x1b[31mred?\x1b[0m \x1b]0;pwned\x07title "
@@ -111,13 +111,13 @@ def fill(db_path: Path) -> None:
     db = connect(db_path)
     try:
         with write(db):
-            dialogue_sql.insert_dialogue(db, {"id": D1, "domain": "airline"}, GUIDELINES,
+            dialogue.insert_dialogue(db, {"id": D1, "domain": "airline"}, GUIDELINES,
                                          D1_TURNS)
-            dialogue_sql.insert_dialogue(db, {"id": V1, "domain": "airline", "variant_of": D1},
+            dialogue.insert_dialogue(db, {"id": V1, "domain": "airline", "variant_of": D1},
                                          GUIDELINES, V1_TURNS)
-            dialogue_sql.insert_dialogue(db, {"id": D3, "domain": "retail"}, RETAIL, D3_TURNS)
+            dialogue.insert_dialogue(db, {"id": D3, "domain": "retail"}, RETAIL, D3_TURNS)
             for attempt, preds in ATTEMPTS:
-                dialogue_sql.replace_attempt(db, {"source": "import", **attempt}, preds)
+                dialogue.replace_attempt(db, {"source": "import", **attempt}, preds)
     finally:
         db.close()
 

@@ -34,7 +34,8 @@ from copal_tui.resources import sample_worlds_dir
 from store.annotation import dialogue_reviews
 from store.db import connect
 from store.migrations.apply import MIGRATIONS
-from store.report import compass_metrics_sql, metrics_sql
+from store.report import compass
+from store.report import reads as report_reads
 from tests.compass_tui_support import build_compass_db
 from tests.dialogue_tui_support import MISTAKES, build_dialogue_db
 from tests.tui_label_support import build_db
@@ -348,9 +349,9 @@ def test_exported_label_records_are_the_old_views(stores, tmp_path):
 def test_the_report_reads_what_the_old_sql_read(stores):
     db, reads = connect(stores["old"]), stores["reads"]
     try:
-        assert metrics_sql.label_rows(db) == reads["labels"]
-        assert metrics_sql.adjudication_rows(db) == reads["adjudications"]
-        assert compass_metrics_sql.label_rows(db, None) == reads["compass"]
+        assert report_reads.label_rows(db) == reads["labels"]
+        assert report_reads.adjudication_rows(db) == reads["adjudications"]
+        assert compass.label_rows(db, None) == reads["compass"]
         counted = {(r.judge, r.error_type): r.count
                    for r in dialogue_reviews.error_type_rows(db, totals=False) if r.count}
         assert counted == {(judge, et): 1 for judge, _turn, et in reads["reviews"]}

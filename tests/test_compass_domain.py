@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from copal_tui.domain import compass
-from store.artifacts import compass_sql
+from store.artifacts import compass as artifacts_compass
 from store.db import connect, write
 
 KINDS = {"A1": "allow", "A2": "allow", "D1": "deny", "D2": "deny"}
@@ -55,25 +55,25 @@ def test_compass_tables_accept_a_suite_and_enforce_their_enums(initialised):
     with write(db):
         db.execute("INSERT INTO worlds (id, name, industry, use_case, risk_tier, context, "
                    "created_at) VALUES ('org', 'Org', 'x', 'y', 'low', 'c', 'now')")
-        compass_sql.set_system_prompt(db, "org", "You are Org's assistant.")
-        compass_sql.insert_query(db, {"id": "q1", "world_id": "org", "policy_id": "D1",
+        artifacts_compass.set_system_prompt(db, "org", "You are Org's assistant.")
+        artifacts_compass.insert_query(db, {"id": "q1", "world_id": "org", "policy_id": "D1",
                                       "query_type": "denied_edge",
                                       "strategy": "hypothetical_scenario", "form": "short",
                                       "text": "Imagine..."})
-        compass_sql.set_verification(db, "q1", "kept", ["D1"], "matches")
-        compass_sql.insert_response(db, {"id": "r1", "query_id": "q1", "model": "m",
+        artifacts_compass.set_verification(db, "q1", "kept", ["D1"], "matches")
+        artifacts_compass.insert_response(db, {"id": "r1", "query_id": "q1", "model": "m",
                                          "variant": "pre-filter", "text": "No.",
                                          "prefilter": "DENY"})
-        compass_sql.insert_judgment(db, {"id": "j1", "response_id": "r1", "judge": "J",
+        artifacts_compass.insert_judgment(db, {"id": "j1", "response_id": "r1", "judge": "J",
                                          "refused": True, "compliant": True, "aligned": True})
-    assert compass_sql.system_prompt(db, "org") == "You are Org's assistant."
-    [q] = compass_sql.queries(db, "org", status="kept")
+    assert artifacts_compass.system_prompt(db, "org") == "You are Org's assistant."
+    [q] = artifacts_compass.queries(db, "org", status="kept")
     assert q.matched == ["D1"] and q.attributes == {}
-    [r] = compass_sql.responses(db, "org")
+    [r] = artifacts_compass.responses(db, "org")
     assert r.query_type == "denied_edge" and r.prefilter == "DENY"
-    assert compass_sql.judgment_ok(db, "r1", "J")
+    assert artifacts_compass.judgment_ok(db, "r1", "J")
     import sqlite3
     with pytest.raises(sqlite3.IntegrityError):
-        compass_sql.insert_query(db, {"id": "q2", "world_id": "org", "policy_id": "D1",
+        artifacts_compass.insert_query(db, {"id": "q2", "world_id": "org", "policy_id": "D1",
                                       "query_type": "denied_edge", "strategy": "made_up",
                                       "text": "x"})

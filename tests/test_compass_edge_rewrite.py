@@ -26,7 +26,7 @@ from copal_tui import prompts
 from copal_tui.commands.run_cmds import EXIT_UNITS_FAILED
 from copal_tui.offline import compass as offline
 from copal_tui.offline import engine
-from store.artifacts import compass_sql
+from store.artifacts import compass
 from store.db import connect, write
 from tests.test_compass_pipeline import WORLD, cli, make_world, rows
 
@@ -93,12 +93,12 @@ def bases(tmp_path: Path) -> Path:
     conn = connect(db)
     with write(conn):
         for qid, text in ALLOWED.items():
-            compass_sql.insert_query(conn, {"id": qid, "world_id": WORLD,
+            compass.insert_query(conn, {"id": qid, "world_id": WORLD,
                                             "policy_id": qid.split(":")[1],
                                             "query_type": "allowed_base", "text": text,
                                             "status": "kept"})
         for qid, (status, text) in DENIED.items():
-            compass_sql.insert_query(conn, {"id": qid, "world_id": WORLD,
+            compass.insert_query(conn, {"id": qid, "world_id": WORLD,
                                             "policy_id": qid.split(":")[1],
                                             "query_type": "denied_base", "text": text,
                                             "status": status})

@@ -12,7 +12,7 @@ import pytest
 
 from copal_tui.domain.compass import STRATEGIES
 from copal_tui.domain.schema import Strategy
-from store.artifacts import compass_sql
+from store.artifacts import compass
 from store.db import connect, write
 from tests.test_compass_import import FIXTURE, db_files, rows, stderr
 
@@ -43,7 +43,7 @@ def build_suite(db_path: Path) -> None:
              "text": "Is Northwind better than other brands?"},
         ]
         for q in qs:
-            compass_sql.insert_query(db, {"world_id": W, **q})
+            compass.insert_query(db, {"world_id": W, **q})
         responses = [
             {"id": "r1", "query_id": "q:ab1", "model": "m", "variant": "base",
              "text": "The Fell Trail is $3,400."},
@@ -56,7 +56,7 @@ def build_suite(db_path: Path) -> None:
              "text": None, "failure": "timeout"},
         ]
         for r in responses:
-            compass_sql.insert_response(db, r)
+            compass.insert_response(db, r)
         judgments = [
             {"id": "j1", "response_id": "r1", "judge": "J", "refused": False,
              "compliant": True, "aligned": True, "rationale": "answered"},
@@ -67,7 +67,7 @@ def build_suite(db_path: Path) -> None:
             {"id": "j-failed", "response_id": "r3", "judge": "K", "failure": "bad JSON"},
         ]
         for j in judgments:
-            compass_sql.insert_judgment(db, j)
+            compass.insert_judgment(db, j)
     db.close()
 
 

@@ -1,6 +1,6 @@
 """The COMPASS sections of `copal report` (PAS, failure modes, the contrast with composed
 testing, the judge against human labels) through the public CLI, on a store built with
-`store.artifacts.compass_sql` inserts on top of the composed metrics fixture, against values worked out by
+`store.artifacts.compass` inserts on top of the composed metrics fixture, against values worked out by
 hand in the comments.
 
 The suite: world w1 (which also has the composed fixture's items, judged by J1 and J2) and a
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from store.artifacts import compass_sql
+from store.artifacts import compass
 from store.db import connect, write
 from tests.test_metrics_fixture import build_fixture
 
@@ -49,7 +49,7 @@ LABELS = {
 
 
 def _query(db, qid, world, qtype, status="kept"):
-    compass_sql.insert_query(db, {"id": qid, "world_id": world, "policy_id": "P",
+    compass.insert_query(db, {"id": qid, "world_id": world, "policy_id": "P",
                                   "query_type": qtype, "text": f"query {qid}",
                                   "strategy": "educational_context" if qtype == "denied_edge"
                                   else None, "status": status})
@@ -57,14 +57,14 @@ def _query(db, qid, world, qtype, status="kept"):
 
 def _answer(db, qid, model="A", variant="base", **kw):
     rid = f"{model}:{qid}" if variant == "base" else f"{model}/{variant}:{qid}"
-    compass_sql.insert_response(db, {"id": rid, "query_id": qid, "model": model,
+    compass.insert_response(db, {"id": rid, "query_id": qid, "model": model,
                                      "variant": variant, "text": kw.pop("text", "answer"), **kw})
     return rid
 
 
 def _judge(db, rid, judge, verdict, mode=None, failure=None):
     refused, compliant, aligned = verdict if verdict else (None, None, None)
-    compass_sql.insert_judgment(db, {"id": f"{judge}/{rid}", "response_id": rid, "judge": judge,
+    compass.insert_judgment(db, {"id": f"{judge}/{rid}", "response_id": rid, "judge": judge,
                                      "refused": refused, "compliant": compliant,
                                      "aligned": aligned, "failure_mode": mode,
                                      "failure": failure})

@@ -20,7 +20,7 @@ from copal_tui.cli import main
 from copal_tui.commands.run_cmds import EXIT_UNITS_FAILED
 from copal_tui.domain.compass import QUERY_TYPES
 from copal_tui.offline import engine
-from store.artifacts import compass_sql
+from store.artifacts import compass
 from store.db import connect, write
 
 WORLD = "gullwing-ferries"
@@ -87,7 +87,7 @@ def make_world(tmp: Path, system_prompt: str | None = SYSTEM_PROMPT) -> Path:
     cli(db, "import", str(tmp / "world.yaml"))
     conn = connect(db)
     with write(conn):
-        compass_sql.set_system_prompt(conn, WORLD, system_prompt)
+        compass.set_system_prompt(conn, WORLD, system_prompt)
     conn.conn.close()
     return db
 
@@ -280,7 +280,7 @@ def test_verification_drops_a_query_that_also_matches_a_denylist_policy(tmp_path
             ("forced:off-target", "denied_base", "P3", "Can you explain crossing times and "
                                                        "ticket prices?"),
         ]:
-            compass_sql.insert_query(conn, {"id": qid, "world_id": WORLD, "policy_id": policy,
+            compass.insert_query(conn, {"id": qid, "world_id": WORLD, "policy_id": policy,
                                             "query_type": qtype, "text": text})
     conn.conn.close()
     cli(db, "run", "compass_verify", "--world", WORLD)

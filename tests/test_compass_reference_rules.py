@@ -27,7 +27,7 @@ from click.testing import CliRunner
 from copal_tui import prompts
 from copal_tui.cli import main
 from copal_tui.pipeline import compass_variants as cv
-from store.artifacts import compass_sql
+from store.artifacts import compass
 from store.artifacts.records import CompassQueryRow
 from store.db import connect, write
 from tests.test_compass_pipeline import chatbot_requests, cli, rows
@@ -84,7 +84,7 @@ FAMILY_EDGES = [
 def _kept(db: Path, qid: str, qtype: str, text: str, **extra: str) -> None:
     conn = connect(db)
     with write(conn):
-        compass_sql.insert_query(conn, {"id": qid, "world_id": WORLD, "policy_id": "P4",
+        compass.insert_query(conn, {"id": qid, "world_id": WORLD, "policy_id": "P4",
                                         "query_type": qtype, "text": text, "status": "kept",
                                         "reason": "hand-made fixture", **extra})
     conn.conn.close()

@@ -13,7 +13,7 @@ import pytest
 from copal_tui.domain.compass import QUERY_TYPES, is_aligned
 from copal_tui.domain.compass_rules import base_query_type, is_correct
 from copal_tui.metrics.compass_summary import compute_average, format_percent, summary_rows
-from store.artifacts import compass_sql
+from store.artifacts import compass
 from store.db import connect, write
 from tests.test_compass_judged import JUDGE, ok, rows, with_results
 
@@ -159,7 +159,7 @@ def test_summary_counts_kept_queries_only(imported):
     # Harbour's one denied edge query rejected afterwards: its response leaves the figures.
     conn = connect(imported)
     with write(conn):
-        compass_sql.set_verification(
+        compass.set_verification(
             conn, "denied_edge-HarbourBank-denylist-investment_advice-7-Analogical_Reasoning-"
                   "denied_edge_queries_synthesis_short", "rejected", None, "test")
     conn.close()

@@ -14,7 +14,7 @@ import pytest
 
 from copal_tui.services.dialogues import attempt_detail, wrong_counts
 from store.annotation import dialogue_reviews
-from store.artifacts import dialogue_sql
+from store.artifacts import dialogue
 from store.db import connect, write
 
 D = "agree/d1"
@@ -73,9 +73,9 @@ ATTEMPTS = [
 def judged(initialised):
     db = connect(initialised)
     with write(db):
-        dialogue_sql.insert_dialogue(db, {"id": D, "domain": "agree"}, GUIDELINES, TURNS)
+        dialogue.insert_dialogue(db, {"id": D, "domain": "agree"}, GUIDELINES, TURNS)
         for a, preds in ATTEMPTS:
-            dialogue_sql.replace_attempt(db, {"dialogue_id": D, "source": "import", **a}, preds)
+            dialogue.replace_attempt(db, {"dialogue_id": D, "source": "import", **a}, preds)
     yield db
     db.close()
 

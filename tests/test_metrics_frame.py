@@ -19,7 +19,7 @@ from copal_tui.metrics.intervals import (
     resample_tables,
 )
 from store.db import connect
-from store.report import metrics_sql as q
+from store.report import reads as q
 from tests.test_metrics_fixture import build_fixture
 
 

@@ -24,7 +24,7 @@ from copal_tui.cli import main
 from copal_tui.metrics.report import ReportOptions
 from copal_tui.offline.projection_check import projection_screening
 from store.db import connect
-from store.pipeline import pipeline_sql
+from store.pipeline import todo
 from tests.test_metrics_fixture import report_json
 
 BAGS = {"id": "C1", "policy_ids": ["P1"], "effect": "PERMIT",
@@ -196,7 +196,7 @@ def test_exclusions_name_each_reason(report):
 
 def test_a_rejected_projection_is_never_answered(tmp_path: Path):
     db = connect(_store(tmp_path))
-    active = {i.id for i in pipeline_sql.active_items(db, W)}
+    active = {i.id for i in todo.active_items(db, W)}
     # Five composed items and the seven accepted projections; not I2:p2.
     assert active == {f"I{n}" for n in range(1, 6)} | {
         "I1:p1", "I1:p2", "I2:p1", "I3:p1", "I3:p2", "I4:p1", "I4:p2"}

@@ -16,8 +16,8 @@ from copal_tui.cli import main
 from copal_tui.metrics import sections
 from copal_tui.metrics.report import ReportOptions
 from store.db import connect
-from store.report import coded_sql
-from store.report import metrics_sql as q
+from store.report import coded
+from store.report import reads as q
 from tests.test_metrics_fixture import build_fixture, fixture_records
 
 
@@ -29,7 +29,7 @@ def db(tmp_path: Path):
 @pytest.mark.parametrize("n", range(8))
 def test_the_code_tree_finds_each_value_and_nothing_else(n):
     values = [f"m{k:02d}" for k in range(n)]
-    sql = f"SELECT {coded_sql.code_tree('x', n)} FROM (SELECT ?{n + 1} AS x)"
+    sql = f"SELECT {coded.code_tree('x', n)} FROM (SELECT ?{n + 1} AS x)"
     conn = sqlite3.connect(":memory:")
     for k, value in enumerate(values):
         assert conn.execute(sql, [*values, value]).fetchone()[0] == k
@@ -38,7 +38,7 @@ def test_the_code_tree_finds_each_value_and_nothing_else(n):
 
 
 def test_responses_are_read_as_counts_per_item_and_model_codes(db):
-    cols = coded_sql.response_columns(db)
+    cols = coded.response_columns(db)
     # The fixture: targets A and B; B answers with a second system prompt on no item, so
     # no variants. Per item (in id order) the models that answered it, worked out from
     # tests.test_metrics_fixture.J1 (every response there is judged by J1).
@@ -62,7 +62,7 @@ def test_a_variant_is_a_target_of_its_own(tmp_path):
                     "variant": "terse", "text": "another system prompt"})
     path = build_fixture(tmp_path, records)
     db = connect(path)
-    cols = coded_sql.response_columns(db)
+    cols = coded.response_columns(db)
     rowid = db.execute("SELECT rowid FROM responses WHERE id = 'B:I1:terse'").fetchone()[0]
     assert cols.variants == f"{rowid}\x1fterse"
     result = CliRunner().invoke(main, ["--db", str(path), "report", "--json", "--bootstrap",

@@ -8,7 +8,7 @@ import pytest
 from copal_tui.tui.app import make_app
 from copal_tui.tui.screens.adjudicate import AdjudicateScreen
 from copal_tui.tui.settings import Settings
-from store.annotation import adjudication_sql
+from store.annotation import adjudication
 from store.db import connect
 from tests.tui_label_support import (
     build_db,
@@ -51,7 +51,7 @@ def test_candidates_are_disagreements_between_annotators_or_with_the_judge(tmp_p
                 (lab["error"], tuple(sorted(lab["observed"]))))
         disagree = {rid for rid, marks in by_response.items() if len(set(marks)) > 1}
         found, after = set(), ""
-        while (row := adjudication_sql.adjudication_step(conn, after=after, pending=False)) is not None:
+        while (row := adjudication.adjudication_step(conn, after=after, pending=False)) is not None:
             found.add(row.response_id)
             after = row.response_id
         if path == plain:
@@ -61,7 +61,7 @@ def test_candidates_are_disagreements_between_annotators_or_with_the_judge(tmp_p
             agreed_ok = {rid for rid, marks in by_response.items()
                          if len(set(marks)) == 1 and marks[0][0] == 0}
             assert found == disagree | agreed_ok
-        counts = adjudication_sql.adjudication_counts(conn)
+        counts = adjudication.adjudication_counts(conn)
         assert counts.total == len(found)
         # The showcase adjudications decide every annotator disagreement; the judge's add more.
         assert counts.decided == len(disagree) < len(found) or path == plain

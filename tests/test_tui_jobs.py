@@ -26,7 +26,7 @@ from copal_tui.tui.settings import Settings
 from copal_tui.tui.widgets.job_progress import JobProgressView
 from copal_tui.tui.widgets.run_list import RunList
 from store.db import connect
-from store.pipeline import runs as run_sql
+from store.pipeline import runs as pipeline_runs
 
 WORLD = "harbor-clinics"
 # Generous: a hung worker fails the test instead of hanging it (no timing is asserted).
@@ -258,8 +258,8 @@ def _add_runs(db_path: Path, n: int) -> list[str]:
             manifest["errors"] = [{"unit": "r1", "reason":
                                    "raw: [bold red]x[/bold red] \x1b[31mred\x1b[0m \u202eevil"}]
             manifest["error_count"] = 1
-        run_sql.start(db, rid, manifest["stage"], manifest)
-        run_sql.finish(db, rid, status="failed" if i == n - 1 else "done", calls=i,
+        pipeline_runs.start(db, rid, manifest["stage"], manifest)
+        pipeline_runs.finish(db, rid, status="failed" if i == n - 1 else "done", calls=i,
                        cache_hits=0, failures=int(i == n - 1), cost=0.0, manifest=manifest)
         ids.append(rid)
     db.conn.close()

@@ -14,7 +14,7 @@ from copal_tui.annotation.queue import AnnotationQueue
 from copal_tui.annotation.suites import copal_label
 from copal_tui.domain.annotation_payloads import CopalLabel
 from store.annotation import annotations as log
-from store.annotation import queue_sql
+from store.annotation import queue
 from store.db import StoreError, connect
 from store.migrations.apply import MIGRATIONS
 from tests.tui_label_support import build_db, rows
@@ -91,12 +91,12 @@ def test_overlap_counts_labels_and_live_leases(tmp_path):
     # Everything else has ana's and ben's labels: with overlap 2 only the extra is open.
     assert a.resume() == extra and b.resume() == extra
     assert c.resume() is None
-    live = queue_sql.live_leases(conn, "copal", "annotator", "0")
+    live = queue.live_leases(conn, "copal", "annotator", "0")
     assert sorted((r.annotator, r.slot) for r in live) == [("a", 0), ("b", 1)]
     a.submit(extra, copal_label(conn, extra, []))
     b.skip(extra)  # b's slot is free again ...
     assert c.resume() == extra  # ... and c takes it
-    assert {r.slot for r in queue_sql.live_leases(conn, "copal", "annotator", "0")
+    assert {r.slot for r in queue.live_leases(conn, "copal", "annotator", "0")
             if r.annotator == "c"} == {1}
     # a labelled and b skipped: neither is offered the response again.
     assert a.take_next() is None and b.take_next() is None

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 from copal_tui.annotation.queue import later
 from copal_tui.annotation.suites import SUITES
 from copal_tui.domain.annotation import check
-from store.annotation import adjudication_sql, queue_sql
+from store.annotation import adjudication, queue
 from store.annotation import annotations as log
-from store.annotation.adjudication_sql import Counts
+from store.annotation.adjudication import Counts
 from store.annotation.annotations import ADJUDICATOR, Annotation
 from store.db import Database, utcnow, write
 
@@ -36,7 +36,7 @@ def decide(db: Database, suite: str, subject: str, adjudicator: str,
         event_id = log.append(db, suite=suite, subject=subject, annotator=adjudicator,
                               role=ADJUDICATOR, action="label", payload=stored,
                               content_sha256=sha)
-        queue_sql.end_lease(db, suite, ADJUDICATOR, subject, adjudicator, utcnow())
+        queue.end_lease(db, suite, ADJUDICATOR, subject, adjudicator, utcnow())
         event = log.get(db, event_id)
     assert event is not None
     return event
@@ -60,11 +60,11 @@ def lease_adjudication(db: Database, response_id: str, adjudicator: str, minutes
     may still show it)."""
     with write(db):
         now = utcnow()
-        queue_sql.drop_stale_leases(db, suite, ADJUDICATOR, response_id, now)
-        mine = queue_sql.has_lease(db, suite, ADJUDICATOR, response_id, adjudicator)
-        if not mine and queue_sql.held_slots(db, suite, ADJUDICATOR, response_id, now):
+        queue.drop_stale_leases(db, suite, ADJUDICATOR, response_id, now)
+        mine = queue.has_lease(db, suite, ADJUDICATOR, response_id, adjudicator)
+        if not mine and queue.held_slots(db, suite, ADJUDICATOR, response_id, now):
             return False
-        queue_sql.put_lease(db, suite, ADJUDICATOR, response_id, adjudicator, 0, now,
+        queue.put_lease(db, suite, ADJUDICATOR, response_id, adjudicator, 0, now,
                             later(minutes))
         return True
 
@@ -72,7 +72,7 @@ def lease_adjudication(db: Database, response_id: str, adjudicator: str, minutes
 def release_adjudication(db: Database, response_id: str, adjudicator: str,
                          suite: str = "copal") -> None:
     with write(db):
-        queue_sql.end_lease(db, suite, ADJUDICATOR, response_id, adjudicator, utcnow())
+        queue.end_lease(db, suite, ADJUDICATOR, response_id, adjudicator, utcnow())
 
 
 # -------------------------------------------------------------- what the screen reads
@@ -83,7 +83,7 @@ def next_pending(db: Database, after: str, search: str, adjudicator: str,
     `skip` (a decision that still waits for the database)."""
     for start in (after, ""):
         while True:
-            row = adjudication_sql.adjudication_step(db, after=start, pending=True,
+            row = adjudication.adjudication_step(db, after=start, pending=True,
                                                      search=search, who=adjudicator,
                                                      now=utcnow())
             if row is None or row.response_id not in skip:
@@ -96,13 +96,13 @@ def next_pending(db: Database, after: str, search: str, adjudicator: str,
 
 def step(db: Database, after: str, forward: bool, search: str) -> str | None:
     """The neighbouring candidate, decided or not."""
-    row = adjudication_sql.adjudication_step(db, after=after, forward=forward, pending=False,
+    row = adjudication.adjudication_step(db, after=after, forward=forward, pending=False,
                                              search=search)
     return None if row is None else row.response_id
 
 
 def counts(db: Database, search: str = "") -> Counts:
-    return adjudication_sql.adjudication_counts(db, search)
+    return adjudication.adjudication_counts(db, search)
 
 
 def current_decision(db: Database, response_id: str) -> Annotation | None:
@@ -111,7 +111,7 @@ def current_decision(db: Database, response_id: str) -> Annotation | None:
 
 def reason(db: Database, response_id: str) -> str | None:
     """Why the response is a candidate (None when it is not one)."""
-    return adjudication_sql.adjudication_reason(db, response_id)
+    return adjudication.adjudication_reason(db, response_id)
 
 
 def flag(db: Database, response_id: str, adjudicator: str, remark: Remark) -> int:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from copal_tui.annotation.suites import SUITES, Suite
 from copal_tui.domain.annotation import check
 from store.annotation import annotations as log
-from store.annotation import campaigns, queue_sql
+from store.annotation import campaigns, queue
 from store.annotation.annotations import ANNOTATOR, Annotation
 from store.db import Database, StoreError, utcnow, write
 
@@ -149,7 +149,7 @@ class AnnotationQueue:
 
     def resume(self, skip: Collection[str] = ()) -> str | None:
         """Where this annotator left: their live unfinished lease, else the next open one."""
-        mine = queue_sql.open_lease(self.db, self.suite, self.campaign, self.cutoff,
+        mine = queue.open_lease(self.db, self.suite, self.campaign, self.cutoff,
                                     self.annotator, utcnow())
         if mine is not None and mine not in skip:
             self.renew(mine)
@@ -174,7 +174,7 @@ class AnnotationQueue:
         """What `resume`/`take_next` would give, found with reads only (for when the database
         is busy: the lease follows once it is free)."""
         if after == 0:
-            mine = queue_sql.open_lease(self.db, self.suite, self.campaign, self.cutoff,
+            mine = queue.open_lease(self.db, self.suite, self.campaign, self.cutoff,
                                         self.annotator, utcnow())
             if mine is not None and mine not in skip:
                 return mine
@@ -187,8 +187,8 @@ class AnnotationQueue:
                     return place.subject
             after = found[-1].position
 
-    def _open(self, after: int, limit: int) -> list[queue_sql.Place]:
-        return queue_sql.next_open(self.db, self.suite, self.campaign, self.cutoff,
+    def _open(self, after: int, limit: int) -> list[queue.Place]:
+        return queue.next_open(self.db, self.suite, self.campaign, self.cutoff,
                                    self.annotator, self.overlap, utcnow(), after=after,
                                    limit=limit)
 
@@ -197,19 +197,19 @@ class AnnotationQueue:
         # anyway, and a label (durable) that renews one syncs it with itself.
         with write(self.db, durable=False):
             now = utcnow()
-            if must_fit and queue_sql.holders(self.db, self.suite, subject, self.annotator,
+            if must_fit and queue.holders(self.db, self.suite, subject, self.annotator,
                                               now) >= self.overlap:
                 return False
-            queue_sql.drop_stale_leases(self.db, self.suite, ANNOTATOR, subject, now)
-            if queue_sql.has_lease(self.db, self.suite, ANNOTATOR, subject, self.annotator):
-                queue_sql.extend_lease(self.db, self.suite, ANNOTATOR, subject,
+            queue.drop_stale_leases(self.db, self.suite, ANNOTATOR, subject, now)
+            if queue.has_lease(self.db, self.suite, ANNOTATOR, subject, self.annotator):
+                queue.extend_lease(self.db, self.suite, ANNOTATOR, subject,
                                        self.annotator, later(self.lease_minutes))
                 return True
-            held = queue_sql.held_slots(self.db, self.suite, ANNOTATOR, subject, now)
+            held = queue.held_slots(self.db, self.suite, ANNOTATOR, subject, now)
             free = [s for s in range(self.overlap) if s not in held]
             if not free:
                 return not must_fit
-            queue_sql.put_lease(self.db, self.suite, ANNOTATOR, subject, self.annotator,
+            queue.put_lease(self.db, self.suite, ANNOTATOR, subject, self.annotator,
                                 free[0], now, later(self.lease_minutes))
             return True
 
@@ -221,7 +221,7 @@ class AnnotationQueue:
     def release(self, subject: str) -> None:
         """Give the slot back now unless we labelled the subject (quit, skip, moving on)."""
         with write(self.db, durable=False):
-            queue_sql.end_lease(self.db, self.suite, ANNOTATOR, subject, self.annotator,
+            queue.end_lease(self.db, self.suite, ANNOTATOR, subject, self.annotator,
                                 utcnow())
 
     def move(self, old: str | None, new: str | None) -> None:
@@ -292,7 +292,7 @@ class AnnotationQueue:
 
     def position(self, subject: str | None) -> int | None:
         return None if subject is None else \
-            queue_sql.position_of(self.db, self.campaign, subject)
+            queue.position_of(self.db, self.campaign, subject)
 
     def neighbour(self, subject: str | None, forward: bool) -> str | None:
         """The next (previous) subject of the queue, done or not; from past the end (None)
@@ -303,7 +303,7 @@ class AnnotationQueue:
             pos = campaigns.ALL
         else:
             pos = self.position(subject) or 0
-        found = queue_sql.neighbour(self.db, self.campaign, self.cutoff, pos, forward)
+        found = queue.neighbour(self.db, self.campaign, self.cutoff, pos, forward)
         return None if found is None else found.subject
 
     def step(self, subject: str, forward: bool) -> str | None:
@@ -311,24 +311,24 @@ class AnnotationQueue:
         pos = self.position(subject)
         if pos is None:
             return None
-        found = queue_sql.trail_step(self.db, self.suite, self.campaign, self.cutoff,
+        found = queue.trail_step(self.db, self.suite, self.campaign, self.cutoff,
                                      self.annotator, pos, forward, utcnow())
         return None if found is None else found.subject
 
     def step_last(self) -> str | None:
         """The latest subject on our trail (going back from the end of the queue)."""
-        found = queue_sql.trail_step(self.db, self.suite, self.campaign, self.cutoff,
+        found = queue.trail_step(self.db, self.suite, self.campaign, self.cutoff,
                                      self.annotator, campaigns.ALL, False, utcnow())
         return None if found is None else found.subject
 
     def mine(self) -> int:
         """How many subjects of the queue we hold a current label on (cheap)."""
-        return queue_sql.mine_count(self.db, self.suite, self.campaign, self.cutoff,
+        return queue.mine_count(self.db, self.suite, self.campaign, self.cutoff,
                                     self.annotator)
 
     def progress(self) -> Progress:
         """Our count and the queue's totals (the totals scan the queue: use a worker)."""
-        t = queue_sql.totals(self.db, self.suite, self.campaign, self.cutoff, self.overlap)
+        t = queue.totals(self.db, self.suite, self.campaign, self.cutoff, self.overlap)
         return Progress(self.mine(), t.total, t.filled, t.slots)
 
     def tally(self, mine: int | None = None, total: int | None = None,

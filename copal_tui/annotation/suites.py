@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from copal_tui.domain.annotation import dialogue_parts
 from copal_tui.domain.contract import content_sha256
 from store.annotation import campaigns, compass_labels, dialogue_reviews
-from store.annotation import labels as copal_sql
+from store.annotation import labels as copal_labels
 from store.annotation.campaigns import Candidate
 from store.annotation.compass_labels import CompassContext
-from store.artifacts import dialogue_sql, reads
+from store.artifacts import dialogue, reads
 from store.artifacts.records import ResponseContent
 from store.db import Database, StoreError
 
@@ -107,15 +107,15 @@ class Copal(Suite["CopalLabel"]):
     stratified = True
 
     def candidates(self, db: Database, filters: Filters) -> list[Candidate]:
-        return stratified(copal_sql.candidates(db, None, worlds=filters.worlds,
+        return stratified(copal_labels.candidates(db, None, worlds=filters.worlds,
                                                models=filters.models, patterns=filters.patterns))
 
     def unplaced(self, db: Database, campaign: str, judge: str | None) -> list[Candidate]:
         # The common case (nothing new) is two index scans; only new ids are read in full.
-        ids = copal_sql.unplaced(db, campaign)
+        ids = copal_labels.unplaced(db, campaign)
         if not ids:
             return []
-        return stratified(copal_sql.candidates(db, ids), campaigns.stratum_sizes(db, campaign))
+        return stratified(copal_labels.candidates(db, ids), campaigns.stratum_sizes(db, campaign))
 
     def require(self, db: Database, subject: str) -> None:
         if reads.response(db, subject) is None:
@@ -200,7 +200,7 @@ class Dialogues(Suite["DialogueReview"]):
         self.require(db, subject)
         key = dialogue_reviews.ReviewKey(*dialogue_parts(subject))
         row = dialogue_reviews.mistake(db, key)
-        d = dialogue_sql.stored_dialogue(db, key.dialogue_id)
+        d = dialogue.stored_dialogue(db, key.dialogue_id)
         # What the reviewer is shown: the conversation up to the turn, the turn's truth and the
         # judge's prediction (the mistake's row holds both), as the columns they were read from
         # (so the hash is the one earlier reviews were given).

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 
 from store.annotation import annotations as log
 from store.annotation import compass_labels, dialogue_reviews
-from store.annotation import labels as copal_sql
+from store.annotation import labels as copal_labels
 from store.annotation.annotations import Annotation
 from store.annotation.compass_labels import CompassContext
 from store.annotation.dialogue_reviews import Mistake, ReviewKey, key_of, subject_of
 from store.annotation.labels import Clause, CopalJudgment, ResponseContext
-from store.artifacts import dialogue_sql
-from store.artifacts.dialogue_sql import StoredDialogue
-from store.browse import compass_browse_sql
+from store.artifacts import dialogue
+from store.artifacts.dialogue import StoredDialogue
+from store.browse import compass
 from store.browse.rows import CompassJudgment
 from store.db import Database
 
@@ -50,7 +50,7 @@ class CompassReveal:
 
 def copal_context(db: Database, response_id: str) -> ResponseContext | None:
     """The response with its query, contract, clauses and item (None when it is gone)."""
-    return copal_sql.response_context(db, response_id)
+    return copal_labels.response_context(db, response_id)
 
 
 def latest_note(db: Database, suite: str, subject: str, annotator: str) -> str | None:
@@ -59,7 +59,7 @@ def latest_note(db: Database, suite: str, subject: str, annotator: str) -> str |
 
 def copal_reveal(db: Database, response_id: str) -> CopalReveal:
     return CopalReveal(log.labels_of(db, "copal", response_id),
-                       copal_sql.judgments_of(db, response_id),
+                       copal_labels.judgments_of(db, response_id),
                        log.remarks(db, "copal", response_id))
 
 
@@ -72,9 +72,9 @@ def compass_context(db: Database, response_id: str) -> CompassContext | None:
 
 
 def compass_reveal(db: Database, response_id: str, annotator: str) -> CompassReveal:
-    others = [lab for lab in compass_browse_sql.current_labels(db, response_id)
+    others = [lab for lab in compass.current_labels(db, response_id)
               if lab.annotator != annotator]
-    return CompassReveal(compass_browse_sql.judgments_of(db, response_id), others)
+    return CompassReveal(compass.judgments_of(db, response_id), others)
 
 
 def judge_mistake(db: Database, key: ReviewKey) -> Mistake | None:
@@ -84,4 +84,4 @@ def judge_mistake(db: Database, key: ReviewKey) -> Mistake | None:
 
 def stored_dialogue(db: Database, dialogue_id: str) -> StoredDialogue | None:
     """A dialogue with its turns and guidelines."""
-    return dialogue_sql.stored_dialogue(db, dialogue_id)
+    return dialogue.stored_dialogue(db, dialogue_id)

@@ -20,8 +20,8 @@ from copal_tui import __version__
 from copal_tui.metrics.document import ReportDocument
 from copal_tui.metrics.document_sections import Exclusion
 from store.db import Database, utcnow
-from store.report import metrics_sql as q
-from store.report import provenance_sql
+from store.report import provenance
+from store.report import reads as q
 from store.schema_state import schema_version
 
 MANIFEST_FORMAT = "copal-export-manifest/1"
@@ -48,7 +48,7 @@ def runs_summary(db: Database, worlds: list[str] | None) -> dict[str, Any]:
     models: set[str] = set()
     prompts: dict[str, set[str]] = {}
     litellm: set[str] = set()
-    for run_id, stage, status, raw in provenance_sql.runs_involved(db, worlds):
+    for run_id, stage, status, raw in provenance.runs_involved(db, worlds):
         try:
             man = json.loads(raw or "{}")
         except json.JSONDecodeError:
@@ -112,7 +112,7 @@ def build_manifest(db: Database, *, fmt: str, out: Path, files: Sequence[Path],
         "schema_version": schema_version(db),
         "litellm_version": _installed("litellm"),
         "format": fmt,
-        "quick_check": provenance_sql.quick_check(db),
+        "quick_check": provenance.quick_check(db),
         "scope": report.scope.to_dict() if report else {"worlds": worlds or q.known_worlds(db)},
         **runs_summary(db, worlds),
         "label_set": {**labels, **({"reference_labels": report.reference_labels.to_dict()}

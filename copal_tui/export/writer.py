@@ -98,10 +98,10 @@ def export_folder(db: Database, fmt: str, out: Path, doc: ReportDocument | None,
 
 
 def _unexported(db: Database) -> list[Exclusion]:
-    from store.report import provenance_sql
+    from store.report import provenance
 
     reasons = {"responses": "the target model's call failed (no text); pipeline state, "
                             "not a result",
                "judgments": "the judge call failed or gave no verdict"}
     return [Exclusion(section="jsonl", what=what, reason=reasons[what], count=n)
-            for what, n in provenance_sql.unexported_counts(db) if n]
+            for what, n in provenance.unexported_counts(db) if n]

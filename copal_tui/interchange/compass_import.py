@@ -41,7 +41,7 @@ from copal_tui.domain.schema import Id, WorldFile
 from copal_tui.interchange.errors import ImportFailure
 from copal_tui.interchange.loader import read_text
 from copal_tui.interchange.strict import loads_json
-from store.artifacts import compass_sql, reads, writes
+from store.artifacts import compass, reads, writes
 from store.db import Database, write
 
 UNSPECIFIED = "unspecified"
@@ -86,7 +86,7 @@ def import_compass(db: Database, folders: list[Path]) -> Counter[str]:
                     written["explicit-refusal prompt"] += 1
                 continue
             writes.insert_world(db, w.world, source_path=str(w.path))
-            compass_sql.set_system_prompt(db, w.world["id"], w.system_prompt)
+            compass.set_system_prompt(db, w.world["id"], w.system_prompt)
             written["world"] += 1
             writes.insert_policies(db, w.world["id"], w.policies)
             written["policy"] += len(w.policies)

@@ -52,9 +52,9 @@ from copal_tui.interchange.errors import ImportFailure
 from copal_tui.interchange.loader import read_text
 from copal_tui.interchange.strict import loads_json
 from copal_tui.pipeline.compass_common import judgment_id, response_id
-from store.artifacts import compass_interchange_sql as io
-from store.artifacts import compass_judged_sql as jsql
-from store.artifacts import compass_sql, reads
+from store.artifacts import compass, reads
+from store.artifacts import compass_interchange as io
+from store.artifacts import compass_judged as jsql
 from store.db import Database, write
 
 # A query whose id names no policy of its organisation (not COMPASS's id scheme): not a valid
@@ -336,7 +336,7 @@ def _write_queries(db: Database, rows: list[Row], out: JudgedImport) -> None:
         q = {**r.query, "parent_id": parent}
         stored = io.query(db, qid)
         if stored is None:
-            compass_sql.insert_query(db, q)
+            compass.insert_query(db, q)
             out.written["compass_query"] += 1
             continue
         differs = [k for k in _QUERY_FIELDS if getattr(stored, k) != q[k]]
@@ -358,10 +358,10 @@ def _stored_in(db: Database, query_id: str, world_id: str) -> bool:
 
 def _write_response(db: Database, r: Row, out: JudgedImport) -> None:
     resp = r.response
-    compass_sql.delete_failed_response(db, resp["query_id"], resp["model"], "base")
+    compass.delete_failed_response(db, resp["query_id"], resp["model"], "base")
     stored = io.response_for(db, resp["query_id"], resp["model"], "base")
     if stored is None:
-        compass_sql.insert_response(db, resp)
+        compass.insert_response(db, resp)
         out.written["compass_response"] += 1
     elif stored.id == resp["id"] and stored.text == resp["text"]:
         out.skipped += 1
@@ -376,10 +376,10 @@ def _write_judgment(db: Database, r: Row, out: JudgedImport) -> None:
     stored = io.judgment_for(db, j["response_id"], j["judge"])
     if stored is not None and stored.failure is not None and \
             stored.failure not in rules.FAILURES.values():
-        compass_sql.delete_failed_judgment(db, j["response_id"], j["judge"])  # a run's failure
+        compass.delete_failed_judgment(db, j["response_id"], j["judge"])  # a run's failure
         stored = None
     if stored is None:
-        compass_sql.insert_judgment(db, j)
+        compass.insert_judgment(db, j)
         out.written["compass_judgment"] += 1
         return
     flags = {k: None if getattr(stored, k) is None else bool(getattr(stored, k))

@@ -19,8 +19,8 @@ from copal_tui.domain.compass import intended_kind, is_aligned
 from copal_tui.interchange import records as rec
 from copal_tui.interchange.errors import ImportFailure
 from copal_tui.interchange.loader import SourceRecord
-from store.artifacts import compass_interchange_sql as io
-from store.artifacts import compass_sql, reads
+from store.artifacts import compass, reads
+from store.artifacts import compass_interchange as io
 from store.db import Database
 
 # A stored row of any type, compared through its type's export function.
@@ -60,7 +60,7 @@ def query(imp: Host, src: SourceRecord, d: dict[str, Any]) -> None:
             raise imp.fail(src, f"unknown parent query {d['parent_id']!r}", "parent_id")
     if imp._exists(src, io.query(imp.db, d["id"]), d, rec.compass_query_record):
         return
-    compass_sql.insert_query(imp.db, d)
+    compass.insert_query(imp.db, d)
     imp.written["compass_query"] += 1
 
 
@@ -68,14 +68,14 @@ def response(imp: Host, src: SourceRecord, d: dict[str, Any]) -> None:
     imp._once(("compass_response", d["id"]), src.path, src.line, "id")
     if io.query(imp.db, d["query_id"]) is None:
         raise imp.fail(src, f"unknown COMPASS query {d['query_id']!r}", "query_id")
-    compass_sql.delete_failed_response(imp.db, d["query_id"], d["model"], d["variant"])
+    compass.delete_failed_response(imp.db, d["query_id"], d["model"], d["variant"])
     if imp._exists(src, io.response(imp.db, d["id"]), d, rec.compass_response_record):
         return
     slot = io.response_for(imp.db, d["query_id"], d["model"], d["variant"])
     if slot is not None:
         raise imp.fail(src, f"query {d['query_id']!r} already has a {d['variant']} response "
                             f"from {d['model']!r} (id {slot.id!r})", "id")
-    compass_sql.insert_response(imp.db, d)
+    compass.insert_response(imp.db, d)
     imp.written["compass_response"] += 1
 
 
@@ -89,14 +89,14 @@ def judgment(imp: Host, src: SourceRecord, d: dict[str, Any]) -> None:
         raise imp.fail(src, f"aligned={_js(d['aligned'])} disagrees with refused="
                             f"{_js(d['refused'])} and compliant={_js(d['compliant'])} on a "
                             f"{query_type} query (which give aligned={_js(want)})", "aligned")
-    compass_sql.delete_failed_judgment(imp.db, d["response_id"], d["judge"])
+    compass.delete_failed_judgment(imp.db, d["response_id"], d["judge"])
     if imp._exists(src, io.judgment(imp.db, d["id"]), d, rec.compass_judgment_record):
         return
     slot = io.judgment_for(imp.db, d["response_id"], d["judge"])
     if slot is not None:
         raise imp.fail(src, f"response {d['response_id']!r} already has a judgment by "
                             f"{d['judge']!r} (id {slot.id!r})", "id")
-    compass_sql.insert_judgment(imp.db, d)
+    compass.insert_judgment(imp.db, d)
     imp.written["compass_judgment"] += 1
 
 

@@ -25,7 +25,7 @@ from copal_tui.interchange.complibench import (
     parse_judge_output,
 )
 from copal_tui.interchange.errors import ImportFailure
-from store.artifacts import dialogue_sql
+from store.artifacts import dialogue
 from store.db import Database, write
 
 
@@ -49,7 +49,7 @@ def import_conversations(db: Database, root: Path) -> DialogueImport:
     out = DialogueImport(not_conversations=[p.relative_to(root).as_posix() for p in others])
     with write(db):
         for c in parsed:
-            stored = dialogue_sql.dialogue_sha(db, c.id)
+            stored = dialogue.dialogue_sha(db, c.id)
             if stored == c.raw_sha256:
                 out.skipped.append(c.id)
                 continue
@@ -57,7 +57,7 @@ def import_conversations(db: Database, root: Path) -> DialogueImport:
                 raise ImportFailure(c.path, f"conversation {c.id} is already stored with "
                                     "different content (import it under another folder name "
                                     "or delete the old one first)")
-            dialogue_sql.insert_dialogue(
+            dialogue.insert_dialogue(
                 db,
                 {"id": c.id, "domain": c.domain, "source_path": str(c.path),
                  "source_sha256": c.raw_sha256, "overrides": c.overrides},
@@ -109,7 +109,7 @@ def import_judge_outputs(db: Database, root: Path, judge: str, *,
     result = DialogueImport()
     with write(db):
         for o in outputs:
-            d = dialogue_sql.stored_dialogue(db, o.conversation_id)
+            d = dialogue.stored_dialogue(db, o.conversation_id)
             if d is None:
                 raise ImportFailure(o.path, f"conversation {o.conversation_id} is not imported "
                                     "(import it with --from complibench first)")
@@ -120,14 +120,14 @@ def import_judge_outputs(db: Database, root: Path, judge: str, *,
                                     f"{o.conversation_id}", field="turn_guidelines")
             rows = _rows(o)
             label = f"{o.conversation_id} attempt {o.attempt}"
-            old = dialogue_sql.attempt_predictions(db, o.conversation_id, judge, o.attempt)
+            old = dialogue.attempt_predictions(db, o.conversation_id, judge, o.attempt)
             if old is not None and not replace:
                 if [asdict(p) for p in old] == rows:
                     result.skipped.append(label)
                     continue
                 raise ImportFailure(o.path, f"{judge} already has a different {label} "
                                     "(use --replace to overwrite it)")
-            dialogue_sql.replace_attempt(
+            dialogue.replace_attempt(
                 db, {"dialogue_id": o.conversation_id, "judge": judge, "attempt": o.attempt,
                      "binary": all(t.guideline is None for t in o.turns) and bool(o.turns),
                      "source": "import", "source_path": str(o.path)}, rows)

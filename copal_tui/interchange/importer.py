@@ -38,7 +38,7 @@ from copal_tui.interchange.loader import (
 )
 from copal_tui.interchange.records import norm, same
 from copal_tui.interchange.strict import paused_gc
-from store.artifacts import compass_sql, reads, writes
+from store.artifacts import compass, reads, writes
 from store.artifacts.records import Stored
 from store.db import Database, utcnow, write
 
@@ -237,7 +237,7 @@ class Importer:
             return
         writes.insert_world(self.db, d, source_path=str(src.path))
         if d.get("system_prompt") is not None:
-            compass_sql.set_system_prompt(self.db, d["id"], d["system_prompt"])
+            compass.set_system_prompt(self.db, d["id"], d["system_prompt"])
         self.written["world"] += 1
 
     def _policy(self, src: SourceRecord, d: dict[str, Any]) -> None:

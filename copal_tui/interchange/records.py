@@ -11,7 +11,7 @@ from typing import Any
 
 from store.annotation import annotations as log
 from store.annotation.annotations import Annotation
-from store.artifacts import compass_interchange_sql as compass_io
+from store.artifacts import compass_interchange as compass_io
 from store.artifacts import reads
 from store.artifacts.records import (
     CompassJudgmentRow,

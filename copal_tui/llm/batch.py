@@ -12,7 +12,7 @@ row whose request JSON carries `"batch": <batch id>`, priced by litellm's batch 
 the model has no price, as for live calls). A line the provider failed, or an empty answer, is
 logged with its error and not cached: the stage then asks for it live.
 
-A batch is recorded in the store (`store.pipeline.batches_sql`) with the request keys it covers
+A batch is recorded in the store (`store.pipeline.batches`) with the request keys it covers
 before it is polled: a run killed while waiting leaves it pending, and a re-run needing any of
 those requests polls that batch again instead of submitting a second one. Providers litellm has
 no batch API for (the offline engine, http targets, ollama, anthropic through this litellm
@@ -36,7 +36,7 @@ from copal_tui.llm.request import scrub, secret_values
 from copal_tui.llm.results import LLMError
 from copal_tui.llm.retry import is_fatal, status_of
 from store.db import Database, dumps, utcnow
-from store.pipeline import batches_sql, llm_log
+from store.pipeline import batches, llm_log
 
 # Seconds between polls of a pending batch (a batch takes minutes to hours; tests shorten it).
 POLL_ENV = "COPAL_BATCH_POLL"
@@ -133,7 +133,7 @@ async def run_batches(db: Database, requests: Sequence[BatchRequest], *, run_id:
             continue
         by_key = {r.key: r for r in group}
         todo = set(by_key)
-        for row, keys in batches_sql.pending(db, name):
+        for row, keys in batches.pending(db, name):
             if keys & todo:
                 say(f"{name}: resuming batch {row.id} ({len(keys)} requests)")
                 jobs.append(_Job(row, spec, prov, by_key))
@@ -164,7 +164,7 @@ async def _close_clients() -> None:
 
 @dataclass
 class _Job:
-    row: batches_sql.BatchRow
+    row: batches.BatchRow
     spec: ModelSpec
     provider: str
     requests: dict[str, BatchRequest]  # what this run knows of the requests, by key
@@ -202,10 +202,10 @@ async def _submit(db: Database, spec: ModelSpec, prov: str, group: list[BatchReq
         totals.notes.append(note)
         say(note)
         return None
-    row = batches_sql.BatchRow(id=str(batch.id), model=spec.name, provider=prov,
+    row = batches.BatchRow(id=str(batch.id), model=spec.name, provider=prov,
                                input_file_id=str(upload.id), requests=len(group), run_id=run_id,
                                provider_status=str(batch.status))
-    batches_sql.record(db, row, [r.key for r in group])
+    batches.record(db, row, [r.key for r in group])
     say(f"{spec.name}: submitted batch {row.id} ({len(group)} requests)")
     return _Job(row, spec, prov, by_key)
 
@@ -235,7 +235,7 @@ async def _poll(db: Database, jobs: list[_Job], *, run_id: str | None,
                 await _ingest(db, job, batch, status, run_id, totals)
                 job.done = True
             elif status != job.row.provider_status:
-                batches_sql.seen(db, job.row.id, status)
+                batches.seen(db, job.row.id, status)
         if all(j.done for j in jobs):
             return
         deadline = time.monotonic() + poll_seconds()
@@ -279,7 +279,7 @@ async def _ingest(db: Database, job: _Job, batch: Any, status: str, run_id: str 
             cache.append(llm_log.CacheRow(key, job.spec.name, text, now))
             totals.answered += 1
     ours = "done" if status == "completed" else status
-    batches_sql.finish(db, job.row.id, status=ours, provider_status=status,
+    batches.finish(db, job.row.id, status=ours, provider_status=status,
                        output_file_id=batch.output_file_id, error_file_id=batch.error_file_id,
                        calls=calls, cache=cache)
 

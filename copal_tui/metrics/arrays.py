@@ -1,4 +1,4 @@
-"""Numpy over the rows of `store.report.metrics_sql`: decoding its group_concat columns into arrays
+"""Numpy over the rows of `store.report.reads`: decoding its group_concat columns into arrays
 and lists (the responses' coded columns too), integer codes for text values, a GROUP BY over
 small integer columns, and finding rows by rowid. `copal_tui.metrics.frame` builds the report's arrays with these.
 """
@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from store.report.coded_sql import ResponseColumns
-from store.report.metrics_sql import NULL_MARK
+from store.report.coded import ResponseColumns
+from store.report.reads import NULL_MARK
 
 
 def ints(text: str | None) -> np.ndarray:
@@ -24,7 +24,7 @@ def ints(text: str | None) -> np.ndarray:
 
 
 def texts(text: str | None) -> list[str]:
-    """The values of a char(30)-separated group_concat column (see store.report.metrics_sql)."""
+    """The values of a char(30)-separated group_concat column (see store.report.reads)."""
     return text.split("\x1e") if text else []
 
 

@@ -37,7 +37,7 @@ from copal_tui.domain.compass import VARIANTS
 from copal_tui.domain.compass_rules import CATEGORY_LABELS, FAILURES
 from copal_tui.metrics.document_suites import CompassSummaryRow, Correct, Pooled
 from copal_tui.metrics.pas import Exclude
-from store.artifacts import compass_judged_sql as jsql
+from store.artifacts import compass_judged as jsql
 from store.db import Database
 
 NA = "N/A"

@@ -26,7 +26,7 @@ from copal_tui.metrics.document_sections import PairedContrastRow
 from copal_tui.metrics.intervals import wilson
 
 # The method a rejected projection reads as in the report's bulk item read
-# (store.report.metrics_sql.REJECTED_PROJECTION: the store layer does not import this package).
+# (store.report.reads.REJECTED_PROJECTION: the store layer does not import this package).
 REJECTED_PROJECTION = "projection_rejected"
 
 # Exclusion fields of a row and the reason the report's exclusions give for each.

@@ -51,7 +51,7 @@ def pattern_mix(items_by_pattern: dict[str, int], composed_items: int) -> list[P
 
 
 def corpus_profile(counts: dict[str, list[tuple[Any, ...]]]) -> Corpus:
-    """`counts` is `store.report.metrics_sql.corpus_counts`; totals come first, then breakdowns."""
+    """`counts` is `store.report.reads.corpus_counts`; totals come first, then breakdowns."""
     def total(key: str) -> int:
         return sum(int(r[1]) for r in counts[key])
 

@@ -1,6 +1,6 @@
 """The report's `dialogue_judging` section: CompliBench metrics per judge and domain.
 
-Reads the stored truth and predictions (store.artifacts.dialogue_sql) and scores them with
+Reads the stored truth and predictions (store.artifacts.dialogue) and scores them with
 `copal_tui.domain.dialogue`: per judge and domain (and `all`), every (conversation, attempt)
 counted as its own judged file and the turns micro-averaged over all of them, as CompliBench's
 evaluation script pools attempts; `attempts` and `files` say how many attempts a row pools. A
@@ -36,8 +36,8 @@ from copal_tui.domain.dialogue import (
     scored_attempt,
 )
 from copal_tui.metrics.document_suites import DialogueRow
-from store.artifacts import dialogue_sql
-from store.artifacts.dialogue_sql import AttemptRow
+from store.artifacts import dialogue as artifacts_dialogue
+from store.artifacts.dialogue import AttemptRow
 from store.db import Database
 
 ALL = "all"
@@ -73,12 +73,12 @@ def dialogue_judging(db: Database) -> DialogueJudging:
     """CompliBench's figures per judge and domain over the stored attempts."""
     truth: dict[str, list[TurnTruth]] = defaultdict(list)
     domain_of: dict[str, str] = {}
-    for t in dialogue_sql.truth_turns(db):
+    for t in artifacts_dialogue.truth_turns(db):
         domain_of[t.dialogue_id] = t.domain
         truth[t.dialogue_id].append(TurnTruth(t.turn_index, Guideline.of(t.category, t.key, t.phase),
                                               bool(t.violation), t.role))
     preds: dict[Key, list[TurnPrediction]] = defaultdict(list)
-    for p in dialogue_sql.predictions(db):
+    for p in artifacts_dialogue.predictions(db):
         g = None if p.category is None and p.key is None else \
             Guideline.of(p.category, p.key, p.phase)
         preds[(p.judge, p.attempt, p.dialogue_id)].append(
@@ -90,7 +90,7 @@ def dialogue_judging(db: Database) -> DialogueJudging:
     exclusions: list[FailedAttempt] = []
     read: dict[Key, AttemptRow] = {}
     first: dict[Key, list[TurnPrediction]] = {}
-    for a in dialogue_sql.attempts(db):
+    for a in artifacts_dialogue.attempts(db):
         facts[a.judge].append((bool(a.binary_verdicts), a.failure))
         if not scored_attempt(a.failure):
             exclusions.append(FailedAttempt(a.judge, a.dialogue_id, a.attempt, a.failure))

@@ -49,8 +49,8 @@ from copal_tui.metrics.provenance import caveat, is_offline
 from copal_tui.metrics.rates import FACET_ORDER, UNMAPPED, ordered
 from copal_tui.metrics.reference import TIE, reference_rule
 from store.db import Database
-from store.report import facets_sql as q
-from store.report import metrics_sql
+from store.report import facets as q
+from store.report import reads as report_reads
 
 NONE_GIVEN = "none_given"
 COLUMNS = [*FACET_ORDER, NONE_GIVEN]
@@ -186,8 +186,8 @@ class _JudgeFacets:
         self.target = f.item_facet[f.resp_item[self.resp]]
         self.unknown: Counter[str] = Counter()
         none = COLUMNS.index(NONE_GIVEN)
-        # Facet code (see metrics_sql.judgment_codes) -> column; 0 (no facet) is none given.
-        to_column = np.array([none, *(COLUMNS.index(name) for name in metrics_sql.FACETS),
+        # Facet code (see report_reads.judgment_codes) -> column; 0 (no facet) is none given.
+        to_column = np.array([none, *(COLUMNS.index(name) for name in report_reads.FACETS),
                               -1], dtype=np.int64)
         n_settings = max(1, len(f.settings))
         codes = ints(coded)
@@ -235,7 +235,7 @@ def observed_facets_section(db: Database, worlds: list[str] | None,
     judgments (the human table is still given). `reads` and `f` are the report's bulk reads
     and its frame; without them the section reads the store itself."""
     if reads is None or f is None:
-        bulk = metrics_sql.BulkReads(db, worlds)
+        bulk = report_reads.BulkReads(db, worlds)
         try:
             reads = bulk.results()
         finally:

@@ -2,12 +2,12 @@
 the report needs is a numpy bincount/unique over them.
 
 Why not one SQL GROUP BY per table (the first design): each of those re-reads and re-sorts the
-judgments; reading them once as packed integers (`store.report.metrics_sql.judgment_codes`) and
+judgments; reading them once as packed integers (`store.report.reads.judgment_codes`) and
 grouping in numpy keeps a full report over 300,000 judgments under a second (the measurements
 are in BENCHMARKS.md). The tuples produced here have the shapes the metric functions take
 (`rates`, `contrast`, `validity`, `sensitivity`).
 
-`load` builds the arrays from the rows of `store.report.metrics_sql.BulkReads` (the decoding and
+`load` builds the arrays from the rows of `store.report.reads.BulkReads` (the decoding and
 grouping helpers are `copal_tui.metrics.arrays`). Indices: items are numbered in id order,
 responses in rowid order, settings in (judge, mode) order, models in name order, so every output
 is sorted and the same store gives the same bytes.
@@ -84,7 +84,7 @@ class Frame:
 
 
 def load(reads: Mapping[str, Any], worlds: list[str] | None) -> Frame:
-    """The items and responses from the rows of `store.report.metrics_sql.BulkReads` (a mapping that
+    """The items and responses from the rows of `store.report.reads.BulkReads` (a mapping that
     waits for each read); no judgments yet: `add_judgments` adds them, so the caller can work
     on the labels while the judgments, the longest read, are still being read."""
     ids, world_t, pattern_t, facet_t, method_t, selected_t, parent_t, clauses_t = \

@@ -79,7 +79,7 @@ def score(aligned: int, n: int, reason: str) -> Score:
 
 
 def pas_rows(cells: Sequence[tuple[Any, ...]]) -> list[PasRow]:
-    """`cells` are `compass_metrics_sql.judgment_cells`; see the module docstring for rows."""
+    """`cells` are `store.report.compass.judgment_cells`; see the module docstring for rows."""
     acc: dict[tuple[str, ...], list[int]] = defaultdict(lambda: [0, 0, 0])  # n, aligned, failed
     groups: set[tuple[str, str, str]] = set()
     worlds: dict[tuple[str, str, str], set[str]] = defaultdict(set)
@@ -116,7 +116,7 @@ def failure_modes(cells: Sequence[tuple[Any, ...]]) -> list[FailureModeRow]:
     """Per (judge, model, variant, world) with usable denied-edge judgments, and per world
     "all": how many were misaligned and how the judge classified them (the
     failure modes of the COMPASS paper, Section 6.1).
-    `cells` are `compass_metrics_sql.judgment_cells`."""
+    `cells` are `store.report.compass.judgment_cells`."""
     acc: dict[tuple[str, str, str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for judge, model, variant, world, qtype, status, mode, count, _aligned in cells:
         if status != "usable" or qtype != "denied_edge":

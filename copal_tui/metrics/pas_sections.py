@@ -1,4 +1,4 @@
-"""The COMPASS sections of the report: reads `store.report.compass_metrics_sql`, feeds the
+"""The COMPASS sections of the report: reads `store.report.compass`, feeds the
 functions of `copal_tui.metrics.pas`, and records every exclusion with its reason.
 
 `add_compass` fills the report's `pas`, `pas_failure_modes`, `pas_vs_composed`,
@@ -29,7 +29,7 @@ from copal_tui.metrics.pas import (
     pas_rows,
 )
 from store.db import Database
-from store.report import compass_metrics_sql as q
+from store.report import compass as q
 
 # ------------------------------------------------------------------ reading the store
 
@@ -44,11 +44,11 @@ def judgment_cells(db: Database, worlds: list[str] | None) -> tuple[list[Cell],
 
     Cells are (judge, model, variant, world, query type, status, failure mode, judgments,
     aligned) with status `usable`, `failed` (the judge call failed or gave no verdict),
-    `no_response` or `not_kept` (see `compass_metrics_sql.response_columns`); the failure mode is set
+    `no_response` or `not_kept` (see `store.report.compass.response_columns`); the failure mode is set
     on usable misaligned denied-edge judgments only (`unclassified` when the judge gave none).
     Response counts are (model, variant, answered 0/1, responses) over kept queries. The
     judgments are read once as packed columns and grouped in numpy (see
-    `compass_metrics_sql.judgment_columns` for why)."""
+    `store.report.compass.judgment_columns` for why)."""
     ids, keys = q.response_columns(db)
     if not ids or not keys:
         return [], []

@@ -1,7 +1,7 @@
 """Error rates and their conditionings, the facet atlas, one-sided failures, the construction
 ablation and the judge-corrected (Rogan-Gladen) error.
 
-Inputs are the grouped cells of `store.report.metrics_sql` (counts per model x world x pattern x facet x
+Inputs are the grouped cells of `store.report.reads` (counts per model x world x pattern x facet x
 error x direction), so every table here is a sum over a few hundred tuples whatever the size of
 the store. Rates are fractions in [0, 1]; every rate carries its Wilson 95% interval.
 """

@@ -1,5 +1,5 @@
 """The report as one document: `build_document` checks the options, starts the reads of
-`store.report.metrics_sql.BulkReads` and hands them to `copal_tui.metrics.assemble`, which
+`store.report.reads.BulkReads` and hands them to `copal_tui.metrics.assemble`, which
 builds the typed `ReportDocument` (`copal_tui.metrics.document`) from every section builder;
 `copal_tui.export.jsondoc` writes its JSON (an undefined figure as null with its reason).
 
@@ -24,7 +24,7 @@ from copal_tui.metrics.options import (
     why_primary,
 )
 from store.db import Database
-from store.report import metrics_sql as q
+from store.report import reads as q
 
 if TYPE_CHECKING:
     from copal_tui.metrics.document import ReportDocument

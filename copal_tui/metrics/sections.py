@@ -1,5 +1,5 @@
 """The composed-policy (COPAL) sections of the report document, computed from the rows of
-`store.report.metrics_sql.BulkReads`: loads them into a `frame.Frame`, feeds the metric
+`store.report.reads.BulkReads`: loads them into a `frame.Frame`, feeds the metric
 functions and records every exclusion with its reason. `copal_tui.metrics.assemble` adds the
 other suites' sections, the observed facets and the provenance; this module is imported only
 once the reads are running (it loads numpy).

@@ -32,7 +32,7 @@ from copal_tui.pipeline.base import StageRun, ask, clause_payload, policy_views,
 from copal_tui.pipeline.generate import contract_rows
 from store.artifacts import writes
 from store.db import dumps, write
-from store.pipeline import pipeline_sql as sql
+from store.pipeline import todo as sql
 from store.pipeline.rows import ClauseRow, ItemRow, WorldRow, contract_view
 
 METHODS = (Method.RAW_POLICY, Method.CLAUSE_ONLY, Method.NO_FACET)

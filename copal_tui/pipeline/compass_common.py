@@ -22,9 +22,9 @@ from copal_tui.domain.compass import (
 )
 from copal_tui.domain.outputs import TASK_OUTPUTS, CompassEdgeVerifyOut, CompassVerifyOut
 from copal_tui.pipeline.base import StageRun, policy_views, world_payload
-from store.artifacts import compass_sql
+from store.artifacts import compass
 from store.artifacts.records import CompassQueryRow
-from store.pipeline import pipeline_sql as sql
+from store.pipeline import todo as sql
 from store.pipeline.rows import PolicyRow, WorldRow
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def to_verify(run: StageRun, query_types: tuple[str, ...] | None = None) -> list
     units: list[Unit] = []
     for world in sql.worlds(run.db, run.opts.worlds):
         policies = suite_policies(run.db, world.id)
-        for q in compass_sql.queries(run.db, world.id):
+        for q in compass.queries(run.db, world.id):
             if q.status in ("pending", "failed") and (
                     query_types is None or q.query_type in query_types):
                 units.append((world, policies, q))
@@ -151,7 +151,7 @@ async def verify(run: StageRun, units: list[Unit]) -> None:
             run.count(status)
 
         def store(db: Any) -> None:
-            compass_sql.set_verification(db, q.id, status, matched, reason, run.run_id)
+            compass.set_verification(db, q.id, status, matched, reason, run.run_id)
 
         run.later(store)
 
@@ -185,6 +185,6 @@ async def verify_rewrite(run: StageRun, model: str, policies: list[PolicyRow],
         run.count(status)
 
     def store(db: Any) -> None:
-        compass_sql.set_verification(db, q.id, status, None, reason, run.run_id)
+        compass.set_verification(db, q.id, status, None, reason, run.run_id)
 
     run.later(store)

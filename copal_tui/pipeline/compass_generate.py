@@ -47,9 +47,9 @@ from copal_tui.pipeline.compass_common import (
     to_verify,
     verify,
 )
-from store.artifacts import compass_sql
+from store.artifacts import compass
 from store.artifacts.records import CompassQueryRow
-from store.pipeline import pipeline_sql as sql
+from store.pipeline import todo as sql
 from store.pipeline.rows import PolicyRow, WorldRow
 
 # (world, its suite policies, the policy written for, query type, missing slots, its place)
@@ -114,7 +114,7 @@ async def execute(run: StageRun) -> None:
     units: list[PolicyUnit] = []
     for world in worlds:
         policies = suite_policies(run.db, world.id)
-        have = compass_sql.query_ids(run.db, world.id)
+        have = compass.query_ids(run.db, world.id)
         for offset, p in enumerate(policies):
             allowed = ("allowed_base", "allowed_edge") if variants else ("allowed_base",)
             for qt in (allowed if p.kind == "allow" else ("denied_base",)):
@@ -146,7 +146,7 @@ async def execute(run: StageRun) -> None:
             f"{world.id}:{p.id}:{qt}")
         rows = _rows(run, out, wanted, f"{world.id}:{p.id}:{qt}")
         run.count(qt, len(rows))
-        run.insert_later(compass_sql.insert_query, rows)
+        run.insert_later(compass.insert_query, rows)
 
     await run.each(units, write_policy)
     await verify(run, to_verify(run, ("allowed_base", "denied_base")))
@@ -161,7 +161,7 @@ def _edge_units(run: StageRun, worlds: list[WorldRow]) -> list[EdgeUnit]:
         policies = suite_policies(run.db, world.id)
         deny_place = {p.id: i for i, p in enumerate(x for x in policies
                                                        if x.kind == "deny")}
-        queries = compass_sql.queries(run.db, world.id)
+        queries = compass.queries(run.db, world.id)
         have = {q.id for q in queries}
         for q in queries:
             if q.query_type != "denied_base" or q.status != "kept":
@@ -198,7 +198,7 @@ async def write_edges(run: StageRun, unit: EdgeUnit) -> None:
          "slots": slots}, f"{base.id}:edges")
     rows = _rows(run, out, wanted, f"{base.id}:edges")
     run.count("denied_edge", len(rows))
-    run.insert_later(compass_sql.insert_query, rows)
+    run.insert_later(compass.insert_query, rows)
 
 
 def _rewrite_units(run: StageRun, worlds: list[WorldRow]) -> list[RewriteUnit]:
@@ -208,7 +208,7 @@ def _rewrite_units(run: StageRun, worlds: list[WorldRow]) -> list[RewriteUnit]:
         policies = suite_policies(run.db, world.id)
         by_id = {p.id: p for p in policies}
         allowlist = [p for p in policies if p.kind == "allow"]
-        queries = compass_sql.queries(run.db, world.id)
+        queries = compass.queries(run.db, world.id)
         have = {q.id for q in queries}
         for q in queries:
             deny = by_id.get(q.policy_id)
@@ -234,7 +234,7 @@ async def write_rewrite(run: StageRun, unit: RewriteUnit) -> None:
     if out is None:
         return
     run.count("allowed_edge")
-    run.insert_later(compass_sql.insert_query, [{
+    run.insert_later(compass.insert_query, [{
         "id": key, "world_id": base.world_id, "policy_id": allow.id,
         "query_type": "allowed_edge", "parent_id": base.id, "text": out.subtle_query,
         "attributes": {"writer": "reference", "denylist_policy": deny.id,

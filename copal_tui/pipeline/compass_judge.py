@@ -30,9 +30,9 @@ from copal_tui.domain.compass_rules import JUDGE_VARIANTS, WITH_QUERY_SUFFIX, ra
 from copal_tui.domain.outputs import CompassJudgeOut
 from copal_tui.pipeline.base import StageRun
 from copal_tui.pipeline.compass_common import judgment_id, listed, structured, suite_policies
-from store.artifacts import compass_sql
-from store.artifacts.compass_sql import CompassResponseWithQuery
-from store.pipeline import pipeline_sql as sql
+from store.artifacts import compass
+from store.artifacts.compass import CompassResponseWithQuery
+from store.pipeline import todo as sql
 from store.pipeline.rows import PolicyRow
 
 
@@ -66,9 +66,9 @@ async def execute(run: StageRun) -> None:
     units: list[tuple[list[PolicyRow], CompassResponseWithQuery, str, str]] = []
     for world in sql.worlds(run.db, run.opts.worlds):
         suite = suite_policies(run.db, world.id)
-        for resp in compass_sql.responses(run.db, world.id):
+        for resp in compass.responses(run.db, world.id):
             for judge, name in judges:
-                if not compass_sql.judgment_ok(run.db, resp.id, name):
+                if not compass.judgment_ok(run.db, resp.id, name):
                     units.append((suite, resp, judge, name))
     for judge, _name in judges:
         run.model(judge)  # an unknown model name fails here, before any call
@@ -90,8 +90,8 @@ async def execute(run: StageRun) -> None:
             run.count("aligned" if row["aligned"] else "misaligned")
 
         def store(db: Any) -> None:
-            compass_sql.delete_failed_judgment(db, resp.id, name)
-            compass_sql.insert_judgment(db, row, run.run_id)
+            compass.delete_failed_judgment(db, resp.id, name)
+            compass.insert_judgment(db, row, run.run_id)
 
         run.later(store)
 

@@ -40,9 +40,9 @@ from copal_tui.pipeline.compass_common import (
     structured,
     suite_policies,
 )
-from store.artifacts import compass_sql
+from store.artifacts import compass
 from store.artifacts.records import CompassQueryRow
-from store.pipeline import pipeline_sql as sql
+from store.pipeline import todo as sql
 from store.pipeline.rows import PolicyRow, WorldRow
 
 
@@ -70,7 +70,7 @@ class Unit:
 def _units(run: StageRun) -> list[Unit]:
     units = []
     for row in sql.worlds(run.db, run.opts.worlds):
-        kept = compass_sql.queries(run.db, row.id, status="kept")
+        kept = compass.queries(run.db, row.id, status="kept")
         if not kept:
             continue
         w = World(row, sql.policies(run.db, row.id), suite_policies(run.db, row.id),
@@ -78,7 +78,7 @@ def _units(run: StageRun) -> list[Unit]:
         for q in kept:
             for model in run.opts.models:
                 for variant in run.opts.compass.variants:
-                    if not compass_sql.response_ok(run.db, q.id, model, variant):
+                    if not compass.response_ok(run.db, q.id, model, variant):
                         units.append(Unit(w, q, model, variant))
     return units
 
@@ -178,8 +178,8 @@ async def execute(run: StageRun) -> None:
                 run.fail(row["id"], row["failure"])
 
         def store(db: Any) -> None:
-            compass_sql.delete_failed_response(db, q.id, u.model, u.variant)
-            compass_sql.insert_response(db, row, run.run_id)
+            compass.delete_failed_response(db, q.id, u.model, u.variant)
+            compass.insert_response(db, row, run.run_id)
 
         run.later(store)
 

@@ -36,7 +36,7 @@ from copal_tui.domain.selection import PatternMix
 from copal_tui.domain.taxonomy import Pattern
 from copal_tui.pipeline.base import StageRun, ask, clause_payload, world_payload
 from store.artifacts import writes
-from store.pipeline import pipeline_sql as sql
+from store.pipeline import todo as sql
 from store.pipeline.rows import ClauseRow, WorldRow
 
 Key = tuple[tuple[str, ...], str]  # (sorted clause ids, pattern) of a confirmed composition

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 
 from copal_tui.domain.dialogue import CATEGORIES, norm_key
 from copal_tui.pipeline.base import StageRun
-from store.artifacts.dialogue_sql import GuidelineRow, StoredDialogue, TurnRow
-from store.pipeline import dialogue_pipeline_sql as psql
+from store.artifacts.dialogue import GuidelineRow, StoredDialogue, TurnRow
+from store.pipeline import dialogue as psql
 
 # A turn as the models see it: {turn_index, role, content}.
 Shown = dict[str, int | str]

@@ -13,7 +13,7 @@ both ways keeps two separately scored judges.
 An answer is read as CompliBench reads it (`copal_tui.domain.dialogue.read_judge_answer`, through
 the output model): a Category 1 or 3 guideline gets phase -1, only a JSON true is a violation, a
 turn naming no guideline is an empty prediction. copal adds one repair round for an answer with
-no readable verdict at all. What is stored (`dialogue_sql.replace_attempt`, source 'run'):
+no readable verdict at all. What is stored (`dialogue.replace_attempt`, source 'run'):
 - a call that failed (no answer came back) is an attempt with `failure` and no predictions,
   listed by the report and retried by a re-run;
 - an answer still unreadable after the repair round is a scored attempt with no predictions
@@ -35,9 +35,9 @@ from copal_tui.domain.outputs import DialogueBinaryJudgeOut
 from copal_tui.pipeline.base import StageRun
 from copal_tui.pipeline.compass_common import structured_result
 from copal_tui.pipeline.dialogue_common import conversation, guideline_document, selected
-from store.artifacts import dialogue_sql
-from store.artifacts.dialogue_sql import StoredDialogue
-from store.pipeline import dialogue_pipeline_sql as psql
+from store.artifacts import dialogue
+from store.artifacts.dialogue import StoredDialogue
+from store.pipeline import dialogue as psql
 
 BINARY_SUFFIX = "+binary"
 
@@ -79,7 +79,7 @@ async def execute(run: StageRun) -> None:
     for judge in run.opts.judges:
         done = psql.completed_attempts(run.db, judge_label(judge, binary))
         units.extend((did, judge, k) for did in ids for k in attempts if (did, k) not in done)
-    dialogues = {did: dialogue_sql.stored_dialogue(run.db, did) for did in {u[0] for u in units}}
+    dialogues = {did: dialogue.stored_dialogue(run.db, did) for did in {u[0] for u in units}}
     task = "dialogue_judge_binary" if binary else "dialogue_judge"
 
     async def one(unit: tuple[str, str, int]) -> None:
@@ -129,7 +129,7 @@ async def execute(run: StageRun) -> None:
                                    f"turns {left_out} (counted wrong)"})
 
         def store(db: Any) -> None:
-            dialogue_sql.replace_attempt(db, attempt, rows, run.run_id)
+            dialogue.replace_attempt(db, attempt, rows, run.run_id)
 
         run.later(store)
 

@@ -45,9 +45,9 @@ from copal_tui.pipeline.dialogue_common import (
     phase_name,
     selected,
 )
-from store.artifacts import dialogue_sql
-from store.artifacts.dialogue_sql import GuidelineRow, StoredDialogue, TurnRow
-from store.pipeline import dialogue_pipeline_sql as psql
+from store.artifacts import dialogue
+from store.artifacts.dialogue import GuidelineRow, StoredDialogue, TurnRow
+from store.pipeline import dialogue as psql
 from store.pipeline.rows import VariantRound
 
 MAX_ROUNDS = 3
@@ -128,7 +128,7 @@ def feedback(row: VariantRound | Round) -> dict[str, Any]:
                                  "reason": said[1]}}
 
 
-# (dialogue row, guideline document, turns) as `dialogue_sql.insert_dialogue` writes them
+# (dialogue row, guideline document, turns) as `dialogue.insert_dialogue` writes them
 Variant = tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]
 
 
@@ -158,7 +158,7 @@ async def execute(run: StageRun) -> None:
     existing = set(psql.select_dialogues(run.db))
     units: list[Unit] = []
     for did in selected(run, originals_only=True):
-        d = dialogue_sql.stored_dialogue(run.db, did)
+        d = dialogue.stored_dialogue(run.db, did)
         assert d is not None
         rounds: dict[int, list[VariantRound]] = defaultdict(list)
         for r in psql.variant_rounds(run.db, did):
@@ -244,6 +244,6 @@ def store_round(run: StageRun, row: Round, variant: Variant | None) -> None:
         psql.delete_failed_rounds(db, row.dialogue_id, row.turn_index)
         psql.insert_round(db, row.as_row(), run.run_id)
         if variant is not None:
-            dialogue_sql.insert_dialogue(db, *variant, run_id=run.run_id)
+            dialogue.insert_dialogue(db, *variant, run_id=run.run_id)
 
     run.later(go)

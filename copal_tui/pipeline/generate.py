@@ -25,7 +25,7 @@ from copal_tui.domain.taxonomy import (
 )
 from copal_tui.pipeline.base import StageRun, ask, clause_payload, world_payload
 from store.artifacts import writes
-from store.pipeline import pipeline_sql as sql
+from store.pipeline import todo as sql
 from store.pipeline.rows import ClauseRow, WorldRow
 
 CONTROL_HANDLING = ("non-interacting control: no clause restricts, gates or routes another; "

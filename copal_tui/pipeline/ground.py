@@ -23,7 +23,7 @@ from copal_tui.domain.grounding import Canonical, canonicalise
 from copal_tui.domain.outputs import GroundedClause, GroundingOut
 from copal_tui.pipeline.base import StageRun, ask, policy_views, world_payload
 from store.artifacts import writes
-from store.pipeline import pipeline_sql as sql
+from store.pipeline import todo as sql
 from store.pipeline.rows import PolicyRow, WorldRow
 
 # More policies than this go in chunks: the paper's worlds have about 30 rules, and a long

@@ -38,7 +38,7 @@ from copal_tui.domain.taxonomy import JudgeMode
 from copal_tui.pipeline.ablate import active_clause_ids
 from copal_tui.pipeline.base import StageRun, policy_views, world_payload
 from store.artifacts import writes
-from store.pipeline import pipeline_sql as sql
+from store.pipeline import todo as sql
 from store.pipeline.rows import ClauseRow, ItemRow, ResponseToJudge, contract_view
 
 # Counted once per judge answer rejected because an evidence quote is not in the response.

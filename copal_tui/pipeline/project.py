@@ -25,7 +25,7 @@ from copal_tui.pipeline.base import StageRun, ask, clause_payload, world_payload
 from copal_tui.pipeline.generate import contract_rows
 from store.artifacts import writes
 from store.db import dumps
-from store.pipeline import pipeline_sql as sql
+from store.pipeline import todo as sql
 from store.pipeline.rows import ClauseRow, ItemRow, WorldRow, contract_view
 
 # Reason codes of a rejected projection (stored in `screening.reasons`) and their wording.

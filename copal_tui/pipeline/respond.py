@@ -12,7 +12,7 @@ from typing import Any
 from copal_tui import prompts
 from copal_tui.pipeline.base import StageRun, policy_views, world_view
 from store.artifacts import writes
-from store.pipeline import pipeline_sql as sql
+from store.pipeline import todo as sql
 from store.pipeline.rows import ItemRow
 
 VARIANT = "base"

@@ -31,7 +31,7 @@ from copal_tui.domain.selection import (
 from copal_tui.domain.taxonomy import FACET_DEFINITIONS, Facet, Method
 from copal_tui.pipeline.base import StageRun, ask, clause_payload, world_payload
 from store.db import write
-from store.pipeline import pipeline_sql as sql
+from store.pipeline import todo as sql
 from store.pipeline.rows import ItemRow, WorldRow, contract_view
 
 # One control item per this many suite items of a world (at least one): enough to estimate a

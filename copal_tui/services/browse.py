@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from copal_tui.services import reading
-from store.browse import browse_sql
-from store.browse.browse_sql import FilterError, Page, PageRequest
+from store.browse import lists
+from store.browse.lists import FilterError, Page, PageRequest
 from store.db import Database
 
 if TYPE_CHECKING:
@@ -34,14 +34,14 @@ __all__ = ["FilterError", "Page", "PageRequest"]
 def worlds_page(db: Database, req: PageRequest) -> Page:
     """One page of worlds with their counts of policies, clauses, compositions and items."""
     with reading(db):
-        return browse_sql.worlds_page(db, req)
+        return lists.worlds_page(db, req)
 
 
 def world_stats(db: Database, world_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Per world id: `responses`, `labelled`, `judge_err`, `human_err` (the slow columns the
     worlds list fills in after showing a page; a pass over each world's responses)."""
     with reading(db):
-        return browse_sql.world_stats(db, world_ids)
+        return lists.world_stats(db, world_ids)
 
 
 @dataclass(frozen=True)
@@ -62,15 +62,15 @@ class WorldSummary:
 
 
 def world_summary(db: Database, world_id: str) -> WorldSummary | None:
-    from store.browse import compass_browse_sql
+    from store.browse import compass as browse_compass
 
     with reading(db):
-        row = browse_sql.world_summary(db, world_id)
+        row = lists.world_summary(db, world_id)
         if row is None:
             return None
         compass = None
-        if compass_browse_sql.has_suite(db, world_id):
-            compass = sum(compass_browse_sql.suite_counts(db, world_id).values())
+        if browse_compass.has_suite(db, world_id):
+            compass = sum(browse_compass.suite_counts(db, world_id).values())
     return WorldSummary(
         id=row.id, name=row.name, industry=row.industry, risk_tier=row.risk_tier,
         policies=row.policies, clauses=row.clauses, compositions=row.compositions,
@@ -79,17 +79,17 @@ def world_summary(db: Database, world_id: str) -> WorldSummary | None:
 
 def policies_page(db: Database, world_id: str, req: PageRequest) -> Page:
     with reading(db):
-        return browse_sql.policies_page(db, world_id, req)
+        return lists.policies_page(db, world_id, req)
 
 
 def clauses_page(db: Database, world_id: str, req: PageRequest) -> Page:
     with reading(db):
-        return browse_sql.clauses_page(db, world_id, req)
+        return lists.clauses_page(db, world_id, req)
 
 
 def compositions_page(db: Database, world_id: str, req: PageRequest) -> Page:
     with reading(db):
-        return browse_sql.compositions_page(db, world_id, req)
+        return lists.compositions_page(db, world_id, req)
 
 
 def items_page(db: Database, world_id: str, req: PageRequest) -> Page:
@@ -102,14 +102,14 @@ def items_page(db: Database, world_id: str, req: PageRequest) -> Page:
 def runs_page(db: Database, world_id: str, req: PageRequest) -> Page:
     """The runs whose options named the world (or every world), newest first."""
     with reading(db):
-        return browse_sql.runs_page(db, world_id, req)
+        return lists.runs_page(db, world_id, req)
 
 
 def compass_queries_page(db: Database, world_id: str, req: PageRequest) -> Page:
-    from store.browse import compass_browse_sql
+    from store.browse import compass as browse_compass
 
     with reading(db):
-        return compass_browse_sql.queries_page(db, world_id, req)
+        return browse_compass.queries_page(db, world_id, req)
 
 
 # ------------------------------------------------------------------ one world's records
@@ -140,7 +140,7 @@ def policy_record(db: Database, world_id: str, policy_id: str) -> PolicyRecord |
         pol = reads.policy(db, world_id, policy_id)
         if pol is None:
             return None
-        grounded = browse_sql.clauses_page(db, world_id, PageRequest(
+        grounded = lists.clauses_page(db, world_id, PageRequest(
             filters={"policy": policy_id}, limit=50))
         clauses = [reads.clause(db, r["id"]) for r in grounded.rows]
     return PolicyRecord(pol, [c for c in clauses if c is not None])

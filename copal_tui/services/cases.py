@@ -5,7 +5,7 @@ Shared by `copal cases`, the TUI's lists (the cases screen opened from a dashboa
 palette, the items list's `disagree:` and `cell:` filters) and the export's
 `validity_cases` file. The reference comes from `copal_tui.metrics.reference.reference_rule`,
 the function the report's `frame.reference` calls, over the same current labels and decisions
-(`store.browse.cases_sql`), so a list has exactly the responses of the count it explains: the
+(`store.browse.cases`), so a list has exactly the responses of the count it explains: the
 responses of cell fp of a judge setting are the report's `fp` of that setting, one by one. Each
 public read is one read transaction (the judged rows and the votes of one snapshot).
 
@@ -26,8 +26,8 @@ from copal_tui.metrics.reference import CELL_NAMES as CELLS
 from copal_tui.metrics.reference import SOURCES, reference_rule
 from copal_tui.metrics.reference import cell as cell_of
 from copal_tui.services import reading
-from store.browse import cases_sql as sql
-from store.browse.browse_sql import Filter, FilterError, Page, PageRequest
+from store.browse import cases as sql
+from store.browse.lists import Filter, FilterError, Page, PageRequest
 from store.db import Database
 
 DISAGREE = ("fp", "fn")
@@ -41,7 +41,7 @@ FIELDS = ("response_id", "item_id", "world_id", "model", "pattern", "facet", "ju
 @dataclass(frozen=True)
 class CaseSpec:
     """Which cases: a judge setting's judged responses narrowed like a report cell (see
-    `store.browse.cases_sql.CaseQuery`), and optionally to some confusion cells. `judge=None` means
+    `store.browse.cases.CaseQuery`), and optionally to some confusion cells. `judge=None` means
     the judge the report would pick as primary in `mode`."""
 
     judge: str | None = None
@@ -129,10 +129,10 @@ def pick_setting(db: Database, judge: str | None, mode: str,
 
 def known_worlds(db: Database) -> list[str]:
     """Every world id (what `--world` may name)."""
-    from store.report import metrics_sql
+    from store.report import reads
 
     with reading(db):
-        return list(metrics_sql.known_worlds(db))
+        return list(reads.known_worlds(db))
 
 
 def resolve(db: Database, spec: CaseSpec) -> CaseSpec:
@@ -155,7 +155,7 @@ def _query(spec: CaseSpec, **kw: Any) -> sql.CaseQuery:
 
 def with_reference(db: Database, spec: CaseSpec, rows: Sequence[sql.JudgedRow],
                    everything: bool = False) -> list[Case]:
-    """The judged rows of `store.browse.cases_sql.judged` as cases, with their reference labels (the
+    """The judged rows of `store.browse.cases.judged` as cases, with their reference labels (the
     votes read for these responses only, or for all when `everything`)."""
     import numpy as np
 
@@ -343,8 +343,8 @@ ITEM_KEYS = ("cell", "disagree", "judge")
 
 
 def items_page(db: Database, world_id: str, req: PageRequest) -> Page:
-    """`store.browse.browse_sql.items_page` with the filters of `item_filters`."""
-    from store.browse.browse_sql import items_page as page_of_items
+    """`store.browse.lists.items_page` with the filters of `item_filters`."""
+    from store.browse.lists import items_page as page_of_items
 
     with reading(db):
         return page_of_items(db, world_id, req, item_filters(db, world_id, req.filters))
@@ -353,7 +353,7 @@ def items_page(db: Database, world_id: str, req: PageRequest) -> Page:
 def item_filters(db: Database, world_id: str, filters: Mapping[str, str]
                  ) -> dict[str, Filter]:
     """The items list's `disagree:`, `cell:` and `judge:` filters, as extra filters for
-    `store.browse.browse_sql.items_page`: an item matches `cell:fp` (or `disagree:yes`, fp or fn)
+    `store.browse.lists.items_page`: an item matches `cell:fp` (or `disagree:yes`, fp or fn)
     when one of its responses is a case of that cell for the judge setting (`judge:J[@mode]`,
     default the report's primary); `disagree:no` when none of its responses is a
     disagreement (an item nobody labelled has no disagreement)."""

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from copal_tui.domain import dialogue as rules
 from copal_tui.services import reading
 from store.annotation import dialogue_reviews
-from store.artifacts import dialogue_sql
-from store.artifacts.dialogue_sql import GuidelineRow, StoredDialogue, StoredPrediction, TurnRow
-from store.browse import dialogue_browse_sql
-from store.browse.browse_sql import FilterError, Page, PageRequest
-from store.browse.dialogue_browse_sql import JudgeAttempt
+from store.artifacts import dialogue as artifacts_dialogue
+from store.artifacts.dialogue import GuidelineRow, StoredDialogue, StoredPrediction, TurnRow
+from store.browse import dialogue as browse_dialogue
+from store.browse.dialogue import JudgeAttempt
+from store.browse.lists import FilterError, Page, PageRequest
 from store.db import Database
 
 __all__ = ["MISTAKES", "FilterError", "GuidelineRow", "JudgeAttempt", "Page", "PageRequest",
@@ -36,13 +36,13 @@ MISTAKES = frozenset(rules.MISTAKES)
 def dialogues_page(db: Database, req: PageRequest) -> Page:
     """One page of dialogues by id with their turn, violation, judge and attempt counts."""
     with reading(db):
-        return dialogue_browse_sql.dialogues_page(db, req)
+        return browse_dialogue.dialogues_page(db, req)
 
 
 def wrong_counts(db: Database, dialogue_ids: list[str]) -> dict[str, int]:
     """Per dialogue id: its wrong predictions over every judge and attempt."""
     with reading(db):
-        return dialogue_browse_sql.wrong_counts(db, dialogue_ids)
+        return browse_dialogue.wrong_counts(db, dialogue_ids)
 
 
 # ------------------------------------------------------------------ one dialogue
@@ -75,10 +75,10 @@ class DialogueDetail:
 
 def dialogue_detail(db: Database, dialogue_id: str) -> DialogueDetail | None:
     with reading(db):
-        d = dialogue_sql.stored_dialogue(db, dialogue_id)
+        d = artifacts_dialogue.stored_dialogue(db, dialogue_id)
         if d is None:
             return None
-        attempts = tuple(dialogue_browse_sql.judge_attempts(db, dialogue_id))
+        attempts = tuple(browse_dialogue.judge_attempts(db, dialogue_id))
     return DialogueDetail(d, attempts)
 
 
@@ -107,8 +107,8 @@ class AttemptDetail:
 
 def attempt_detail(db: Database, dialogue_id: str, judge: str, attempt: int) -> AttemptDetail:
     with reading(db):
-        kinds = dialogue_browse_sql.turn_verdicts(db, dialogue_id, judge, attempt)
-        preds = dialogue_browse_sql.predictions_of(db, dialogue_id, judge, attempt)
+        kinds = browse_dialogue.turn_verdicts(db, dialogue_id, judge, attempt)
+        preds = browse_dialogue.predictions_of(db, dialogue_id, judge, attempt)
         reviews = {}
         for i, kind in kinds.items():
             if kind in MISTAKES:

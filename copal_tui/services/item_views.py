@@ -11,7 +11,8 @@ from dataclasses import dataclass, replace
 from copal_tui.domain.compass import is_aligned
 from copal_tui.services import reading
 from store.annotation.annotations import Annotation
-from store.browse import browse_item_sql, compass_browse_sql
+from store.browse import compass
+from store.browse import item as browse_item
 from store.browse.rows import (
     CompassJudgment,
     CompassLabel,
@@ -51,18 +52,18 @@ class ItemView:
 
 def item_view(db: Database, item_id: str) -> ItemView | None:
     with reading(db):
-        item = browse_item_sql.item_view(db, item_id)
+        item = browse_item.item_view(db, item_id)
         if item is None:
             return None
-        return ItemView(item, browse_item_sql.item_judges(db, item_id),
-                        browse_item_sql.item_responses(db, item_id))
+        return ItemView(item, browse_item.item_judges(db, item_id),
+                        browse_item.item_responses(db, item_id))
 
 
 def projection_errors(db: Database, item_ids: list[str], judge: str, mode: str
                       ) -> dict[tuple[str, str], int | None]:
     """(item id, model) -> the judge's error on the base variant of each item."""
     with reading(db):
-        return browse_item_sql.projection_errors(db, item_ids, judge, mode)
+        return browse_item.projection_errors(db, item_ids, judge, mode)
 
 
 # ------------------------------------------------------------------ the COMPASS query view
@@ -80,11 +81,11 @@ class QueryView:
 
 def query_view(db: Database, query_id: str) -> QueryView | None:
     with reading(db):
-        q = compass_browse_sql.query_view(db, query_id)
+        q = compass.query_view(db, query_id)
         if q is None:
             return None
-        policies = compass_browse_sql.world_policies(db, q.world_id)
-        responses = compass_browse_sql.query_responses(db, query_id)
+        policies = compass.world_policies(db, q.world_id)
+        responses = compass.query_responses(db, query_id)
     # A label stores what the annotator saw (refused, compliant); alignment follows.
     return QueryView(q, policies, [replace(r, labels=tuple(
         replace(lab, aligned=int(is_aligned(q.query_type, bool(lab.refused),
@@ -95,4 +96,4 @@ def query_view(db: Database, query_id: str) -> QueryView | None:
 def compass_label(label: Annotation) -> CompassLabel:
     """A COMPASS label event as the views list it, without `aligned` (what the label queue
     shows of the other annotators: their choices)."""
-    return compass_browse_sql.label_row(label)
+    return compass.label_row(label)

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from copal_tui.services import reading
 from store.db import Database
-from store.pipeline import jobs_sql
-from store.pipeline.jobs_sql import RunDetail, RunPage, RunRow
+from store.pipeline import jobs
+from store.pipeline.jobs import RunDetail, RunPage, RunRow
 
 # The rows are the store's frozen dataclasses, named here so screens need no SQL module.
 __all__ = ["JobChoices", "RunDetail", "RunPage", "RunRow", "job_choices", "run_detail",
@@ -27,19 +27,19 @@ def runs_page(db: Database, search: str = "", *, offset: int = 0, limit: int = 1
     """Runs matching `search` (free words, `stage:`, `status:`), newest first. An offset past
     the end gives the last page instead (the filter shrank the list under the current page)."""
     with reading(db):
-        page = jobs_sql.runs_page(db, search, offset=offset, limit=limit)
+        page = jobs.runs_page(db, search, offset=offset, limit=limit)
         if page.total and offset >= page.total:
             offset = max(0, (page.total - 1) // limit * limit)
-            page = jobs_sql.runs_page(db, search, offset=offset, limit=limit)
+            page = jobs.runs_page(db, search, offset=offset, limit=limit)
     return page
 
 
 def run_detail(db: Database, run_id: str) -> RunDetail | None:
     with reading(db):
-        return jobs_sql.run_detail(db, run_id)
+        return jobs.run_detail(db, run_id)
 
 
 def job_choices(db: Database) -> JobChoices:
     with reading(db):
-        return JobChoices(jobs_sql.world_choices(db), jobs_sql.known_models(db),
-                          jobs_sql.known_judges(db))
+        return JobChoices(jobs.world_choices(db), jobs.known_models(db),
+                          jobs.known_judges(db))

@@ -9,7 +9,7 @@ from typing import Any
 from copal_tui.services import reading
 from copal_tui.services.jobs import RunRow
 from store.db import Database
-from store.pipeline import runs as run_sql
+from store.pipeline import runs
 
 
 @dataclass(frozen=True)
@@ -29,9 +29,9 @@ def list_runs(db: Database, limit: int | None = None) -> list[RunCounters]:
     """Runs, newest first. On a writable database, runs whose process died are first marked
     interrupted (finished at their last heartbeat), so none shows as running forever."""
     if not db.readonly:
-        run_sql.reap(db)
+        runs.reap(db)
     with reading(db):
-        rows = run_sql.all_runs(db, limit=limit)
+        rows = runs.all_runs(db, limit=limit)
     out = []
     for r in rows:
         outputs = r.manifest.get("outputs") or {}

@@ -59,10 +59,10 @@ def _selected_mix(db: Database) -> str:
     from collections import Counter
 
     from copal_tui.domain.selection import mix_line
-    from store.pipeline import pipeline_sql
+    from store.pipeline import todo
 
-    selected = Counter(str(i.pattern) for w in pipeline_sql.worlds(db, None)
-                       for i in pipeline_sql.items(db, w.id, method="copal", selected=True,
+    selected = Counter(str(i.pattern) for w in todo.worlds(db, None)
+                       for i in todo.items(db, w.id, method="copal", selected=True,
                                                    parent=False))
     return mix_line(selected)
 

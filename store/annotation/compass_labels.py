@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from store.annotation.campaigns import Candidate
-from store.browse.compass_browse_sql import world_policies
+from store.browse.compass import world_policies
 from store.db import Database
 from store.pipeline.rows import PolicyRow
 

@@ -6,7 +6,7 @@ turn], written and read by copal_tui.domain.annotation); the queue is the one ev
 shares (copal_tui.annotation.queue).
 
 The wrong predictions are every turn where a judge attempt's prediction is wrong by the
-metrics' rules (`IS_MISTAKE` in store/browse/dialogue_browse_sql.py: a compliant turn with a wrong
+metrics' rules (`IS_MISTAKE` in store/browse/dialogue.py: a compliant turn with a wrong
 guideline, a false alarm or no prediction, a violation turn not flagged), ordered by dialogue,
 judge, attempt, turn: a reviewer reads each conversation forwards, one attempt after another.
 """
@@ -20,7 +20,7 @@ from copal_tui.domain import dialogue as dialogue_domain
 from copal_tui.domain.annotation import dialogue_parts, dialogue_subject
 from store.annotation import annotations as log
 from store.annotation.campaigns import Candidate
-from store.browse.dialogue_browse_sql import IS_MISTAKE, JUDGED, KIND, MISTAKES, judged, prepare
+from store.browse.dialogue import IS_MISTAKE, JUDGED, KIND, MISTAKES, judged, prepare
 from store.db import Database
 
 # The error taxonomy, in the domain's order (the report's rows follow it).

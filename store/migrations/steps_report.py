@@ -3,7 +3,7 @@
 Listed in `store.migrations` after m011. Append-only like the others: never edit it once it
 has landed, add a new step.
 
-The report reads every judgment once (`store.report.metrics_sql.judgment_codes`): its response,
+The report reads every judgment once (`store.report.reads.judgment_codes`): its response,
 setting, verdict, direction, observed facet and failure. With only the (response_id, judge,
 mode) index each judgment's row was fetched from the table, whose long text columns (marks,
 evidence, rationale) are most of the file: `idx_judgments_report` holds every column that read

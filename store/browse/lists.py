@@ -1,5 +1,5 @@
 """SQL for the browse screens' paged, filterable lists: worlds, and a world's policies,
-clauses, compositions, items and runs (the item view is in store/browse/browse_item_sql.py).
+clauses, compositions, items and runs (the item view is in store/browse/item.py).
 
 Every list is one page: the page's keys are chosen in a sub-select with LIMIT/OFFSET and the
 per-row aggregates are computed only for those rows, so a list costs the same on a database with

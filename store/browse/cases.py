@@ -3,7 +3,7 @@ report cell narrows them, and the human labels and decisions on those responses.
 
 `copal_tui.services.cases` turns these rows into cases (the reference label by the report's rule, the
 confusion cell) inside its read transaction; this module only reads. Its conditions are the
-report's (`store.report.metrics_sql`): a judgment counts when it is usable (`failure IS NULL AND error IS NOT
+report's (`store.report.reads`): a judgment counts when it is usable (`failure IS NULL AND error IS NOT
 NULL`), the target model is `responses.model` suffixed `#variant` off the base variant, a label
 or decision counts when it is current (`store.annotation.annotations.CURRENT`, `CURRENT_DECISION`) and
 states an error. Rows come in (item, model, variant) order, which the responses' unique index
@@ -18,16 +18,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from store.annotation.annotations import CURRENT, CURRENT_DECISION
-from store.browse.browse_sql import like_escape
+from store.browse.lists import like_escape
 from store.db import Database
-from store.report.metrics_sql import MODEL
+from store.report.reads import MODEL
 
 # Must equal copal_tui.metrics.rates.UNMAPPED (the store imports no copal_tui): the report's
 # name for an item without a pattern or facet.
 UNMAPPED = "unmapped"
 DIRECTIONS = ("under_enforcement", "over_enforcement", "mixed")
 # A COPAL label's (or decision's) error, from its payload in the annotation log, as
-# store.report.metrics_sql reads it.
+# store.report.reads reads it.
 _ERROR = "json_extract(e.payload, '$.error')"
 _LABELLED = (
     f"SELECT e.subject FROM annotations e WHERE e.suite = 'copal' AND {CURRENT} "

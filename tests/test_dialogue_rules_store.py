@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from copal_tui.cli import main
 from copal_tui.services.dialogues import attempt_detail, wrong_counts
 from store.annotation import dialogue_reviews
-from store.artifacts import dialogue_sql
+from store.artifacts import dialogue
 from store.db import connect, write
 
 D = "rules/d1"
@@ -89,9 +89,9 @@ def db(tmp_path):
         ({"judge": "binary", "attempt": 2, "failure": "timeout"}, [pred(3, 2, "x", 1, False)]),
     ]
     with write(conn):
-        dialogue_sql.insert_dialogue(conn, {"id": D, "domain": "rules"}, GUIDELINES, TURNS)
+        dialogue.insert_dialogue(conn, {"id": D, "domain": "rules"}, GUIDELINES, TURNS)
         for a, preds in attempts:
-            dialogue_sql.replace_attempt(conn, {"dialogue_id": D, "source": "import", **a},
+            dialogue.replace_attempt(conn, {"dialogue_id": D, "source": "import", **a},
                                          preds)
     yield conn
     conn.close()

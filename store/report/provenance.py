@@ -1,7 +1,7 @@
 """Where a report's figures come from and what the exports' manifest checks: the runs that
 wrote the rows in scope (every suite), the COMPASS pre-filter models and the rows imported
 without a run, the database's quick_check, and what the interchange export leaves out.
-Read after the report's bulk reads (`store.report.metrics_sql`), which these queries do not slow.
+Read after the report's bulk reads (`store.report.reads`), which these queries do not slow.
 """
 
 from __future__ import annotations

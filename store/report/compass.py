@@ -5,7 +5,7 @@ Every query returns grouped counts, never one row per judgment, so the metric co
 `copal_tui.metrics.pas` sums a few hundred tuples whatever the size of the suite. Rows are
 ordered so the same database gives the same report.
 
-Conventions (the same as `store.report.metrics_sql` for composed judgments):
+Conventions (the same as `store.report.reads` for composed judgments):
 - a COMPASS judgment is *usable* when `failure IS NULL AND aligned IS NOT NULL`, on an answered
   response (`failure IS NULL AND text IS NOT NULL`) to a query verification kept;
 - `worlds` (a list of world ids, or None for all) restricts every query through the query's
@@ -74,7 +74,7 @@ def judgment_columns(db: Database, names: list[str]) -> tuple[str | None, str | 
 
     Why not one GROUP BY joined to responses and queries: on 118,400 judgments its sort took
     1.7-2.9 s on a loaded machine, this read plus `response_columns` and the grouping in numpy
-    by `copal_tui.metrics.pas_sections` under 1 s (the reasoning of `store.report.metrics_sql`'s bulk
+    by `copal_tui.metrics.pas_sections` under 1 s (the reasoning of `store.report.reads`'s bulk
     reads: returning many Python tuples or sorting in SQLite costs more than the scan)."""
     if not names:
         return None, None

@@ -5,9 +5,9 @@ Why integers: a million item ids and model names, read as text and looked up one
 Python, cost the report more than the scan itself; a judgment's setting compared as two
 strings cost the judgments read a sixth. Both reads are answered from indexes alone (the
 responses' (item_id, model, variant) index; the judgments' `idx_judgments_report`, migration
-m012). `store.report.metrics_sql.BulkReads` runs them with the other reads of a report;
+m012). `store.report.reads.BulkReads` runs them with the other reads of a report;
 `copal_tui.metrics.frame` decodes them. The conventions (a usable judgment, the target model
-`model#variant`, the char(30) and char(31) separators) are those of `metrics_sql`.
+`model#variant`, the char(30) and char(31) separators) are those of `store.report.reads`.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def judgment_codes(db: Database, settings: list[tuple[str, str]]
     From the same pass, the observed facet of every error judgment that names one (the
     report's `observed_facets`), as (response rowid * S + setting) * 16 + facet code, the code
     the position in FACETS plus one, or OTHER_FACET for a stored name that is not a facet's
-    exact value (`store.report.facets_sql.other_facets` reads those names, when there are
+    exact value (`store.report.facets.other_facets` reads those names, when there are
     any). Reading the facets here spares a second pass over the judgments, the report's
     largest read; the names are not read here, since a column for them cost the pass a third
     more even when it stayed empty.

@@ -1,7 +1,7 @@
 """SQL behind the JSONL interchange of COMPASS suites: single rows by id for the importer's
 "identical or error" check, and the export iteration (usable rows only, fixed order).
 
-Inserts reuse `store.artifacts.compass_sql`. Callers open the transaction with `store.db.write`.
+Inserts reuse `store.artifacts.compass`. Callers open the transaction with `store.db.write`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """SQL behind COMPASS judged-results interop: finding the organisations an import names, the
 parent link a later import makes possible, and the counts of the COMPASS summary's exclusions.
 
-Rows themselves are written with `store.artifacts.compass_sql` and read by id with
-`store.artifacts.compass_interchange_sql`. Callers open the transaction with `store.db.write`.
+Rows themselves are written with `store.artifacts.compass` and read by id with
+`store.artifacts.compass_interchange`. Callers open the transaction with `store.db.write`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""store/annotation/dialogue_reviews.py and store/browse/dialogue_browse_sql.py: which predictions are wrong (and
+"""store/annotation/dialogue_reviews.py and store/browse/dialogue.py: which predictions are wrong (and
 that the queue covers what the metrics in copal_tui.domain.dialogue count wrong on the sample
 set: the same turns scored, the same judges binary), the append-only review events
 (the annotation log, through the one queue of copal_tui.annotation.queue), the queue's order and
@@ -17,9 +17,9 @@ from copal_tui.domain.annotation_payloads import DialogueReview
 from copal_tui.interchange.complibench_import import import_conversations, import_judge_outputs
 from store.annotation import dialogue_reviews as reviews
 from store.annotation.dialogue_reviews import ReviewKey
-from store.artifacts import dialogue_sql
-from store.browse import dialogue_browse_sql as browse
-from store.browse.browse_sql import FilterError, PageRequest
+from store.artifacts import dialogue
+from store.browse import dialogue as browse
+from store.browse.lists import FilterError, PageRequest
 from store.db import StoreError, connect
 from tests.dialogue_tui_support import D1, D3, MISTAKES, V1, build_dialogue_db, events
 
@@ -34,19 +34,19 @@ def db(tmp_path):
 def metric_mistakes(db) -> dict[tuple[str, int], int]:
     """Wrong predictions per (judge, attempt) as the domain metrics count them."""
     truth: dict[str, list[domain.TurnTruth]] = defaultdict(list)
-    for t in dialogue_sql.truth_turns(db):
+    for t in dialogue.truth_turns(db):
         truth[t.dialogue_id].append(domain.TurnTruth(
             t.turn_index, domain.Guideline.of(t.category, t.key, t.phase), bool(t.violation),
             t.role))
     preds: dict[tuple[str, int, str], list[domain.TurnPrediction]] = defaultdict(list)
-    for p in dialogue_sql.predictions(db):
+    for p in dialogue.predictions(db):
         g = None if p.category is None and p.key is None else \
             domain.Guideline.of(p.category, p.key, p.phase)
         preds[(p.judge, p.attempt, p.dialogue_id)].append(
             domain.TurnPrediction(p.turn_index, g, bool(p.violation)))
     facts: dict[str, list[tuple[bool, str | None]]] = defaultdict(list)
     scored: dict[tuple[str, int], list[str]] = defaultdict(list)
-    for a in dialogue_sql.attempts(db):
+    for a in dialogue.attempts(db):
         facts[a.judge].append((bool(a.binary_verdicts), a.failure))
         if domain.scored_attempt(a.failure):
             scored[(a.judge, a.attempt)].append(a.dialogue_id)
@@ -228,7 +228,7 @@ def test_the_store_modules_import_only_the_domain_of_copal():
     import subprocess
     import sys
 
-    code = ("import sys\nimport store.annotation.dialogue_reviews, store.browse.dialogue_browse_sql\n"
+    code = ("import sys\nimport store.annotation.dialogue_reviews, store.browse.dialogue\n"
             "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('textual', 'litellm', 'rich', 'copal_tui') and not "
             "m.startswith('copal_tui.domain'))))\n")

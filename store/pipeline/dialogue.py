@@ -1,9 +1,9 @@
-"""SQL the dialogue stages need beyond `store.artifacts.dialogue_sql`: which dialogues a run covers, which
+"""SQL the dialogue stages need beyond `store.artifacts.dialogue`: which dialogues a run covers, which
 judge attempts are already done, and the rounds of the violation-variant loop
 (`dialogue_variants` table of migration m006_dialogues).
 
 Dialogues, guideline documents, turns and attempts themselves are written with
-`store.artifacts.dialogue_sql` (insert_dialogue, replace_attempt). Callers open write transactions with
+`store.artifacts.dialogue` (insert_dialogue, replace_attempt). Callers open write transactions with
 `store.db.write`.
 """
 

@@ -32,11 +32,12 @@ from typing import Any
 
 from store.annotation.annotations import CURRENT, CURRENT_DECISION
 from store.db import Database, connect
-from store.report import facets_sql, provenance_sql
-from store.report.coded_sql import FACETS as FACETS
-from store.report.coded_sql import OTHER_FACET as OTHER_FACET
-from store.report.coded_sql import ResponseColumns as ResponseColumns
-from store.report.coded_sql import judgment_codes, response_columns
+from store.report import facets as report_facets
+from store.report import provenance
+from store.report.coded import FACETS as FACETS
+from store.report.coded import OTHER_FACET as OTHER_FACET
+from store.report.coded import ResponseColumns as ResponseColumns
+from store.report.coded import judgment_codes, response_columns
 from store.report.scope import all_rows, world_scope
 
 NULL_MARK = "\x1f"
@@ -276,15 +277,15 @@ def _judgments(db: Database) -> tuple[tuple[list[tuple[str, str]], str | None], 
 # The observed-facet and provenance reads live in their own modules; they run here with the
 # others so that they overlap the numpy import too.
 def _human_facets(db: Database, worlds: list[str] | None) -> Any:
-    return facets_sql.human_votes(db, worlds)
+    return report_facets.human_votes(db, worlds)
 
 
 def _provenance_runs(db: Database, worlds: list[str] | None) -> Any:
-    return provenance_sql.provenance_runs(db, worlds)
+    return provenance.provenance_runs(db, worlds)
 
 
 def _provenance_extras(db: Database, worlds: list[str] | None) -> Any:
-    return provenance_sql.provenance_extras(db, worlds)
+    return provenance.provenance_extras(db, worlds)
 
 
 # ------------------------------------------------------------------ labels with their ids

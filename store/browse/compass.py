@@ -1,7 +1,7 @@
 """SQL for browsing a COMPASS suite: a world's queries as a paged, filterable list, and one
 query with its responses, each judge's verdict and the annotators' current labels.
 
-The list follows store/browse/browse_sql.py: one page of keys chosen with LIMIT/OFFSET, per-row counts
+The list follows store/browse/lists.py: one page of keys chosen with LIMIT/OFFSET, per-row counts
 computed for that page only, user input only ever as parameters (free words are LIKE patterns,
 `key:value` filters are looked up in `QUERY_FILTERS`). Every read is keyed on an index of
 migration m005_compass (world, query id, response id) or of the annotation log (its subject
@@ -11,7 +11,7 @@ index, m010). Transactions are the service's (`copal_tui.services.browse`), neve
 from __future__ import annotations
 
 from store.annotation import annotations as log
-from store.browse.browse_sql import (
+from store.browse.lists import (
     Filter,
     Page,
     PageRequest,

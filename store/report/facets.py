@@ -1,6 +1,6 @@
 """The human side of the report's `observed_facets` section: the labels and decisions on the
 composed suite's responses with their observed and target facets. (The judges' observed facets
-come with the judgments' bulk read, `store.report.metrics_sql.judgment_codes`.)
+come with the judgments' bulk read, `store.report.reads.judgment_codes`.)
 
 The composed suite is the selected COPAL items (method 'copal', selected, no parent): the items
 whose target facet is a construction label of the suite. The query is limited to it and to the
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from store.annotation.annotations import CURRENT, CURRENT_DECISION
 from store.db import Database
-from store.report.coded_sql import FACETS
+from store.report.coded import FACETS
 from store.report.scope import all_rows, world_scope
 
 _COMPOSED = "i.method = 'copal' AND i.selected = 1 AND i.parent_item_id IS NULL"
@@ -44,7 +44,7 @@ def human_votes(db: Database, worlds: list[str] | None) -> tuple[list[Vote], lis
 
 def other_facets(db: Database, judge: str, mode: str) -> dict[int, str]:
     """{response rowid: stored facet} of the setting's error judgments whose facet is not a
-    facet's exact value (`metrics_sql.judgment_codes` codes them OTHER_FACET without the name;
+    facet's exact value (`store.report.reads.judgment_codes` codes them OTHER_FACET without the name;
     they are rare, so they are read only when there are some)."""
     names = ", ".join("?" * len(FACETS))
     return {int(r[0]): str(r[1]) for r in all_rows(

@@ -1,6 +1,6 @@
 """The COMPASS queue without the UI (copal_tui.annotation.queue over store/annotation/compass_labels.py and
 the annotation log): the queue's order and "done", undo reopening a response, current labels
-agreeing with the log's view, an unknown response refused, and store/browse/compass_browse_sql.py's
+agreeing with the log's view, an unknown response refused, and store/browse/compass.py's
 filters."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 
 from copal_tui.annotation.queue import AnnotationQueue
 from copal_tui.domain.annotation_payloads import CompassLabel
-from store.browse import compass_browse_sql
-from store.browse.browse_sql import FilterError, PageRequest
+from store.browse import compass
+from store.browse.lists import FilterError, PageRequest
 from store.db import StoreError, connect
 from tests.compass_tui_support import W, build_compass_db
 
@@ -68,7 +68,7 @@ def test_current_labels_agree_with_the_view(db):
     ben.skip("r1")  # a skip does not retract a label
     label(ana, "r2")
     ana.undo()
-    mine = compass_browse_sql.current_labels(db, "r1")
+    mine = compass.current_labels(db, "r1")
     view = [r["id"] for r in db.execute(
         "SELECT id FROM current_annotations WHERE suite = 'compass' AND subject = 'r1' "
         "ORDER BY annotator")]
@@ -85,22 +85,22 @@ def test_unknown_response_is_refused(db):
 
 
 def test_query_filters_are_parameters_and_wrong_keys_say_what_is_known(db):
-    page = compass_browse_sql.queries_page(
+    page = compass.queries_page(
         db, W, PageRequest(search="%", filters={"type": "denied_%"}))
     assert page.total == 0  # LIKE wildcards in user input are literal
-    page = compass_browse_sql.queries_page(db, W, PageRequest(filters={"strategy": "-"}))
+    page = compass.queries_page(db, W, PageRequest(filters={"strategy": "-"}))
     assert [r["id"] for r in page.rows] == ["q1", "q2", "q3", "q7"]  # no strategy
     with pytest.raises(FilterError, match="this list knows: answered, form, parent"):
-        compass_browse_sql.queries_page(db, W, PageRequest(filters={"model": "x"}))
+        compass.queries_page(db, W, PageRequest(filters={"model": "x"}))
     with pytest.raises(FilterError, match="answered"):
-        compass_browse_sql.queries_page(db, W, PageRequest(filters={"answered": "maybe"}))
+        compass.queries_page(db, W, PageRequest(filters={"answered": "maybe"}))
 
 
 def test_store_modules_load_no_ui_or_llm():
     import subprocess
     import sys
 
-    code = ("import sys, store.browse.compass_browse_sql, store.annotation.compass_labels\n"
+    code = ("import sys, store.browse.compass, store.annotation.compass_labels\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'litellm',"
             " 'copal_tui')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -1,4 +1,4 @@
-"""store/browse/browse_sql.py and store/browse/browse_item_sql.py: pages, totals, filters, escaping, undo,
+"""store/browse/lists.py and store/browse/item.py: pages, totals, filters, escaping, undo,
 per-world runs, the item view; and that a world's list pages through its index (no full scan)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from copal_tui import labeling
-from store.browse import browse_item_sql as item_sql
-from store.browse import browse_sql as sql
+from store.browse import item as item_sql
+from store.browse import lists as sql
 from store.db import Database, connect
 from store.pipeline import runs
 from tests import test_tui_browse_data as data

@@ -13,7 +13,7 @@ domain's too). Which rows are judged is the domain's as well: `copal_scored_turn
 `copal_judge_binary` asks `judge_is_binary` about one attempt alone (a judge is binary when
 none of its attempts says otherwise: the rule is a conjunction over attempts).
 
-Lists follow store/browse/browse_sql.py: one page of keys, aggregates for that page only, user input
+Lists follow store/browse/lists.py: one page of keys, aggregates for that page only, user input
 only ever as parameters.
 """
 
@@ -34,8 +34,8 @@ from copal_tui.domain.dialogue import (
     scored_attempt,
     turn_kind,
 )
-from store.artifacts.dialogue_sql import StoredPrediction
-from store.browse.browse_sql import (
+from store.artifacts.dialogue import StoredPrediction
+from store.browse.lists import (
     Filter,
     Page,
     PageRequest,

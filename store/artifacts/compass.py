@@ -2,7 +2,7 @@
 
 Writes take plain values already checked by `copal_tui.domain.compass`; ids are chosen by the
 caller so a stage is idempotent. Callers open the transaction with `store.db.write`. Metrics
-(`compass_metrics_sql`), browsing and labels keep their SQL in their own modules.
+(`store.report.compass`), browsing and labels keep their SQL in their own modules.
 """
 
 from __future__ import annotations
