@@ -19,6 +19,7 @@ from store.migrations import (  # noqa: F401
     steps_core,
     steps_dialogue,
     steps_report,
+    steps_suite_names,
     steps_suites,
 )
 from store.migrations.registry import STEPS
