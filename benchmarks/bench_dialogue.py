@@ -142,7 +142,7 @@ def _floor(keys: list[str]) -> Presses:
 CASES: dict[str, tuple[dict[str, Any], list[str], bool]] = {
     "next wrong turn (])": ({}, ["right_square_bracket"], True),
     "switch attempt (a)": ({}, ["a"], True),
-    "review queue move (n/p)": ({"mode": "label", "suite": "dialogues", "annotator": "bench"},
+    "review queue move (n/p)": ({"mode": "label", "suite": "dialogue", "annotator": "bench"},
                                 ["n", "p"], False),
 }
 SHORT = {"]": "next wrong turn (])", "a": "switch attempt (a)",

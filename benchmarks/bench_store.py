@@ -30,16 +30,21 @@ def row(name: str, value: float, unit: str, target: str = "", ok: bool | None = 
 
 def _labeller(db_path: str, annotator: str, rids: list[str], n: int, barrier: Any,
               out: Any) -> None:
-    from copal_tui import labeling
+    """One annotator labelling through the label screens' own write (AnnotationQueue.submit),
+    each label built from the stored contract first, as the screen builds it."""
+    from copal_tui.services.annotation.queue import AnnotationQueue
+    from copal_tui.services.annotation.suites import copal_label
     from store.db import connect
 
     db = connect(db_path)
+    queue = AnnotationQueue(db, "copal", annotator)
     locked = 0
     barrier.wait()
     t = time.perf_counter()
     for i in range(n):
+        rid = rids[i % len(rids)]
         try:
-            labeling.submit(db, rids[i % len(rids)], annotator, [])
+            queue.submit(rid, copal_label(db, rid, []))
         except Exception as exc:  # noqa: BLE001 - counted, the benchmark reports them
             if "locked" in str(exc):
                 locked += 1
@@ -47,15 +52,21 @@ def _labeller(db_path: str, annotator: str, rids: list[str], n: int, barrier: An
 
 
 def labelling(db: Path, processes: int = 8, per_process: int = 200) -> list[dict[str, Any]]:
-    from copal_tui import labeling
+    """Label commit latency (one label built from the stored contract and committed through
+    the label screens' own write, AnnotationQueue.submit), then `processes` processes labelling
+    at once."""
+    from copal_tui.services.annotation.queue import AnnotationQueue
+    from copal_tui.services.annotation.suites import copal_label
     from store.db import connect
 
     conn = connect(db)
     rids = [r[0] for r in conn.execute("SELECT id FROM responses ORDER BY id LIMIT 500")]
+    single = AnnotationQueue(conn, "copal", "bench-single")
     samples = []
     for i in range(100):
+        rid = rids[i % len(rids)]
         t = time.perf_counter()
-        labeling.submit(conn, rids[i % len(rids)], "bench-single", [])
+        single.submit(rid, copal_label(conn, rid, []))
         samples.append((time.perf_counter() - t) * 1000)
     before = conn.execute("SELECT COUNT(*) FROM annotations").fetchone()[0]
     ctx = mp.get_context("spawn")
@@ -85,8 +96,8 @@ def _queue_writer(db_path: str, annotator: str, rids: list[str], barrier: Any,
                   out: Any) -> None:
     """One annotator labelling through the label screens' own write (AnnotationQueue.submit:
     the label and its lease renewal in one BEGIN IMMEDIATE transaction)."""
-    from copal_tui.annotation.queue import AnnotationQueue
-    from copal_tui.annotation.suites import copal_label
+    from copal_tui.services.annotation.queue import AnnotationQueue
+    from copal_tui.services.annotation.suites import copal_label
     from store.db import connect
 
     queue = AnnotationQueue(connect(db_path), "copal", annotator)

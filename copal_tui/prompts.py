@@ -31,47 +31,18 @@ from pathlib import Path
 from typing import Any
 
 from copal_tui import resources
+from copal_tui.domain.suites import SUITES
 from copal_tui.domain.taxonomy import Pattern
 
-TASKS: tuple[str, ...] = (
-    "grounding",
-    "composition",
-    "generation",
-    "screening",
-    "mapping",
-    "projection",
-    "projection_screening",
-    "planner_raw_policy",
-    "planner_clause_only",
-    "planner_no_facet",
-    "chatbot_system",
-    "judge_contract",
-    "judge_full_policy",
-    # COMPASS-style single-policy suites (copal_tui/pipeline/compass_*.py).
-    "compass_generate_base",
-    "compass_generate_edge",
-    "compass_verify",
-    "compass_rewrite_edge",
-    "compass_verify_edge",
-    "compass_reference",
-    "compass_prefilter",
-    "compass_judge",
-    "compass_judge_with_query",
-    "chatbot_explicit_refusal",
-    # CompliBench-style dialogue judging and violation variants (pipeline/dialogue_*.py).
-    "dialogue_judge",
-    "dialogue_judge_binary",
-    "dialogue_variant",
-    "dialogue_regenerate",
-    "dialogue_content_judge",
-    "dialogue_compliance_judge",
-    "dialogue_refine",
-)
 CHATBOT_TASK = "chatbot_system"
 # Target-chatbot texts: rendered from world fields by render_chatbot, never with a trailer.
 # chatbot_explicit_refusal is the block the COMPASS `explicit-refusal` variant appends to the
 # base system prompt.
 CHATBOT_TASKS: tuple[str, ...] = (CHATBOT_TASK, "chatbot_explicit_refusal")
+# Every task: the target-chatbot texts every suite shares, then each suite's own as its
+# descriptor names them (copal_tui.domain.suites).
+TASKS: tuple[str, ...] = CHATBOT_TASKS + tuple(
+    task for suite in SUITES.values() for task in suite.prompts)
 STRUCTURED_TASKS: tuple[str, ...] = tuple(t for t in TASKS if t not in CHATBOT_TASKS)
 
 # Placeholders a template may use. Structured templates get nothing derived from untrusted

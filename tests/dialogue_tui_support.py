@@ -147,4 +147,4 @@ def events(db_path: Path, reviewer: str) -> list[tuple[Any, ...]]:
                           "json_extract(subject, '$[3]') AS t, action, "
                           "json_extract(payload, '$.error_type') AS error_type, "
                           "json_extract(payload, '$.note') AS note FROM annotations "
-                          "WHERE suite = 'dialogues' AND annotator = ? ORDER BY id", (reviewer,))]
+                          "WHERE suite = 'dialogue' AND annotator = ? ORDER BY id", (reviewer,))]

@@ -23,14 +23,13 @@ import pytest
 from click.testing import CliRunner
 from sqlite_utils import Database as SUDatabase
 
-from copal_tui import labeling
-from copal_tui.annotation import adjudication
-from copal_tui.annotation.queue import AnnotationQueue
-from copal_tui.annotation.suites import copal_label
 from copal_tui.cli import main
-from copal_tui.domain.annotation_payloads import CompassLabel, DialogueReview
+from copal_tui.domain.annotation.payloads import CompassLabel, DialogueReview, Remark
 from copal_tui.domain.contract import content_sha256, evaluate, item_kinds
 from copal_tui.resources import sample_worlds_dir
+from copal_tui.services.annotation import adjudication
+from copal_tui.services.annotation.queue import AnnotationQueue
+from copal_tui.services.annotation.suites import copal_label
 from store.annotation import dialogue_reviews
 from store.db import connect
 from store.migrations.apply import MIGRATIONS
@@ -166,19 +165,20 @@ def old_store(path: Path, sources: list[Path]) -> None:
 
 def native_store(path: Path, sources: list[Path]) -> None:
     """The same store written by today's code: the sample labels imported (with the content),
-    the other events through the queue, labeling and adjudication services."""
+    the other events through the queue and adjudication services."""
     cli(path, "init")
     copy_content(path, sources)
     cli(path, "import", *(str(sample_worlds_dir() / n) for n in (
         "harbor_clinics.jsonl", "meridian_bank.jsonl")))
     db = connect(path)
-    labeling.submit(db, R1, "cleo", [])
-    labeling.undo_last(db, "cleo")
-    labeling.submit(db, R2, "cleo", ["R1"])
-    labeling.record(db, R3, "cleo", "skip")
-    labeling.record(db, R1, "cleo", "note", note="odd 'wording' é")
-    labeling.record(db, R2, "cleo", "flag", flag="ambiguous", note="unclear")
-    labeling.record(db, R3, "lead2", "flag", flag="contract defect")
+    cleo, lead2 = (AnnotationQueue(db, "copal", who) for who in ("cleo", "lead2"))
+    cleo.submit(R1, copal_label(db, R1, []))
+    cleo.undo()
+    cleo.submit(R2, copal_label(db, R2, ["R1"]))
+    cleo.skip(R3)
+    cleo.remark(R1, Remark(note="odd 'wording' é"))
+    cleo.remark(R2, Remark(flag="ambiguous", note="unclear"))
+    lead2.remark(R3, Remark(flag="contract defect"))
     adjudication.decide(db, "copal", R2, "lead2", copal_label(db, R2, ["R1"], note="kept"))
     adjudication.undo_adjudication(db, "lead2")
     ana, ben = (AnnotationQueue(db, "compass", who, overlap=5) for who in ("ana", "ben"))
@@ -188,7 +188,7 @@ def native_store(path: Path, sources: list[Path]) -> None:
     ana.skip("r2")
     ana.submit("r3", CompassLabel(refused=False, compliant=True))
     ana.undo()
-    rev, rev2 = (AnnotationQueue(db, "dialogues", who, overlap=5) for who in ("ana", "ben"))
+    rev, rev2 = (AnnotationQueue(db, "dialogue", who, overlap=5) for who in ("ana", "ben"))
     subject = dialogue_reviews.subject_of
     rev.submit(subject(KEYS[0]), DialogueReview(error_type="scope_misattribution",
                                                 note="phase two"))
@@ -306,7 +306,7 @@ def test_compass_labels_and_dialogue_reviews_are_carried(stores):
     for o, e in zip(old, new, strict=True):
         key = [o["dialogue_id"], o["judge"], o["attempt"], o["turn_index"]]
         assert (e["suite"], json.loads(e["subject"]), e["annotator"], e["action"],
-                e["created_at"]) == ("dialogues", key, o["reviewer"], o["action"],
+                e["created_at"]) == ("dialogue", key, o["reviewer"], o["action"],
                                      o["created_at"])
         assert payload(e) == (None if o["action"] != "label" else {
             "error_type": o["error_type"], "note": o["note"]})

@@ -1,4 +1,4 @@
-"""The one annotation queue (copal_tui.annotation.queue) for COMPASS responses and judge
+"""The one annotation queue (copal_tui.services.annotation.queue) for COMPASS responses and judge
 mistakes, the suites that had neither leases nor overlap before it: overlap, leases (taken,
 renewed, expired, given back), resume, undo appending, payloads checked, and a named campaign
 walked in full. Expiry is simulated by moving a lease's end into the past, never by waiting."""
@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from copal_tui.annotation import campaigns
-from copal_tui.annotation.queue import AnnotationQueue
-from copal_tui.annotation.suites import Filters
-from copal_tui.domain.annotation_payloads import CompassLabel, DialogueReview
+from copal_tui.domain.annotation.payloads import CompassLabel, DialogueReview
+from copal_tui.services.annotation import campaigns
+from copal_tui.services.annotation.queue import AnnotationQueue
+from copal_tui.services.annotation.suites import Filters
 from store.annotation import dialogue_reviews
 from store.db import connect
 from tests.compass_tui_support import build_compass_db
@@ -21,7 +21,7 @@ COMPASS = ["r1", "r2", "r3", "r4", "r5", "r6"]  # the support suite's queue, by 
 MISTAKE_SUBJECTS = [dialogue_reviews.subject_of(k) for k, _ in MISTAKES]
 
 
-@pytest.fixture(params=["compass", "dialogues"])
+@pytest.fixture(params=["compass", "dialogue"])
 def suite(request, tmp_path):
     """(suite, connection, its subjects in queue order, a label's answer) for each suite."""
     if request.param == "compass":
@@ -29,7 +29,7 @@ def suite(request, tmp_path):
         info = ("compass", conn, COMPASS, CompassLabel(refused=False, compliant=True))
     else:
         conn = connect(build_dialogue_db(tmp_path))
-        info = ("dialogues", conn, MISTAKE_SUBJECTS, DialogueReview(error_type="other"))
+        info = ("dialogue", conn, MISTAKE_SUBJECTS, DialogueReview(error_type="other"))
     yield info
     conn.close()
 
@@ -130,7 +130,7 @@ def test_a_payload_that_does_not_fit_is_refused(suite):
 
 def test_a_named_campaign_is_walked_in_full_and_only_it(suite):
     name, conn, subjects, answer = suite
-    filters = Filters(judges=("judge-b",)) if name == "dialogues" else \
+    filters = Filters(judges=("judge-b",)) if name == "dialogue" else \
         Filters(patterns=("denied_edge",))
     made = campaigns.create(conn, "audit", name, filters)
     q = AnnotationQueue.of_campaign(conn, "audit", "ann", overlap=1)
@@ -141,7 +141,7 @@ def test_a_named_campaign_is_walked_in_full_and_only_it(suite):
         q.submit(subject, answer)
     judge_b = [s for (key, _kind), s in zip(MISTAKES, MISTAKE_SUBJECTS, strict=True)
                if key.judge == "judge-b"]
-    assert seen == {"compass": ["r5", "r6"], "dialogues": judge_b}[name]
+    assert seen == {"compass": ["r5", "r6"], "dialogue": judge_b}[name]
     assert q.tally(total=made.size) == f"{made.size}/{made.size} of campaign audit"
     # The labels carry the campaign's name.
     assert {r[0] for r in conn.execute("SELECT campaign FROM annotations")} == {"audit"}

@@ -1,5 +1,5 @@
 """Labels travel from the screens to the annotation log as their suite's payload model
-(copal_tui.domain.annotation_payloads), never as a dict: the queue, adjudication and the log
+(copal_tui.domain.annotation.payloads), never as a dict: the queue, adjudication and the log
 refuse any other type, or another suite's model, with a clear error before anything is written;
 the row is the model serialised once, its derived fields as the stored contract gives them.
 
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from copal_tui.annotation import adjudication
-from copal_tui.annotation.queue import AnnotationQueue
-from copal_tui.annotation.views import copal_context
-from copal_tui.domain.annotation_payloads import CompassLabel, CopalLabel, Remark
+from copal_tui.domain.annotation.payloads import CompassLabel, CopalLabel, Remark
+from copal_tui.services.annotation import adjudication
+from copal_tui.services.annotation.queue import AnnotationQueue
+from copal_tui.services.annotation.views import copal_context
 from store.annotation import annotations as log
 from store.db import connect
 from tests.tui_label_support import build_db

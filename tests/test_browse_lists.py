@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from copal_tui import labeling
+from copal_tui.domain.annotation.payloads import Remark
+from copal_tui.services.annotation.queue import AnnotationQueue
+from copal_tui.services.annotation.suites import copal_label
 from store.browse import item as item_sql
 from store.browse import lists as sql
 from store.db import Database, connect
@@ -71,11 +73,12 @@ def test_world_counts_match_independent_queries(db: Database) -> None:
 def test_undo_removes_a_response_from_the_labelled_count(db: Database) -> None:
     before = sql.world_stats(db, [W])[W]["labelled"]
     rid = EVIL_ID  # nobody has labelled it
-    labeling.submit(db, rid, "zed", [])
+    zed = AnnotationQueue(db, "copal", "zed")
+    zed.submit(rid, copal_label(db, rid, []))
     assert sql.world_stats(db, [W])[W]["labelled"] == before + 1
     item = next(r for r in sql.items_page(db, W, sql.PageRequest(search="I02")).rows)
     assert item["labelled"] == 4  # a, b, c by ana and ben, z by zed
-    labeling.undo_last(db, "zed")
+    zed.undo()
     assert sql.world_stats(db, [W])[W]["labelled"] == before
 
 
@@ -123,7 +126,7 @@ def test_item_view_and_responses(db: Database) -> None:
     proj = item_sql.item_view(db, f"{I01}:p2")
     assert proj is not None and [c.id for c in proj.clauses] == [f"{W}:C10"]
     assert proj.parent is not None and proj.parent.id == I01
-    labeling.record(db, f"{I01}:a", "ana", "flag", flag="ambiguous")
+    AnnotationQueue(db, "copal", "ana").remark(f"{I01}:a", Remark(flag="ambiguous"))
     responses = {r.id: r for r in item_sql.item_responses(db, I01)}
     a = responses[f"{I01}:a"]
     assert {lab.annotator: lab.get("observed") for lab in a.labels} == {

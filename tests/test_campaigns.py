@@ -102,7 +102,7 @@ def test_names_are_unique_and_an_empty_sample_is_refused(showcase):
     assert empty.exit_code == 2 and "no subject matches" in empty.output
     reserved = run(showcase, "campaign", "create", "default:copal", ok=False)
     assert reserved.exit_code == 2 and "default:" in reserved.output
-    mixed = run(showcase, "campaign", "create", "x", "--suite", "dialogues", "--world", "w",
+    mixed = run(showcase, "campaign", "create", "x", "--suite", "dialogue", "--world", "w",
                 ok=False)
     assert mixed.exit_code == 2
     listed = run(showcase, "campaign", "list", "--json")

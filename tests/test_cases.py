@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from copal_tui.metrics.report import ReportOptions, build_document
+from copal_tui.metrics.options import ReportOptions
+from copal_tui.services.report import build_document
 from store.db import connect
 from tests.test_metrics_fixture import build_fixture, fixture_records
 

@@ -1,14 +1,14 @@
-"""The COMPASS queue without the UI (copal_tui.annotation.queue over store/annotation/compass_labels.py and
-the annotation log): the queue's order and "done", undo reopening a response, current labels
-agreeing with the log's view, an unknown response refused, and store/browse/compass.py's
-filters."""
+"""The COMPASS queue without the UI (copal_tui.services.annotation.queue over
+store/annotation/compass_labels.py and the annotation log): the queue's order and "done", undo
+reopening a response, current labels agreeing with the log's view, an unknown response refused,
+and store/browse/compass.py's filters."""
 
 from __future__ import annotations
 
 import pytest
 
-from copal_tui.annotation.queue import AnnotationQueue
-from copal_tui.domain.annotation_payloads import CompassLabel
+from copal_tui.domain.annotation.payloads import CompassLabel
+from copal_tui.services.annotation.queue import AnnotationQueue
 from store.browse import compass
 from store.browse.lists import FilterError, PageRequest
 from store.db import StoreError, connect

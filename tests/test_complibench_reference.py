@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from copal_tui.metrics.dialogue import dialogue_judging
+from copal_tui.services.report import dialogue_judging
 from store.db import connect
 
 JUDGE = "ref-judge"

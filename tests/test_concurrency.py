@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import multiprocessing as mp
 
-from copal_tui import labeling
+from copal_tui.services.annotation.queue import AnnotationQueue
+from copal_tui.services.annotation.suites import copal_label
 from store.db import connect
 
 PROCESSES = 8
@@ -13,13 +14,14 @@ LABELS_EACH = 40
 
 def _worker(db_path: str, annotator: str, response_ids: list[str], barrier, errors) -> None:
     db = connect(db_path)  # own connection in its own process
+    queue = AnnotationQueue(db, "copal", annotator)
     barrier.wait()
     for i in range(LABELS_EACH):
         rid = response_ids[i % len(response_ids)]
         try:
-            labeling.submit(db, rid, annotator, [])
+            queue.submit(rid, copal_label(db, rid, []))
             if i % 10 == 9:
-                labeling.undo_last(db, annotator)
+                queue.undo()
         except Exception as exc:  # noqa: BLE001 - collected and asserted on below
             errors.put(f"{annotator}: {type(exc).__name__}: {exc}")
     db.conn.close()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from copal_tui.interchange.complibench_import import import_conversations, import_judge_outputs
-from copal_tui.metrics.dialogue import dialogue_judging
+from copal_tui.services.report import dialogue_judging
 from store.db import connect
 
 C2 = "Category 2: Intent Triggered Guidelines"

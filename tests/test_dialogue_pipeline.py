@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from copal_tui.cli import main
-from copal_tui.metrics.dialogue import dialogue_judging
 from copal_tui.pipeline.dialogue_variants import MAX_ROUNDS
+from copal_tui.services.report import dialogue_judging
 from store.db import connect
 
 C1 = "Category 1: Universal Compliance"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from copal_tui.metrics.dialogue import dialogue_judging
 from copal_tui.pipeline.base import DialogueOptions, Options
 from copal_tui.pipeline.dialogue_variants import MAX_ROUNDS
 from copal_tui.pipeline.runner import run_stages
+from copal_tui.services.report import dialogue_judging
 from store.db import connect
 from tests.stub_server import Stub, serve
 from tests.test_dialogue_pipeline import SLIPPED, check_rounds, make_store, rows

@@ -1,8 +1,9 @@
 """store/annotation/dialogue_reviews.py and store/browse/dialogue.py: which predictions are wrong (and
 that the queue covers what the metrics in copal_tui.domain.dialogue count wrong on the sample
 set: the same turns scored, the same judges binary), the append-only review events
-(the annotation log, through the one queue of copal_tui.annotation.queue), the queue's order and
-resume, the error-type counts for the report, and the dialogue list's filters."""
+(the annotation log, through the one queue of copal_tui.services.annotation.queue), the
+queue's order and resume, the error-type counts for the report, and the dialogue list's
+filters."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from collections import defaultdict
 
 import pytest
 
-from copal_tui.annotation.queue import AnnotationQueue
-from copal_tui.domain import annotation as log_domain
 from copal_tui.domain import dialogue as domain
-from copal_tui.domain.annotation_payloads import DialogueReview
+from copal_tui.domain.annotation import subjects as log_domain
+from copal_tui.domain.annotation.payloads import DialogueReview
 from copal_tui.interchange.complibench_import import import_conversations, import_judge_outputs
+from copal_tui.services.annotation.queue import AnnotationQueue
 from store.annotation import dialogue_reviews as reviews
 from store.annotation.dialogue_reviews import ReviewKey
 from store.artifacts import dialogue
@@ -62,7 +63,7 @@ def metric_mistakes(db) -> dict[tuple[str, int], int]:
 
 def queue(db, who="ana", judge=None):
     # Overlap 5: these tests are about order and "done", not about sharing mistakes.
-    q = AnnotationQueue(db, "dialogues", who, judge=judge, overlap=5)
+    q = AnnotationQueue(db, "dialogue", who, judge=judge, overlap=5)
     q.prepare()
     return q
 

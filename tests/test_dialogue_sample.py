@@ -8,7 +8,7 @@ import pytest
 
 from copal_tui.interchange.complibench import conversation_files, parse_conversation
 from copal_tui.interchange.complibench_import import import_conversations, import_judge_outputs
-from copal_tui.metrics.dialogue import dialogue_judging
+from copal_tui.services.report import dialogue_judging
 from store.db import connect
 
 JUDGE = "sample-judge"

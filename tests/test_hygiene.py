@@ -36,7 +36,7 @@ _LOADED = (f"bad = sorted({{m.split('.')[0] for m in sys.modules}} & {set(METRIC
     "copal_tui.cli", "copal_tui.commands.tui_cmds", "copal_tui.tui.app",
     "copal_tui.tui.screens.dashboard", "copal_tui.tui.widgets.dashboard_sections",
     "copal_tui.metrics.rates", "copal_tui.metrics.classify", "copal_tui.metrics.intervals",
-    "copal_tui.metrics.report",
+    "copal_tui.services.report",
 ])
 def test_tui_path_imports_no_metric_library(module):
     code = f"import importlib, sys\nimportlib.import_module({module!r})\n{_LOADED}"
@@ -62,6 +62,6 @@ def test_tui_start_loads_no_metric_library(initialised):
 
 def test_the_report_modules_do_load_them():
     # The check above would pass vacuously if the names were wrong: the report loads all three.
-    code = f"import sys\nimport copal_tui.metrics.sections\n{_LOADED}"
+    code = f"import sys\nimport copal_tui.metrics.copal_sections\n{_LOADED}"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ",".join(sorted(METRIC_LIBRARIES))

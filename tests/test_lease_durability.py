@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from copal_tui.annotation.queue import AnnotationQueue
-from copal_tui.domain.annotation_payloads import CompassLabel
+from copal_tui.domain.annotation.payloads import CompassLabel
+from copal_tui.services.annotation.queue import AnnotationQueue
 from store.db import connect, write
 from tests.compass_tui_support import build_compass_db
 

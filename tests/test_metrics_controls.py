@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from copal_tui.cli import main
-from copal_tui.metrics.report import ReportOptions
+from copal_tui.metrics.options import ReportOptions
 from store.db import connect
 from tests.test_metrics_fixture import build_fixture, report_json
 

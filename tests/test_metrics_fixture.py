@@ -17,7 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from copal_tui.cli import main
-from copal_tui.metrics.report import ReportOptions, build_document
+from copal_tui.metrics.options import ReportOptions
+from copal_tui.services.report import build_document
 from store.db import Database, connect
 
 W = "w1"
@@ -380,7 +381,7 @@ def test_world_filter_restricts_every_section(tmp_path):
 
 
 def test_world_filter_and_unknown_names(tmp_path):
-    from copal_tui.metrics.report import ReportError
+    from copal_tui.metrics.options import ReportError
 
     db = connect(build_fixture(tmp_path))
     doc = report_json(db, ReportOptions(worlds=("w1",), bootstrap=0))

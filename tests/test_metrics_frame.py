@@ -7,20 +7,36 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+from copal_tui.domain.report_rows import Read, ReportReads
 from copal_tui.metrics import arrays
 from copal_tui.metrics.intervals import (
     percentile_interval,
     percentile_intervals,
-    resample_groups,
     resample_tables,
 )
-from store.db import connect
+from store.db import Database, connect
 from store.report import reads as q
 from tests.test_metrics_fixture import build_fixture
+
+
+def values(reads: ReportReads) -> dict[str, Any]:
+    """Every read of `reads` by name, once all are done."""
+    return {name: reads.value(name) for name, attribute in vars(ReportReads).items()
+            if isinstance(attribute, Read)}
+
+
+def read_all(db: Database, worlds: list[str] | None = None) -> ReportReads:
+    """Every read of a report over `worlds`, complete (the threaded reader's workers done)."""
+    bulk = q.BulkReads(db, worlds)
+    try:
+        return ReportReads(values(bulk), q.OnDemandReads(db))
+    finally:
+        bulk.close()
 
 
 @pytest.fixture
@@ -29,22 +45,22 @@ def db(tmp_path: Path):
 
 
 def test_threaded_reads_equal_reads_on_the_callers_connection(db):
-    threaded = q.BulkReads(db, None).results()
+    threaded = read_all(db)
     with db.atomic():  # inside a transaction the reads stay on this connection
-        own = q.BulkReads(db, None).results()
-    assert threaded == own
-    assert threaded["judgments"][0] == [("J1", "contract"), ("J1", "full_policy"),
-                                        ("J2", "contract")]
-    assert threaded["corpus"] == q.corpus_counts(db, None)
+        own = read_all(db)
+    assert values(threaded) == values(own)
+    assert threaded.judgments.settings == [("J1", "contract"), ("J1", "full_policy"),
+                                           ("J2", "contract")]
+    assert threaded.corpus == q.corpus_counts(db, None)
 
 
 def test_reads_inside_a_transaction_see_its_uncommitted_writes(db):
     db.execute("BEGIN")
     db.execute("DELETE FROM judgments WHERE judge = 'J2'")
-    during = q.BulkReads(db, None).results()
+    during = read_all(db)
     db.execute("ROLLBACK")
-    assert during["judgments"][0] == [("J1", "contract"), ("J1", "full_policy")]
-    assert ("J2", "contract") in q.BulkReads(db, None).results()["judgments"][0]
+    assert during.judgments.settings == [("J1", "contract"), ("J1", "full_policy")]
+    assert ("J2", "contract") in read_all(db).judgments.settings
 
 
 def test_a_failing_read_raises_in_the_caller(db, monkeypatch):
@@ -53,7 +69,7 @@ def test_a_failing_read_raises_in_the_caller(db, monkeypatch):
 
     monkeypatch.setattr(q, "label_rows", broken)
     with pytest.raises(RuntimeError, match="boom"):
-        q.BulkReads(db, None).results()
+        read_all(db)
 
 
 def test_judge_settings_match_a_group_by(db):
@@ -83,7 +99,7 @@ def test_tables_of_one_size_share_draws_and_match_separate_resamples():
         tables.append((counts, [rng.random(n_items) < 0.5, rng.random(n_items) < 0.3]))
     together = resample_tables(tables, 400, seed=9)
     for (counts, masks), got in zip(tables, together, strict=True):
-        alone = resample_groups(counts, masks, 400, seed=9)
+        [alone] = resample_tables([(counts, masks)], 400, seed=9)
         assert len(got) == len(alone) == 3
         assert all(np.array_equal(a, b) for a, b in zip(got, alone, strict=True))
 

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from copal_tui.metrics.agreement import human_agreement
 from copal_tui.metrics.classify import METRICS, Confusion, confusion_arrays, confusion_stats
 from copal_tui.metrics.document_base import Metric
-from copal_tui.metrics.document_sections import JudgeValidity, ModelErrorRate
-from copal_tui.metrics.intervals import resample_items, wilson
+from copal_tui.metrics.document_copal import JudgeValidity, ModelErrorRate
+from copal_tui.metrics.intervals import resample_tables, wilson
 from copal_tui.metrics.ranks import competition_ranks, kendall_tau_b, spearman_rho
 from copal_tui.metrics.rates import corrected_error_rates
 from copal_tui.metrics.validity import judge_validity
@@ -225,11 +225,11 @@ def test_wilson_equals_scipy_binomtest(kn):
 @given(st.integers(0, 2**32 - 1), st.integers(1, 40), st.integers(1, 60))
 def test_item_resampling_equals_a_plain_loop_over_the_same_draws(seed, n_items, n_boot):
     counts = np.random.default_rng(seed).integers(0, 5, size=(n_items, 4))
-    rng = np.random.default_rng(seed)  # resample_items draws one (n_boot, n_items) block
+    rng = np.random.default_rng(seed)  # resample_tables draws one (n_boot, n_items) block
     draws = rng.integers(0, n_items, size=(n_boot, n_items))
     expected = np.array([[sum(int(counts[i, c]) for i in row) for c in range(4)]
                          for row in draws.tolist()])
-    assert np.array_equal(resample_items(counts, n_boot, seed), expected)
+    assert np.array_equal(resample_tables([(counts, [])], n_boot, seed)[0][0], expected)
 
 
 @given(st.floats(0.0, 1.0), st.floats(0.55, 1.0), st.floats(0.55, 1.0))

@@ -12,8 +12,8 @@ import pytest
 from copal_tui.metrics.agreement import human_agreement
 from copal_tui.metrics.classify import Confusion, confusion_arrays, confusion_stats, kappa
 from copal_tui.metrics.document_base import Metric
-from copal_tui.metrics.document_sections import JudgeValidity, ModelErrorRate
-from copal_tui.metrics.intervals import Z95, percentile_interval, resample_items, wilson
+from copal_tui.metrics.document_copal import JudgeValidity, ModelErrorRate
+from copal_tui.metrics.intervals import Z95, percentile_interval, resample_tables, wilson
 from copal_tui.metrics.ranks import competition_ranks, kendall_tau_b, spearman_rho
 from copal_tui.metrics.rates import ablation, corrected_error_rates, facet_atlas, one_sided
 from copal_tui.metrics.validity import judge_validity
@@ -66,6 +66,11 @@ def test_wilson_is_nan_without_data():
     assert all(math.isnan(v) for v in wilson(0, 0))
 
 
+def resample_items(counts: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """The item-resampled totals of one table without subgroups."""
+    return resample_tables([(counts, [])], n_boot, seed)[0][0]
+
+
 def test_bootstrap_resamples_whole_items_and_is_seeded():
     # Item 0 has three responses (all tp), item 1 one fn: every resample's totals are a
     # combination of whole items, never a single response of item 0.
@@ -83,7 +88,7 @@ def test_bootstrap_blocks_do_not_change_the_draw(monkeypatch):
     counts = np.random.default_rng(0).integers(0, 3, size=(50, 4))
     whole = resample_items(counts, 300, seed=5)
     monkeypatch.setattr(intervals, "_BLOCK_CELLS", 50 * 7)  # seven resamples per block
-    assert np.array_equal(whole, intervals.resample_items(counts, 300, seed=5))
+    assert np.array_equal(whole, resample_items(counts, 300, seed=5))
 
 
 def test_percentile_interval_skips_undefined_resamples():

@@ -23,12 +23,14 @@ from copal_tui.domain.facets import observed_facet, parse_facet
 from copal_tui.domain.taxonomy import Facet
 from copal_tui.export.facet_tables import facet_tables
 from copal_tui.export.facet_terminal import print_observed_facets
+from copal_tui.metrics import frame
 from copal_tui.metrics.document import ReportDocument
 from copal_tui.metrics.document_suites import ObservedFacets
 from copal_tui.metrics.facets import COLUMNS, facet_kappa, observed_facets_section
 from copal_tui.offline.judge import judge_contract
-from store.db import connect
+from store.db import Database, connect
 from tests.test_metrics_fixture import build_fixture, fixture_records
+from tests.test_metrics_frame import read_all
 
 OK, OVER, UNDER = ["R1"], [], ["R1", "F1"]  # R1 present and F1 absent is the only correct set
 BO, OR, PF, AW, BD, SL = ("boundary_overreach", "over_refusal", "protected_field_leakage",
@@ -78,10 +80,19 @@ def records() -> list[dict]:
     return keep
 
 
+def observed(db: Database, setting: tuple[str, str] | None) -> ObservedFacets:
+    """The section over the whole store for `setting`, from the report's reads and the frame
+    its COPAL sections build."""
+    reads = read_all(db)
+    f = frame.load(reads, None)
+    frame.add_judgments(f, reads)
+    return observed_facets_section(reads, f, setting)
+
+
 @pytest.fixture
 def typed_section(tmp_path: Path) -> ObservedFacets:
     db = connect(build_fixture(tmp_path, records()))
-    return observed_facets_section(db, None, ("J1", "contract"))
+    return observed(db, ("J1", "contract"))
 
 
 @pytest.fixture
@@ -149,11 +160,11 @@ def test_kappa_is_undefined_with_a_reason_when_a_side_gives_one_facet():
 def test_section_names_the_offline_caveat_only_for_an_offline_judge(tmp_path):
     recs = [{**r, "judge": "offline/judge"} if r["type"] == "judgment" else r for r in records()]
     db = connect(build_fixture(tmp_path, recs))
-    offline = observed_facets_section(db, None, ("offline/judge", "contract")).to_dict()
+    offline = observed(db, ("offline/judge", "contract")).to_dict()
     assert offline["heuristic"] == ["offline/judge"]
     assert "HEURISTIC" in offline["caveat"] and "offline/judge" in offline["caveat"]
     assert offline["judge_table"]["n_errors"] == 9
-    assert "caveat" not in observed_facets_section(db, None, None).to_dict()
+    assert "caveat" not in observed(db, None).to_dict()
 
 
 def test_a_facet_is_dropped_for_a_correct_response():
@@ -265,7 +276,7 @@ def test_without_judgments_or_labels_every_undefined_value_has_a_reason(initiali
     from copal_tui.export.jsondoc import jsonable
     from tests.test_report_cli import _nulls_have_reasons
 
-    doc = jsonable(observed_facets_section(connect(initialised), None, None).to_dict())
+    doc = jsonable(observed(connect(initialised), None).to_dict())
     _nulls_have_reasons(doc)
     assert doc["judge"] is None and doc["reason"]
     assert doc["judge_table"]["rows"] == [] and doc["human_table"]["n_errors"] == 0

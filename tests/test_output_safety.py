@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from copal_tui.export import writer
 from copal_tui.interchange import exporter
+from copal_tui.services import export as export_service
 from copal_tui.services import store_admin
 
 EXPORT_JSONL = ("export", "--format", "jsonl", "--out")
@@ -273,7 +273,7 @@ def test_failed_folder_export_leaves_none_of_its_files(cli, populated, tmp_path,
     out = tmp_path / "out"
     with monkeypatch.context() as patch:
         # Fails after report.json is complete (in its temporary), before the manifest.
-        patch.setattr(writer, "build_manifest", lambda *a, **k: 1 / 0)
+        patch.setattr(export_service, "build_manifest", lambda *a, **k: 1 / 0)
         result = cli("export", "--format", "json", "--out", str(out))
         assert result.exit_code == 1 and "ZeroDivisionError" in result.stderr
         assert _listing(out) == set()

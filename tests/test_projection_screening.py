@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from copal_tui.cli import main
-from copal_tui.metrics.report import ReportOptions
+from copal_tui.metrics.options import ReportOptions
 from copal_tui.offline.projection_check import projection_screening
 from store.db import connect
 from store.pipeline import todo

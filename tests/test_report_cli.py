@@ -168,7 +168,8 @@ def test_same_database_same_bytes_except_created_at(cli, fixture_db, tmp_path):
 
 
 def test_csv_files_round_trip_headers_and_types(cli, fixture_db, tmp_path):
-    from copal_tui.metrics.report import ReportOptions, build_document
+    from copal_tui.metrics.options import ReportOptions
+    from copal_tui.services.report import build_document
     from store.db import connect
 
     out = tmp_path / "csv"
@@ -270,8 +271,8 @@ def test_missing_matplotlib_is_a_clear_error(cli, fixture_db, tmp_path, monkeypa
 def test_report_modules_import_no_ui_llm_or_heavy_libraries():
     code = (
         "import sys\n"
-        "import copal_tui.commands.report_cmds, copal_tui.metrics.report\n"
-        "import copal_tui.export.writer, copal_tui.export.terminal, copal_tui.export.plots\n"
+        "import copal_tui.commands.report_cmds, copal_tui.services.report\n"
+        "import copal_tui.services.export, copal_tui.export.terminal, copal_tui.export.plots\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in\n"
         "             ('textual', 'litellm', 'sklearn', 'scipy', 'matplotlib'))\n"
         "print(','.join(bad))\n"

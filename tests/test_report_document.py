@@ -30,8 +30,9 @@ from pydantic import BaseModel
 from copal_tui.cli import main
 from copal_tui.export.jsondoc import dumps
 from copal_tui.metrics.document import Metric, ReportDocument
-from copal_tui.metrics.report import ReportOptions, build_document
+from copal_tui.metrics.options import ReportOptions
 from copal_tui.resources import sample_worlds_dir
+from copal_tui.services.report import build_document
 from store.db import connect
 from tests.test_compass_metrics import build_compass
 

@@ -13,12 +13,14 @@ import pytest
 from click.testing import CliRunner
 
 from copal_tui.cli import main
-from copal_tui.metrics import sections
-from copal_tui.metrics.report import ReportOptions
+from copal_tui.domain.report_rows import ReportReads
+from copal_tui.metrics import copal_sections
+from copal_tui.metrics.options import ReportOptions
 from store.db import connect
 from store.report import coded
 from store.report import reads as q
 from tests.test_metrics_fixture import build_fixture, fixture_records
+from tests.test_metrics_frame import read_all, values
 
 
 @pytest.fixture
@@ -75,26 +77,28 @@ def test_a_variant_is_a_target_of_its_own(tmp_path):
 
 
 def test_rows_no_other_read_saw_are_left_out(db):
-    reads = q.BulkReads(db, None).results()
+    reads = read_all(db)
     opts = ReportOptions(bootstrap=50)
-    expected = sections.build(reads, None, ["w1"], opts)
-    settings, packed = reads["judgments"]
-    cols = reads["responses"]
+    expected = copal_sections.build(reads, None, ["w1"], opts)[0]
+    judgments = reads.judgments
+    cols = reads.responses
     ghost = 10**6  # a response written after the responses were read
-    seen_later = dict(
-        reads,
+    seen_later = ReportReads({
+        **values(reads),
         # A response of an item the items read did not see, one of a model the models'
         # list did not have (-1), and a judgment and labels of a response the responses
         # read did not see.
-        responses=dataclasses.replace(
+        "responses": dataclasses.replace(
             cols, items=f"{cols.items}\x1enew-item\x1eI1", counts=f"{cols.counts},1,1",
             rowids=f"{cols.rowids},{ghost + 1},{ghost + 2}",
             model_codes=f"{cols.model_codes},0,-1"),
-        judgments=(settings, f"{packed},{(ghost * len(settings)) * 8 + 1}"),
-        labels=[*reads["labels"], (ghost, "ana", 1), (ghost, "ben", 1)],
-        adjudications=[*reads["adjudications"], (ghost, "lead", 0)],
-    )
-    assert sections.build(seen_later, None, ["w1"], opts) == expected
+        "judgments": dataclasses.replace(
+            judgments,
+            codes=f"{judgments.codes},{(ghost * len(judgments.settings)) * 8 + 1}"),
+        "labels": [*reads.labels, (ghost, "ana", 1), (ghost, "ben", 1)],
+        "adjudications": [*reads.adjudications, (ghost, "lead", 0)],
+    }, q.OnDemandReads(db))
+    assert copal_sections.build(seen_later, None, ["w1"], opts)[0] == expected
 
 
 def test_judgments_of_a_judge_with_two_modes_keep_their_setting(db):

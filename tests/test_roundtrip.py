@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from copal_tui import labeling
+from copal_tui.services.annotation.queue import AnnotationQueue
+from copal_tui.services.annotation.suites import copal_label
 from store.db import connect
 
 
@@ -14,9 +15,10 @@ def test_export_import_export_is_byte_identical(cli, initialised, samples, tmp_p
     # Add state that only the store produces: an undo (must not resurrect) and a new label.
     db = connect(initialised)
     rid = db.execute("SELECT id FROM responses ORDER BY id LIMIT 1").fetchone()[0]
-    labeling.submit(db, rid, "zoe", [])
-    labeling.submit(db, rid, "yan", [])
-    labeling.undo_last(db, "yan")
+    zoe, yan = (AnnotationQueue(db, "copal", who) for who in ("zoe", "yan"))
+    zoe.submit(rid, copal_label(db, rid, []))
+    yan.submit(rid, copal_label(db, rid, []))
+    yan.undo()
     db.conn.close()
 
     first = tmp_path / "one.jsonl"

@@ -11,7 +11,8 @@ from rich.console import Group
 from rich.text import Text
 from textual.widgets import DataTable
 
-from copal_tui import labeling
+from copal_tui.services.annotation.queue import AnnotationQueue
+from copal_tui.services.annotation.suites import copal_label
 from copal_tui.tui.app import make_app
 from copal_tui.tui.screens.item import ItemScreen
 from copal_tui.tui.widgets.item_overview import ItemOverview
@@ -153,7 +154,9 @@ async def test_a_label_written_meanwhile_shows_on_return(browse_db: Path) -> Non
         pilot.app.action_open("help")
         await pilot.pause()
         db = connect(browse_db)
-        labeling.submit(db, f"{I01}:c", "cara", ["R1"])  # every label write goes through it
+        # Written as the label screen writes it, by another connection.
+        AnnotationQueue(db, "copal", "cara").submit(f"{I01}:c",
+                                                    copal_label(db, f"{I01}:c", ["R1"]))
         db.conn.close()
         await pilot.press("q")
         await pilot.pause()
@@ -193,7 +196,7 @@ async def test_an_annotator_reaching_an_item_sees_no_verdicts_before_labelling(
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         db = connect(browse_db)
-        labeling.submit(db, f"{I01}:c", "cara", [])
+        AnnotationQueue(db, "copal", "cara").submit(f"{I01}:c", copal_label(db, f"{I01}:c", []))
         db.conn.close()
         screen = await open_item(pilot, tab="responses")
         rows = {r[1]: r for r in response_rows(screen)}

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
-from copal_tui.annotation.queue import AnnotationQueue
-from copal_tui.domain.annotation_payloads import CompassLabel
+from copal_tui.domain.annotation.payloads import CompassLabel
+from copal_tui.services.annotation.queue import AnnotationQueue
 from copal_tui.tui.app import make_app
 from copal_tui.tui.screens.compass_query import CompassQueryScreen
 from copal_tui.tui.screens.help import binding_rows

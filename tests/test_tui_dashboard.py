@@ -18,8 +18,9 @@ import pytest
 
 from copal_tui.interchange.importer import import_paths
 from copal_tui.metrics.document import ReportDocument
-from copal_tui.metrics.report import ReportOptions, build_document
+from copal_tui.metrics.options import ReportOptions
 from copal_tui.resources import sample_worlds_dir
+from copal_tui.services.report import build_document
 from copal_tui.tui.app import make_app
 from copal_tui.tui.screens.dashboard import DashboardScreen
 from copal_tui.tui.widgets import dashboard_sections as sections

@@ -1,7 +1,7 @@
 """The judge-mistake review queue through the Pilot, asserting the events written to the
 annotation log: it offers only wrong predictions, 1-6 + enter label with the error
 type, e adds a note, u appends an undo, s skips, n/p move, it resumes after a restart, --judge
-narrows it, hostile text stays literal, help lists the keys; and the `--suite dialogues
+narrows it, hostile text stays literal, help lists the keys; and the `--suite dialogue
 --judge` options of `copal label`."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def db(tmp_path):
 
 
 def app_for(db, reviewer="ana", judge=None) -> CopalApp:
-    return make_app(db, mode="label", suite="dialogues", annotator=reviewer, judge=judge,
+    return make_app(db, mode="label", suite="dialogue", annotator=reviewer, judge=judge,
                     settings=Settings())
 
 
@@ -208,12 +208,12 @@ def test_label_command_starts_the_dialogue_queue(db, monkeypatch):
     started = {}
     monkeypatch.setattr(CopalApp, "run", lambda self: started.update(
         mode=self.mode, suite=self.suite, judge=self.review_judge))
-    ok = CliRunner().invoke(main, ["--db", str(db), "label", "--suite", "dialogues",
+    ok = CliRunner().invoke(main, ["--db", str(db), "label", "--suite", "dialogue",
                                    "--judge", "judge-b"], catch_exceptions=False)
     assert ok.exit_code == 0, ok.output
-    assert started == {"mode": "label", "suite": "dialogues", "judge": "judge-b"}
-    unknown = CliRunner().invoke(main, ["--db", str(db), "label", "--suite", "dialogues",
+    assert started == {"mode": "label", "suite": "dialogue", "judge": "judge-b"}
+    unknown = CliRunner().invoke(main, ["--db", str(db), "label", "--suite", "dialogue",
                                         "--judge", "judge-z"])
     assert unknown.exit_code != 0 and "judge-a, judge-b" in unknown.output
     wrong_suite = CliRunner().invoke(main, ["--db", str(db), "label", "--judge", "judge-a"])
-    assert wrong_suite.exit_code != 0 and "--suite dialogues" in wrong_suite.output
+    assert wrong_suite.exit_code != 0 and "--suite dialogue" in wrong_suite.output

@@ -27,13 +27,13 @@ def db(tmp_path: Path) -> Path:
 
 
 def app_for(db: Path, reviewer: str = "ana") -> CopalApp:
-    return make_app(db, mode="label", suite="dialogues", annotator=reviewer,
+    return make_app(db, mode="label", suite="dialogue", annotator=reviewer,
                     settings=Settings())
 
 
 def live_leases(db: Path, reviewer: str = "ana") -> list[str]:
     return [r["subject"] for r in rows(
-        db, "SELECT subject FROM annotation_leases WHERE suite = 'dialogues' AND "
+        db, "SELECT subject FROM annotation_leases WHERE suite = 'dialogue' AND "
         "annotator = ? AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
         "ORDER BY subject", (reviewer,))]
 

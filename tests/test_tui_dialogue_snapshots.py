@@ -12,7 +12,7 @@ from tests.tui_label_support import settle
 
 
 def test_dialogue_review_queue_100x30(snap_compare, tmp_path):
-    app = make_app(build_dialogue_db(tmp_path), mode="label", suite="dialogues",
+    app = make_app(build_dialogue_db(tmp_path), mode="label", suite="dialogue",
                    annotator="cleo", settings=Settings())
 
     async def before(pilot) -> None:

@@ -167,7 +167,7 @@ async def test_a_dialogue_without_judges_and_an_unknown_one(db, tmp_path):
 
 
 async def test_the_list_is_not_offered_while_labelling(db):
-    app = make_app(db, mode="label", suite="dialogues", annotator="ana", settings=Settings())
+    app = make_app(db, mode="label", suite="dialogue", annotator="ana", settings=Settings())
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.app.workers.wait_for_complete()
         await pilot.press("ctrl+l")

@@ -105,12 +105,12 @@ def _queue_app(kind: str, tmp_path: Any) -> Any:
     if kind == "adjudicate":
         return make_app(build_db(tmp_path), mode="adjudicate", annotator="lead")
     db = {"copal": build_db, "compass": build_compass_db,
-          "dialogues": build_dialogue_db}[kind](tmp_path)
+          "dialogue": build_dialogue_db}[kind](tmp_path)
     return make_app(db, mode="label", suite=kind, annotator="cleo",
                     settings=Settings(overlap=3))
 
 
-@pytest.mark.parametrize("kind", ["copal", "compass", "dialogues", "adjudicate"])
+@pytest.mark.parametrize("kind", ["copal", "compass", "dialogue", "adjudicate"])
 async def test_every_queue_footer_shows_every_common_key_at_80_columns(kind, tmp_path):
     app = _queue_app(kind, tmp_path)
     async with app.run_test(size=SIZE) as pilot:

@@ -35,7 +35,7 @@ from tests.tui_label_support import build_db, rows, settle
 SIZE = (160, 60)
 QUEUES: dict[str, type[Screen[Any]]] = {"copal": LabelQueueScreen,
                                         "compass": CompassLabelScreen,
-                                        "dialogues": DialogueReviewScreen}
+                                        "dialogue": DialogueReviewScreen}
 HARMLESS = (HelpScreen, NoteScreen, FlagScreen, FacetScreen, CommandPalette,
             DialogueDocumentScreen)
 
@@ -43,7 +43,7 @@ HARMLESS = (HelpScreen, NoteScreen, FlagScreen, FacetScreen, CommandPalette,
 def build(suite: str, tmp_path: Any) -> Any:
     if suite == "compass":
         return compass_tui_support.build_compass_db(tmp_path)
-    if suite == "dialogues":
+    if suite == "dialogue":
         return dialogue_tui_support.build_dialogue_db(tmp_path)
     return build_db(tmp_path)
 
@@ -226,7 +226,7 @@ async def test_a_note_is_shown_again_on_return(tmp_path):
 
 async def test_a_dialogue_review_note_is_shown_again_on_return(tmp_path):
     db = dialogue_tui_support.build_dialogue_db(tmp_path)
-    async with label_app(db, "dialogues").run_test(size=SIZE) as pilot:
+    async with label_app(db, "dialogue").run_test(size=SIZE) as pilot:
         await settle(pilot)
         first = pilot.app.screen.key
         await pilot.press("e")

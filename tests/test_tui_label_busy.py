@@ -188,7 +188,7 @@ async def test_compass_labels_wait_and_land_in_order(tmp_path):
 
 async def test_dialogue_reviews_wait_and_land_in_order(tmp_path):
     db = dialogue_tui_support.build_dialogue_db(tmp_path)
-    app = make_app(db, mode="label", suite="dialogues", annotator="ana", settings=Settings())
+    app = make_app(db, mode="label", suite="dialogue", annotator="ana", settings=Settings())
     keys = [k for k, _ in dialogue_tui_support.MISTAKES]
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)

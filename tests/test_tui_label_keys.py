@@ -130,7 +130,7 @@ async def test_the_facet_key_refuses_a_correct_response(tmp_path):
 
 async def test_the_dialogue_review_shows_the_prediction_on_its_first_screen(tmp_path):
     db = build_dialogue_db(tmp_path)
-    app = make_app(db, mode="label", suite="dialogues", annotator="ana", settings=Settings())
+    app = make_app(db, mode="label", suite="dialogue", annotator="ana", settings=Settings())
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         shown = "\n".join(screen_lines(pilot.app))

@@ -97,8 +97,8 @@ async def test_an_expired_lease_frees_its_slot(tmp_path):
 
 def _annotate(db_path: str, who: str, overlap: int) -> list[str]:
     """One annotator process: take, label, repeat until the queue is empty."""
-    from copal_tui.annotation.queue import AnnotationQueue
-    from copal_tui.annotation.suites import copal_label
+    from copal_tui.services.annotation.queue import AnnotationQueue
+    from copal_tui.services.annotation.suites import copal_label
     from store.db import connect
 
     conn = connect(db_path)

@@ -1,6 +1,6 @@
-"""The COPAL queue (copal_tui.annotation.queue) without the UI: stratified stable order of the
-default campaign, overlap, leases, undo, adjudication events and the migration that added the
-queue tables (carried into the annotation log by m010)."""
+"""The COPAL queue (copal_tui.services.annotation.queue) without the UI: stratified stable
+order of the default campaign, overlap, leases, undo, adjudication events and the migration
+that added the queue tables (carried into the annotation log by m010)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from collections import Counter
 
 from sqlite_utils import Database
 
-from copal_tui.annotation import adjudication
-from copal_tui.annotation.queue import AnnotationQueue
-from copal_tui.annotation.suites import copal_label
-from copal_tui.domain.annotation_payloads import CopalLabel
+from copal_tui.domain.annotation.payloads import CopalLabel
+from copal_tui.services.annotation import adjudication
+from copal_tui.services.annotation.queue import AnnotationQueue
+from copal_tui.services.annotation.suites import copal_label
 from store.annotation import annotations as log
 from store.annotation import queue
 from store.db import StoreError, connect

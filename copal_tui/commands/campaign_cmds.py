@@ -1,5 +1,6 @@
 """`copal campaign create|list|show`: labelling campaigns, frozen samples of subjects that
-annotators label in full with `copal label --campaign NAME` (copal_tui.annotation.campaigns).
+annotators label in full with `copal label --campaign NAME`
+(copal_tui.services.annotation.campaigns).
 
 `create NAME` draws by filter (--suite, --world, --model, --pattern, --judge) or balanced over
 the suite's strata (--balanced --size 200, like the paper's 200-pair human audit); `list`
@@ -14,10 +15,8 @@ from dataclasses import asdict
 
 import click
 
-from copal_tui.commands.context import open_db
+from copal_tui.commands.context import SuiteChoice, open_db
 from copal_tui.commands.output import echo, print_table, write_json
-
-SUITES = ("copal", "compass", "dialogues")
 
 
 @click.group()
@@ -27,7 +26,7 @@ def campaign() -> None:
 
 @campaign.command()
 @click.argument("name")
-@click.option("--suite", type=click.Choice(SUITES), default="copal", show_default=True,
+@click.option("--suite", type=SuiteChoice(), default="copal", show_default=True,
               help="What the campaign labels: COPAL responses, COMPASS responses or judge "
                    "mistakes on dialogue turns.")
 @click.option("--world", "worlds", multiple=True, metavar="ID",
@@ -38,7 +37,7 @@ def campaign() -> None:
               help="Only this composition pattern (copal) or query type (compass; "
                    "repeatable).")
 @click.option("--judge", "judges", multiple=True, metavar="JUDGE",
-              help="Only this judge's mistakes (repeatable; dialogues).")
+              help="Only this judge's mistakes (repeatable; dialogue).")
 @click.option("--balanced", is_flag=True,
               help="Round robin over the suite's strata (pattern x model, query type x "
                    "model, judge x kind of mistake) instead of the queue order.")
@@ -50,15 +49,15 @@ def create(ctx: click.Context, name: str, suite: str, worlds: tuple[str, ...],
            models: tuple[str, ...], patterns: tuple[str, ...], judges: tuple[str, ...],
            balanced: bool, size: int | None, as_json: bool) -> None:
     """Draw and freeze a campaign NAME."""
-    from copal_tui.annotation import campaigns
-    from copal_tui.annotation.suites import Filters
+    from copal_tui.services.annotation import campaigns
+    from copal_tui.services.annotation.suites import Filters
     from store.db import StoreError
 
-    if suite == "dialogues" and (worlds or models or patterns):
+    if suite == "dialogue" and (worlds or models or patterns):
         raise click.UsageError("--world, --model and --pattern apply to copal and compass; "
                                "judge mistakes are chosen with --judge")
-    if suite != "dialogues" and judges:
-        raise click.UsageError("--judge only applies to --suite dialogues")
+    if suite != "dialogue" and judges:
+        raise click.UsageError("--judge only applies to --suite dialogue")
     db = open_db(ctx, write=True)
     try:
         made = campaigns.create(db, name, suite, Filters(worlds, models, patterns, judges),
@@ -80,7 +79,7 @@ def create(ctx: click.Context, name: str, suite: str, worlds: tuple[str, ...],
 @click.pass_context
 def list_(ctx: click.Context, as_json: bool) -> None:
     """The campaigns, oldest first."""
-    from copal_tui.annotation import campaigns
+    from copal_tui.services.annotation import campaigns
 
     db = open_db(ctx)
     try:
@@ -104,7 +103,7 @@ def list_(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def show(ctx: click.Context, name: str, as_json: bool) -> None:
     """How campaign NAME was drawn, its strata and each annotator's progress."""
-    from copal_tui.annotation import campaigns
+    from copal_tui.services.annotation import campaigns
     from store.db import StoreError
 
     db = open_db(ctx)

@@ -50,7 +50,7 @@ def cases_command(ctx: click.Context, judge: str | None, mode: str, cells: tuple
                   facet: str | None, worlds: tuple[str, ...], composed: bool,
                   fmt: str) -> None:
     """The responses behind a report figure (a confusion cell, a model, a pattern)."""
-    from copal_tui.metrics.report import ReportError
+    from copal_tui.metrics.options import ReportError
     from copal_tui.services import cases
 
     db = open_db(ctx)

@@ -1,4 +1,5 @@
-"""Shared helpers for subcommands: opening the database the way each command needs."""
+"""Shared helpers for subcommands: opening the database the way each command needs, and the
+`--suite` choice."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from copal_tui.domain.suites import SUITES
 from store.db import Database, connect
 from store.schema_state import require_current
 
@@ -35,3 +37,19 @@ def open_db(ctx: click.Context, *, current: bool = True, write: bool | None = No
     if current:
         require_current(db)
     return db
+
+
+class SuiteChoice(click.Choice):
+    """`--suite NAME`: one of the registered suites (copal_tui.domain.suites), read when the
+    option is parsed, so a suite registered after this module loaded is a choice too."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(SUITES)
+
+    @choices.setter
+    def choices(self, _value: object) -> None:
+        pass  # the registry is the list

@@ -133,7 +133,7 @@ def _summary(path: Path, seconds: float) -> None:
         pas.add_row(pas_row.model, pas_row.variant, pas_row.kind, str(pas_row.n),
                     str(pas_row.aligned), f"{pas_row.aligned / pas_row.n:.1%}")
     console.print(pas)
-    from copal_tui.metrics.dialogue import dialogue_judging
+    from copal_tui.services.report import dialogue_judging
 
     dj = Table(title="dialogue judging on the CompliBench sample (every tagged turn scored, "
                      "as CompliBench's code does)")

@@ -50,7 +50,8 @@ def _report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 def _build(ctx: click.Context, worlds: tuple[str, ...], judge: str | None, judge_mode: str,
            reference_judge: str | None, bootstrap: int, seed: int
            ) -> tuple[Any, ReportDocument]:
-    from copal_tui.metrics.report import ReportError, ReportOptions, build_document
+    from copal_tui.metrics.options import ReportError, ReportOptions
+    from copal_tui.services.report import build_document
 
     db = open_db(ctx)
     opts = ReportOptions(worlds=tuple(worlds), judge=judge, mode=judge_mode,
@@ -103,7 +104,7 @@ def report(ctx: click.Context, as_json: bool, fmt: str | None, plots_dir: Path |
 
     tables = report_tables(doc)
     from copal_tui.export import formats
-    from copal_tui.export.writer import HEADING
+    from copal_tui.export.report_files import HEADING
 
     text = {"md": lambda: formats.report_markdown(tables, HEADING, scope_lines(doc)),
             "csv": lambda: formats.tables_csv_stream(tables),
@@ -127,7 +128,8 @@ def report(ctx: click.Context, as_json: bool, fmt: str | None, plots_dir: Path |
 def export(ctx: click.Context, fmt: str, out: Path, with_plots: bool, force: bool,
            **kw: Any) -> None:
     """Export the store (jsonl) or the report (csv, json, md, latex) with a manifest."""
-    from copal_tui.export.safe_paths import OutputGuard, refusals_exit_2
+    from copal_tui.commands.refusals import refusals_exit_2
+    from copal_tui.export.safe_paths import OutputGuard
 
     guard = OutputGuard.for_database(db_path(ctx), force=force)
     folder = out.is_dir() or str(out).endswith(("/", "\\"))
@@ -141,7 +143,7 @@ def export(ctx: click.Context, fmt: str, out: Path, with_plots: bool, force: boo
     elif str(out) == "-":
         raise click.UsageError(f"--format {fmt} writes a folder; {out} is not one")
     from copal_tui.export.plots import PlotsUnavailable
-    from copal_tui.export.writer import export_folder
+    from copal_tui.services.export import export_folder
 
     with refusals_exit_2():
         guard.check_folder(out)  # before the report is built: a refusal costs nothing
@@ -157,7 +159,7 @@ def export(ctx: click.Context, fmt: str, out: Path, with_plots: bool, force: boo
 
 
 def _export_jsonl_file(ctx: click.Context, out: Path, guard: OutputGuard) -> None:
-    from copal_tui.export.safe_paths import refusals_exit_2
+    from copal_tui.commands.refusals import refusals_exit_2
     from copal_tui.interchange.exporter import export_jsonl, write_jsonl
 
     db = open_db(ctx)

@@ -162,7 +162,8 @@ def backup(ctx: click.Context, out: Path, force: bool) -> None:
     The copy is made in a temporary file beside OUT and renamed onto it once complete, so an
     interrupted backup leaves nothing under OUT.
     """
-    from copal_tui.export.safe_paths import OutputGuard, Staging, refusals_exit_2
+    from copal_tui.commands.refusals import refusals_exit_2
+    from copal_tui.export.safe_paths import OutputGuard, Staging
 
     db = open_db(ctx, current=False)
     guard = OutputGuard.for_database(db_path(ctx), force=force).with_connection(db)

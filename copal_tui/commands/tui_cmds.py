@@ -1,4 +1,4 @@
-"""Interactive commands: `copal tui` (researcher), `copal label [--suite compass|dialogues
+"""Interactive commands: `copal tui` (researcher), `copal label [--suite compass|dialogue
 [--judge J]] [--campaign NAME] [--refresh]` (annotator, reviewer of judge mistakes),
 `copal adjudicate` (adjudicator) and `copal serve` (the same app in a browser, behind one secret
 URL per user; the server itself is copal_tui.serve).
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from copal_tui.commands.context import db_path, open_db
+from copal_tui.commands.context import SuiteChoice, db_path, open_db
 
 if TYPE_CHECKING:
     from store.db import Database
@@ -89,10 +89,6 @@ def _campaign_suite(db: Database, name: str) -> str:
     return suite
 
 
-# The label queues (copal_tui.tui.app.LABEL_SUITES; repeated here so `--help` imports no
-# textual): composed COPAL items, COMPASS single-policy responses, or judge mistakes on
-# dialogue turns.
-SUITES = ("copal", "compass", "dialogues")
 
 
 @click.command()
@@ -104,12 +100,12 @@ def tui(ctx: click.Context) -> None:
 
 @click.command()
 @click.option("--annotator", default=None, help="Your name (default: the OS user name).")
-@click.option("--suite", type=click.Choice(SUITES), default="copal", show_default=True,
+@click.option("--suite", type=SuiteChoice(), default="copal", show_default=True,
               help="What to label: COPAL contract items, COMPASS responses (refused or "
-                   "answered, compliant or violating), or dialogues (the error type of each "
+                   "answered, compliant or violating), or dialogue (the error type of each "
                    "judge mistake on a dialogue turn).")
 @click.option("--judge", default=None,
-              help="With --suite dialogues: review this judge's mistakes only.")
+              help="With --suite dialogue: review this judge's mistakes only.")
 @click.option("--campaign", default=None,
               help="Label exactly this campaign's frozen sample (`copal campaign create`); "
                    "the suite follows from the campaign.")
@@ -120,8 +116,8 @@ def tui(ctx: click.Context) -> None:
 def label(ctx: click.Context, annotator: str | None, suite: str, judge: str | None,
           campaign: str | None, refresh: bool) -> None:
     """The label queue (blind for COPAL and COMPASS)."""
-    if judge is not None and suite != "dialogues":
-        raise click.UsageError("--judge only applies to --suite dialogues")
+    if judge is not None and suite != "dialogue":
+        raise click.UsageError("--judge only applies to --suite dialogue")
     if campaign is not None and (judge is not None or suite != "copal" or refresh):
         raise click.UsageError("--campaign names the whole queue: it takes no --suite, "
                                "--judge or --refresh")
@@ -147,7 +143,7 @@ def adjudicate(ctx: click.Context, annotator: str | None) -> None:
                    "port, a wildcard --host); printed URLs and the Origin check use it.")
 @click.option("--mode", type=click.Choice(["browse", "label", "adjudicate"]), default="browse",
               show_default=True)
-@click.option("--suite", type=click.Choice(SUITES), default="copal", show_default=True,
+@click.option("--suite", type=SuiteChoice(), default="copal", show_default=True,
               help="With --mode label: which label queue.")
 @click.option("--annotator", "annotators", multiple=True,
               help="A user to print a URL for (repeatable): an annotator with --mode label "

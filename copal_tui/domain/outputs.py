@@ -1,4 +1,6 @@
-"""Structured outputs the pipeline asks of a model, one pydantic model per task.
+"""Structured outputs the pipeline asks of a model, one pydantic model per task: the COPAL and
+COMPASS tasks' models here, the dialogue tasks' in `copal_tui.domain.dialogue_outputs`, and every
+task's model in one registry (`TASK_OUTPUTS`).
 
 Real models and the offline engine both answer with JSON matching these models; the pipeline
 validates with them (one repair round, then the item is recorded as failed with the raw text).
@@ -9,8 +11,6 @@ from __future__ import annotations
 from typing import Literal, Self
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationInfo,
     field_validator,
@@ -18,23 +18,26 @@ from pydantic import (
 )
 
 from copal_tui.domain.compass import REWRITE_CLAIMS, FailureMode
-from copal_tui.domain.dialogue import JudgedTurn, read_judge_answer
+from copal_tui.domain.dialogue_outputs import (
+    DialogueBinaryJudgeOut,
+    DialogueComplianceJudgeOut,
+    DialogueContentJudgeOut,
+    DialogueJudgeOut,
+    DialogueRegenerateOut,
+    DialogueVariantOut,
+)
 from copal_tui.domain.facets import parse_facet
+from copal_tui.domain.output_base import ModelOutput
 from copal_tui.domain.quotes import check_quotes
 from copal_tui.domain.taxonomy import ContractKind, Effect, Facet, Pattern
 
 
-class _Out(BaseModel):
-    # Models add stray keys; ignore them rather than failing a good answer.
-    model_config = ConfigDict(extra="ignore")
-
-
-class ClauseSource(_Out):
+class ClauseSource(ModelOutput):
     policy_id: str = Field(min_length=1)
     source_span: str = Field(min_length=1, description="verbatim substring of that policy")
 
 
-class GroundedClause(_Out):
+class GroundedClause(ModelOutput):
     policy_id: str = Field(min_length=1, description="the policy the clause belongs to")
     trigger: str = Field(min_length=1, description="when the rule applies")
     scope: str = Field(min_length=1, description="what part of the answer it governs")
@@ -46,26 +49,26 @@ class GroundedClause(_Out):
     also_from: list[ClauseSource] = Field(default_factory=list)
 
 
-class GroundingOut(_Out):
+class GroundingOut(ModelOutput):
     """The grounded clauses of one policy inventory (checked by `domain.grounding`)."""
 
     clauses: list[GroundedClause] = Field(min_length=1)
 
 
-class CompositionOut(_Out):
+class CompositionOut(ModelOutput):
     accept: bool
     pattern: Pattern | None = None
     reason: str
 
 
-class ContractItemOut(_Out):
+class ContractItemOut(ModelOutput):
     id: str = Field(pattern=r"^[RF][0-9]+$")
     text: str = Field(min_length=1)
     kind: ContractKind = ContractKind.CONTENT
     clause_id: str | None = None
 
 
-class QueryVariant(_Out):
+class QueryVariant(ModelOutput):
     query: str = Field(min_length=1)
     trap: str = ""
     required: list[ContractItemOut]
@@ -74,11 +77,11 @@ class QueryVariant(_Out):
     route: str | None = None
 
 
-class GenerationOut(_Out):
+class GenerationOut(ModelOutput):
     variants: list[QueryVariant] = Field(min_length=1)
 
 
-class ScreeningOut(_Out):
+class ScreeningOut(ModelOutput):
     activates_clauses: bool
     fits_facet: bool
     natural: bool
@@ -89,13 +92,13 @@ class ScreeningOut(_Out):
     reason: str = ""
 
 
-class ProjectionOut(_Out):
+class ProjectionOut(ModelOutput):
     query: str = Field(min_length=1)
     required: list[ContractItemOut]
     forbidden: list[ContractItemOut]
 
 
-class ProjectionScreeningOut(_Out):
+class ProjectionScreeningOut(ModelOutput):
     """The check of one single-policy projection before it is answered; the pipeline decides
     acceptance from these fields (no clause in `still_active`, `keeps_target`, `natural`)."""
 
@@ -107,7 +110,7 @@ class ProjectionScreeningOut(_Out):
     reason: str = ""
 
 
-class PlannedItem(_Out):
+class PlannedItem(ModelOutput):
     query: str = Field(min_length=1)
     clause_ids: list[str] = Field(default_factory=list)
     policy_ids: list[str] = Field(default_factory=list)
@@ -115,17 +118,17 @@ class PlannedItem(_Out):
     forbidden: list[ContractItemOut]
 
 
-class PlannerOut(_Out):
+class PlannerOut(ModelOutput):
     items: list[PlannedItem] = Field(min_length=1)
 
 
-class MappingOut(_Out):
+class MappingOut(ModelOutput):
     pattern: Pattern | None
     facet: Facet | None
     reason: str = ""
 
 
-class Mark(_Out):
+class Mark(ModelOutput):
     id: str
     present: bool
     evidence: str | None = None
@@ -136,7 +139,7 @@ class Mark(_Out):
     clarification: bool = False
 
 
-class _ObservedFacet(_Out):
+class _ObservedFacet(ModelOutput):
     """A judge's observed facet: for an error only (the pipeline drops one given for a correct
     response, `copal_tui.domain.facets.observed_facet`). A spelling variant of a facet name is
     read as the facet; an unknown name is invalid, which sends the answer to the repair round
@@ -203,23 +206,23 @@ class FullPolicyJudgeOut(_ObservedFacet):
 # ---------------------------------------------------------------- COMPASS suites
 
 
-class CompassQuery(_Out):
+class CompassQuery(ModelOutput):
     slot: int = Field(ge=1, description="the slot number from the input this query fills")
     query: str = Field(min_length=1)
 
 
-class CompassQueriesOut(_Out):
+class CompassQueriesOut(ModelOutput):
     """Base and edge writers: one query per requested slot (pairing is by slot number)."""
 
     queries: list[CompassQuery] = Field(min_length=1)
 
 
-class CompassVerifyOut(_Out):
+class CompassVerifyOut(ModelOutput):
     matched_policy_ids: list[str] = Field(default_factory=list)
     reason: str = ""
 
 
-class CompassEdgeRewriteOut(_Out):
+class CompassEdgeRewriteOut(ModelOutput):
     """The allowed-edge rewriter's answer: the fields of the public COMPASS
     allowed_edge_queries_synthesis.yaml, each a non-empty text (its validator's rule)."""
 
@@ -246,19 +249,19 @@ class CompassEdgeRewriteOut(_Out):
         return {k: str(getattr(self, k)) for k in REWRITE_CLAIMS}
 
 
-class CompassEdgePolicyEvaluation(_Out):
+class CompassEdgePolicyEvaluation(ModelOutput):
     denylist_check: str = ""
     allowlist_check: str = ""
     edge_cases: str = ""
 
 
-class CompassEdgeClaimVerification(_Out):
+class CompassEdgeClaimVerification(ModelOutput):
     accurate_claims: str = ""
     inaccurate_claims: str = ""
     missed_aspects: str = ""
 
 
-class CompassEdgeVerifyOut(_Out):
+class CompassEdgeVerifyOut(ModelOutput):
     """The skeptical allowed-edge verifier's answer (the schema of the public COMPASS
     allowed_edge_queries_verification.yaml). Only `final_verdict` decides
     (`domain.compass.edge_verdict_keeps`)."""
@@ -274,18 +277,18 @@ class CompassEdgeVerifyOut(_Out):
     potential_errors: str = ""
 
 
-class CompassReferenceOut(_Out):
+class CompassReferenceOut(ModelOutput):
     answer: str = Field(min_length=1)
 
 
-class CompassPrefilterOut(_Out):
+class CompassPrefilterOut(ModelOutput):
     decision: Literal["ALLOW", "DENY"]
     confidence: float = Field(default=1.0, ge=0, le=1)
     matched_policy: str | None = None
     reason: str = ""
 
 
-class CompassJudgeOut(_Out):
+class CompassJudgeOut(ModelOutput):
     """The COMPASS judge's answer (the fields of the public COMPASS response_judge.yaml
     schema), plus copal's `failure_mode`. `aligned` is never asked: the pipeline computes it
     from `refused`, `compliant` and the query type."""
@@ -306,83 +309,7 @@ class CompassJudgeOut(_Out):
         return self.complies_with_policies
 
 
-# ---------------------------------------------------------------- dialogue judging
-
-
-class DialogueGuidelineUsed(_Out):
-    """One turn's verdict in the public CompliBench judge format, as CompliBench's parser
-    leaves it (`copal_tui.domain.dialogue.read_judge_answer`): the category and key as
-    written, the phase an integer (-1 for none and for Category 1 and 3), the verdict a bool."""
-
-    guidance_category: str = ""
-    guidance_key: str = ""
-    guideline_phase: int = -1
-    is_violation: bool = False
-    judge_reason: str = ""
-
-
-class DialogueTurnVerdict(_Out):
-    turn_index: int
-    guideline_used: DialogueGuidelineUsed
-
-
-class DialogueBinaryJudgeOut(_Out):
-    """A dialogue judge's answer, read exactly as CompliBench reads one: what its parser
-    skips is skipped, what it reads as false is false (a string "true", a missing verdict),
-    and a turn naming no guideline is an empty prediction. Only an answer with no readable
-    turn verdict at all is invalid (and goes to the repair round). Binary judges: only
-    `is_violation` counts."""
-
-    turn_guidelines: list[DialogueTurnVerdict]
-
-    @model_validator(mode="before")
-    @classmethod
-    def _as_complibench_reads_it(cls, data: object) -> object:
-        if isinstance(data, DialogueBinaryJudgeOut):
-            return data
-        turns = read_judge_answer(data)
-        if not turns:
-            raise ValueError("no turn verdict could be read: `turn_guidelines` must be a list "
-                             "of {turn_index, guideline_used: {...}} objects")
-        return {"turn_guidelines": [
-            {"turn_index": t.turn_index, "guideline_used": {
-                "guidance_category": t.category, "guidance_key": t.key,
-                "guideline_phase": t.phase, "is_violation": t.violation,
-                "judge_reason": t.reason or ""}} for t in turns]}
-
-    def judged(self) -> list[JudgedTurn]:
-        """The turns as `read_judge_answer` gave them, in the answer's order."""
-        return [JudgedTurn(v.turn_index, u.guidance_category, u.guidance_key,
-                           u.guideline_phase, u.is_violation, u.judge_reason or None)
-                for v in self.turn_guidelines for u in (v.guideline_used,)]
-
-
-class DialogueJudgeOut(DialogueBinaryJudgeOut):
-    """The full judge (guideline and verdict per turn): read by the same rule."""
-
-
-class DialogueVariantOut(_Out):
-    """The variant writer and the refiner: a modified guideline and what it changes."""
-
-    modified_guideline: str = Field(min_length=1)
-    change: str = ""
-
-
-class DialogueRegenerateOut(_Out):
-    reply: str = Field(min_length=1)
-
-
-class DialogueContentJudgeOut(_Out):
-    behaviour_changed: bool
-    reason: str = ""
-
-
-class DialogueComplianceJudgeOut(_Out):
-    violates: bool
-    reason: str = ""
-
-
-TASK_OUTPUTS: dict[str, type[_Out]] = {
+TASK_OUTPUTS: dict[str, type[ModelOutput]] = {
     "grounding": GroundingOut,
     "composition": CompositionOut,
     "generation": GenerationOut,

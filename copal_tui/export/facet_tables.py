@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from copal_tui.domain.taxonomy import Facet
-from copal_tui.export.tables import Table
+from copal_tui.export.table import Table, cols
 from copal_tui.metrics.document import ReportDocument
 from copal_tui.metrics.rates import UNMAPPED
 
@@ -27,11 +27,6 @@ FACET_CODES: dict[str, str] = {
     Facet.LATENT_CONTINUATION: "LC", NONE_GIVEN: "NG", UNMAPPED: "UN",
 }
 SOURCES = (("judge", "judge_table"), ("human", "human_table"))
-
-
-def _typed(spec: str) -> list[tuple[str, str]]:
-    """'judge:str n:int' -> [('judge', 'str'), ('n', 'int')] (the spelling of tables.py)."""
-    return [(name, kind) for name, _sep, kind in (p.partition(":") for p in spec.split())]
 
 
 def code(name: str) -> str:
@@ -47,13 +42,14 @@ def legend(names: list[str]) -> str:
     return "; ".join(legend_entries(names))
 
 
-def _section(doc: ReportDocument) -> dict[str, Any] | None:
+def observed_section(doc: ReportDocument) -> dict[str, Any] | None:
     """The section in its JSON layout (the facet tables read that layout), None without one."""
     section = doc.observed_facets
     return None if section is None else section.to_dict()
 
 
-def _setting(section: dict[str, Any]) -> str:
+def judge_setting(section: dict[str, Any]) -> str:
+    """The section's judge setting as a phrase (`J (contract)`)."""
     if section.get("judge") is None:
         return "no judge setting"
     return f"{section['judge']} ({section['mode']})"
@@ -61,16 +57,16 @@ def _setting(section: dict[str, Any]) -> str:
 
 def facet_tables(doc: ReportDocument) -> list[Table]:
     """The section's tables for the exports; none when the report has no such section."""
-    section = _section(doc)
+    section = observed_section(doc)
     if section is None:
         return []
     columns = list(section["columns"])
     rows_used = [r["target_facet"] for r in section["human_table"]["rows"]]
     pivot = Table(
         "observed_facets",
-        f"Observed facet (columns) of errors by target facet (rows): judge {_setting(section)} "
+        f"Observed facet (columns) of errors by target facet (rows): judge {judge_setting(section)} "
         "and the human reference",
-        [*_typed("judge:str mode:str source:str target_facet:str errors:int"),
+        [*cols("judge:str mode:str source:str target_facet:str errors:int"),
          *((code(c), "int") for c in columns)],
         display=["source", "target_facet", "errors", *(code(c) for c in columns)],
         note=f"{section['scope']}; {section['reference']}. "
@@ -85,7 +81,7 @@ def facet_tables(doc: ReportDocument) -> list[Table]:
     agreement = Table(
         "observed_facet_agreement",
         "Observed facet: judge vs human reference on responses both call errors",
-        _typed("judge:str mode:str n_both_errors:int n_compared:int n_agree:int "
+        cols("judge:str mode:str n_both_errors:int n_compared:int n_agree:int "
               "agreement:float kappa:float kappa_reason:str error_ties_excluded:int "
               "facet_ties_excluded:int"),
         display=["judge", "mode", "n_both_errors", "n_compared", "n_agree", "agreement",
@@ -97,7 +93,3 @@ def facet_tables(doc: ReportDocument) -> list[Table]:
                            a["kappa"], str(a.get("kappa_reason") or ""), human["error_ties_excluded"],
                            human["facet_ties_excluded"]])
     return [pivot, agreement]
-
-
-def _fraction(value: float) -> str:
-    return "n/a" if value != value else f"{value:.3f}"  # NaN is the one value unequal to itself

@@ -7,28 +7,30 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
+
+from copal_tui.domain.safe_text import visible
 from copal_tui.export.facet_tables import (
     FACET_CODES,
     SOURCES,
-    _fraction,
-    _section,
-    _setting,
     code,
+    judge_setting,
     legend_entries,
+    observed_section,
 )
-from copal_tui.export.fit_table import _packed, print_table
+from copal_tui.export.fit_table import packed, print_table
 from copal_tui.metrics.document import ReportDocument
+
+
+def _fraction(value: float) -> str:
+    return "n/a" if value != value else f"{value:.3f}"  # NaN is the one value unequal to itself
 
 
 def print_observed_facets(console: Any, doc: ReportDocument) -> list[str]:
     """The section on the terminal: the caveat when an offline model stands behind it, one
     table per source (codes for facets, a legend under them), then the agreement. Returns the
     layout `fit_table.print_table` used for each table (none without the section)."""
-    from rich.text import Text
-
-    from copal_tui.domain.safe_text import visible
-
-    section = _section(doc)
+    section = observed_section(doc)
     if section is None:
         return []
     if section.get("caveat"):
@@ -41,22 +43,22 @@ def print_observed_facets(console: Any, doc: ReportDocument) -> list[str]:
         rows = [[code(r["target_facet"]), r["errors"], *(r["counts"][c] for c in columns)]
                 for r in section[key]["rows"]]
         used += [r["target_facet"] for r in section[key]["rows"] if r["target_facet"] not in used]
-        who = f"judge {_setting(section)}" if source == "judge" else "human reference"
+        who = f"judge {judge_setting(section)}" if source == "judge" else "human reference"
         layouts.append(print_table(console, headers, rows, numeric=set(range(1, len(headers))), keys=1,
                     title=f"Observed facet (columns) of errors by target facet (rows), {who}"))
     names = [*columns, *(u for u in used if u not in columns and u in FACET_CODES)]
     # Packed as fit_table packs its legends: an entry is never split across lines.
-    for packed in _packed([Text(visible(e)) for e in legend_entries(names)], console.width):
-        console.print(packed)
+    for line in packed([Text(visible(e)) for e in legend_entries(names)], console.width):
+        console.print(line)
     a = section["agreement"]
     human = section["human_table"]
     kappa = _fraction(a["kappa"]) if a["kappa"] is not None else "n/a"
-    line = (f"judge vs human facet on {a['n_both_errors']} responses both call errors: "
-            f"{a['n_agree']} of {a['n_compared']} with a facet from each agree "
-            f"({_fraction(a['agreement'])}); kappa {kappa}")
+    summary = (f"judge vs human facet on {a['n_both_errors']} responses both call errors: "
+               f"{a['n_agree']} of {a['n_compared']} with a facet from each agree "
+               f"({_fraction(a['agreement'])}); kappa {kappa}")
     if a.get("kappa_reason"):
-        line += f" ({a['kappa_reason']})"
-    line += (f"; excluded: {human['error_ties_excluded']} error ties, "
-             f"{human['facet_ties_excluded']} facet ties")
-    console.print(Text(visible(line)))
+        summary += f" ({a['kappa_reason']})"
+    summary += (f"; excluded: {human['error_ties_excluded']} error ties, "
+                f"{human['facet_ties_excluded']} facet ties")
+    console.print(Text(visible(summary)))
     return layouts

@@ -171,7 +171,7 @@ def _table(grid: Grid, headers: list[str], widths: list[int] | None) -> Table:
     return table
 
 
-def _packed(items: list[Text], room: int) -> list[Text]:
+def packed(items: list[Text], room: int) -> list[Text]:
     """`items` in as few lines as fit `room`, GAP apart; an item is never split."""
     lines: list[Text] = []
     for item in items:
@@ -196,7 +196,7 @@ def _print_stacked(console: Console, grid: Grid) -> None:
         console.print(Text(" \u00b7 ".join(keys) or "(row)", style="bold"))
         pairs = [_pair(grid.headers[i], c) for i, c in enumerate(row)
                  if i >= grid.keys and c != ""]
-        for line in _packed(pairs, room):
+        for line in packed(pairs, room):
             console.print(Padding(line, (0, 0, 0, INDENT), expand=False))
 
 
@@ -234,7 +234,7 @@ def print_table(console: Console, headers: Sequence[Any], rows: Sequence[Sequenc
                                [grid.max_width(i, h) for i, h in enumerate(heads)], room)
             if widths is not None:
                 console.print(_table(grid, heads, widths))
-                for line in _packed([Text(f"{k} = {v}") for k, v in legend], console.width):
+                for line in packed([Text(f"{k} = {v}") for k, v in legend], console.width):
                     console.print(line)
                 layout = name
                 break

@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from copal_tui.export.tables import Table
+from copal_tui.export.table import Table
 
 NA = "n/a"
 

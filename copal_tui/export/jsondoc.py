@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from copal_tui.metrics.document import ReportDocument
 from copal_tui.metrics.document_base import GENERIC_REASON
 
-if TYPE_CHECKING:
-    from copal_tui.metrics.document import ReportDocument
-
-__all__ = ["GENERIC_REASON", "dumps", "jsonable"]
+__all__ = ["dumps", "jsonable"]
 
 
 def jsonable(value: Any) -> Any:
@@ -56,7 +54,5 @@ def _is_nan(value: Any) -> bool:
 def dumps(document: ReportDocument | dict[str, Any]) -> str:
     """The report (or another document of the export, such as its manifest) as indented JSON
     text ending in a newline; refuses NaN and Infinity."""
-    from copal_tui.metrics.document import ReportDocument
-
     value = document.to_dict() if isinstance(document, ReportDocument) else document
     return json.dumps(jsonable(value), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

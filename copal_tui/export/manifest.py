@@ -5,6 +5,9 @@ in scope (from each run's stored manifest); the label set and annotator ids; eve
 with its reason; the result of `PRAGMA quick_check`; and the sha256 of every file written.
 Everything except `created_at` is a function of the database, so two exports of the same
 database differ only there. API keys are never in a run manifest, so none can leak here.
+
+This module only lays the manifest out: `copal_tui.services.export` reads what it says about
+the database (`StoreFacts`) and passes it in, so the export layer reads no store.
 """
 
 from __future__ import annotations
@@ -12,19 +15,47 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from copal_tui import __version__
 from copal_tui.metrics.document import ReportDocument
-from copal_tui.metrics.document_sections import Exclusion
-from store.db import Database, utcnow
-from store.report import provenance
-from store.report import reads as q
-from store.schema_state import schema_version
+from copal_tui.metrics.document_copal import Exclusion
 
 MANIFEST_FORMAT = "copal-export-manifest/1"
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """A run that wrote a row in scope, with its stored manifest (JSON text, None if absent)."""
+
+    id: str
+    stage: str
+    status: str
+    manifest: str | None
+
+
+@dataclass(frozen=True)
+class Vote:
+    """A current label or adjudication in scope: the response, who gave it, its error."""
+
+    response_id: str
+    who: str
+    error: int
+
+
+@dataclass(frozen=True)
+class StoreFacts:
+    """What the manifest states about the database, read in one snapshot."""
+
+    schema_version: str | None
+    quick_check: str
+    runs: Sequence[RunRow]  # in the order the runs started
+    labels: Sequence[Vote]  # ordered by response, then annotator
+    adjudications: Sequence[Vote]  # ordered by response
+    known_worlds: Sequence[str]  # the scope of an export without a report or worlds
 
 
 def sha256_file(path: Path) -> str:
@@ -43,14 +74,17 @@ def _installed(dist: str) -> str | None:
         return None
 
 
-def runs_summary(db: Database, worlds: list[str] | None) -> dict[str, Any]:
+def runs_summary(runs_in_scope: Sequence[RunRow]) -> dict[str, Any]:
+    """The runs behind the rows in scope, and the models, prompt versions and litellm versions
+    their stored manifests name."""
     runs: list[dict[str, Any]] = []
     models: set[str] = set()
     prompts: dict[str, set[str]] = {}
     litellm: set[str] = set()
-    for run_id, stage, status, raw in provenance.runs_involved(db, worlds):
+    for run in runs_in_scope:
+        stage = run.stage
         try:
-            man = json.loads(raw or "{}")
+            man = json.loads(run.manifest or "{}")
         except json.JSONDecodeError:
             man = {}
         opts = man.get("options") or {}
@@ -68,7 +102,7 @@ def runs_summary(db: Database, worlds: list[str] | None) -> dict[str, Any]:
             prompts.setdefault(task, set()).add(sha)
         if man.get("litellm_version"):
             litellm.add(man["litellm_version"])
-        runs.append({"id": run_id, "stage": stage, "status": status, "models": used,
+        runs.append({"id": run.id, "stage": stage, "status": run.status, "models": used,
                      "judge_modes": sorted(opts.get("modes") or []) if stage == "judge" else [],
                      "prompt_versions": dict(sorted(versions.items())),
                      "litellm_version": man.get("litellm_version")})
@@ -80,41 +114,41 @@ def runs_summary(db: Database, worlds: list[str] | None) -> dict[str, Any]:
     }
 
 
-def label_set(db: Database, worlds: list[str] | None) -> dict[str, Any]:
+def label_set(labels: Sequence[Vote], adjudications: Sequence[Vote]) -> dict[str, Any]:
     """Who labelled what, with a digest of the labels so a changed label set is visible."""
-    labels = q.current_labels(db, worlds)
-    adjudications = q.current_adjudications(db, worlds)
     digest = hashlib.sha256()
-    for kind, rows in (("label", labels), ("adjudication", adjudications)):
-        for response, who, error in rows:
-            digest.update(f"{kind}\t{response}\t{who}\t{error}\n".encode())
+    for kind, votes in (("label", labels), ("adjudication", adjudications)):
+        for v in votes:
+            digest.update(f"{kind}\t{v.response_id}\t{v.who}\t{v.error}\n".encode())
     return {
-        "annotators": sorted({a for _r, a, _e in labels}),
-        "adjudicators": sorted({a for _r, a, _e in adjudications}),
+        "annotators": sorted({v.who for v in labels}),
+        "adjudicators": sorted({v.who for v in adjudications}),
         "labels": len(labels),
         "adjudications": len(adjudications),
         "sha256": digest.hexdigest(),
     }
 
 
-def build_manifest(db: Database, *, fmt: str, out: Path, files: Sequence[Path],
-                   worlds: list[str] | None, report: ReportDocument | None,
-                   exclusions: list[Exclusion],
+def build_manifest(facts: StoreFacts, *, created_at: str, fmt: str, out: Path,
+                   files: Sequence[Path], worlds: list[str] | None,
+                   report: ReportDocument | None, exclusions: list[Exclusion],
                    content: Callable[[Path], Path] | None = None) -> dict[str, Any]:
-    """The manifest of `files` (under `out`); `content` maps a file to where its bytes are now
-    (the export's staged temporaries, renamed onto `files` after the manifest is written)."""
+    """The manifest of `files` (under `out`) of an export of the database `facts` describe;
+    `content` maps a file to where its bytes are now (the export's staged temporaries, renamed
+    onto `files` after the manifest is written)."""
     where = content or (lambda p: p)
-    labels = label_set(db, worlds)
+    labels = label_set(facts.labels, facts.adjudications)
     manifest: dict[str, Any] = {
         "manifest_format": MANIFEST_FORMAT,
-        "created_at": utcnow(),
+        "created_at": created_at,
         "tool": {"name": "copal", "version": __version__},
-        "schema_version": schema_version(db),
+        "schema_version": facts.schema_version,
         "litellm_version": _installed("litellm"),
         "format": fmt,
-        "quick_check": provenance.quick_check(db),
-        "scope": report.scope.to_dict() if report else {"worlds": worlds or q.known_worlds(db)},
-        **runs_summary(db, worlds),
+        "quick_check": facts.quick_check,
+        "scope": (report.scope.to_dict() if report
+                  else {"worlds": worlds or list(facts.known_worlds)}),
+        **runs_summary(facts.runs),
         "label_set": {**labels, **({"reference_labels": report.reference_labels.to_dict()}
                                    if report else {})},
         "annotators": labels["annotators"],

@@ -19,7 +19,7 @@ from typing import Any
 
 from copal_tui.export.safe_paths import OutputGuard, Staging
 from copal_tui.metrics.document import ReportDocument
-from copal_tui.metrics.document_sections import JudgeValidity
+from copal_tui.metrics.document_copal import JudgeValidity
 from copal_tui.metrics.rates import PATTERN_ORDER
 from copal_tui.metrics.reference import CELLS, CLASSES, CONVENTION
 
@@ -31,6 +31,8 @@ class PlotsUnavailable(Exception):
 
 
 def _pyplot() -> Any:
+    # Imported here, not at the top: matplotlib is an optional extra, and slow to load (start-up
+    # speed of every command that imports this module without drawing).
     try:
         import matplotlib
     except ImportError as exc:

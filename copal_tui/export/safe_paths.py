@@ -4,7 +4,8 @@
 links are resolved, the database in use or its -wal/-shm/-journal file (compared by name, and by
 inode where the file exists, so a hard link counts too); that is not a regular file (directory,
 device, FIFO, socket, dangling link); or that already exists, unless the guard was made with
-`force`. Commands check every target before touching the disk, so a refusal leaves it as it was.
+`force`. Commands check every target before touching the disk, so a refusal leaves it as it was
+(and report it as exit status 2: copal_tui.commands.refusals).
 
 `Staging` writes each file to a new temporary beside its target (created with O_EXCL, so no
 existing name is ever opened for writing) and renames them all onto their targets only once all
@@ -223,14 +224,3 @@ def atomic_output(target: Path, guard: OutputGuard, *, binary: bool = False,
             yield fh
         staging.commit()
 
-
-@contextmanager
-def refusals_exit_2() -> Iterator[None]:
-    """In a command: `OutputRefused` becomes one line on stderr and exit status 2."""
-    try:
-        yield
-    except OutputRefused as exc:
-        import click
-
-        click.echo(f"copal: error: {exc}", err=True)
-        raise click.exceptions.Exit(2) from exc

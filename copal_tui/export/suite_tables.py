@@ -1,15 +1,15 @@
 """The report's tables for the other suites: COMPASS (PAS per query type, its pivot by target,
 failure modes, PAS beside the composed error, the COMPASS judge against humans, and COMPASS's
 own summary table per judge) and CompliBench dialogues (judge metrics, error taxonomy). Each
-function gives no table when the report has no section for its suite. The tabular model and
-the assembly of a report's tables are copal_tui.export.tables'.
+function gives no table when the report has no section for its suite. The tabular model is
+copal_tui.export.table's, the assembly of a report's tables copal_tui.export.tables'.
 """
 
 from __future__ import annotations
 
 import re
 
-from copal_tui.export.tables import Table, cols, estimate, field_rows
+from copal_tui.export.table import Table, cols, estimate, field_rows
 from copal_tui.metrics.compass_summary import KEY, model_label
 from copal_tui.metrics.document import ReportDocument
 from copal_tui.metrics.document_suites import CompassSummaryRow

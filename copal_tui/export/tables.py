@@ -1,77 +1,35 @@
-"""The report flattened into named tables: one tabular model behind CSV, Markdown, LaTeX and the
-terminal, so the four renderings can never disagree.
+"""The report flattened into named tables: one tabular model (copal_tui.export.table) behind
+CSV, Markdown, LaTeX and the terminal, so the four renderings can never disagree. Rows come in
+the order of the report, which is already sorted.
 
-Each table has typed columns (str, int, float, bool) so a CSV reader can restore the types, and a
-`display` subset for the narrow renderings (Markdown, LaTeX, terminal); CSV carries every column.
-Rows come in the order of the report, which is already sorted.
-
-This file owns the tabular model (`Table`, the column spelling) and the COPAL tables (error
-rates, atlas, contrasts and controls, judge validity and sensitivity, corpus, provenance,
-structured outputs), and assembles every table of a report in order; the COMPASS and CompliBench
-tables are copal_tui.export.suite_tables', the facet and confusion tables their own modules'.
+This file owns the COPAL tables (error rates, atlas, contrasts and controls, judge validity and
+sensitivity, corpus, provenance, structured outputs) and assembles every table of a report in
+order; the COMPASS and CompliBench tables are copal_tui.export.suite_tables', the facet and
+confusion tables their own modules'.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel
-
-from copal_tui.metrics.document import Metric, ReportDocument
-from copal_tui.metrics.document_sections import (
+from copal_tui.export.facet_tables import facet_tables
+from copal_tui.export.suite_tables import compass_tables, dialogue_tables, summary_tables
+from copal_tui.export.table import Table, bounds, cols, estimate, field_rows, validity_blocks
+from copal_tui.export.traceability import confusion_tables
+from copal_tui.metrics.document import ReportDocument
+from copal_tui.metrics.document_copal import (
     VALIDITY_METRICS,
     AblationRow,
-    JudgeValidity,
     ModelErrorRate,
     OverallRate,
     Quartile,
     Rate,
     Sided,
-    ValidityBlock,
 )
 from copal_tui.metrics.provenance import line
 
 ALL = "(all models)"
 POOLED = "(pooled)"
-
-
-@dataclass
-class Table:
-    name: str
-    title: str
-    columns: list[tuple[str, str]]
-    rows: list[list[Any]] = field(default_factory=list)
-    display: list[str] | None = None
-    note: str = ""
-
-    def view(self, narrow: bool) -> tuple[list[tuple[str, str]], list[list[Any]]]:
-        """Columns and rows, all of them or only the display subset."""
-        if not narrow or self.display is None:
-            return self.columns, self.rows
-        keep = [i for i, (name, _t) in enumerate(self.columns) if name in self.display]
-        return [self.columns[i] for i in keep], [[row[i] for i in keep] for row in self.rows]
-
-
-def cols(spec: str) -> list[tuple[str, str]]:
-    """'model:str n:int rate:float' -> [('model', 'str'), ...]."""
-    return [(part.split(":")[0], part.split(":")[1]) for part in spec.split()]
-
-
-def field_rows(table: Table, rows: Iterable[BaseModel]) -> list[list[Any]]:
-    """The rows of a table whose columns are the fields of those names of section rows."""
-    return [[getattr(r, name) for name, _kind in table.columns] for r in rows]
-
-
-def bounds(m: Metric) -> tuple[float | None, float | None]:
-    """A metric's interval as (low, high); None where undefined (an empty cell, n/a)."""
-    return (None, None) if m.interval is None else m.interval.bounds
-
-
-def estimate(m: Metric) -> list[Any]:
-    """Value, low, high: the cells of a figure with its interval."""
-    return [m.value, *bounds(m)]
 
 
 RATE = "n:int errors:int error_rate:float ci_low:float ci_high:float"
@@ -176,11 +134,6 @@ def control_tables(doc: ReportDocument) -> list[Table]:
               ["non_interacting", "composed (same models)", POOLED, None, None,
                *_rate(c.non_interacting.composed_pooled)]]
     return [t]
-
-
-def validity_blocks(entry: JudgeValidity) -> list[tuple[str, JudgeValidity | ValidityBlock]]:
-    """A judge setting's validity pooled ("all"), then per pattern."""
-    return [("all", entry), *entry.by_pattern.items()]
 
 
 def validity_tables(doc: ReportDocument) -> list[Table]:
@@ -318,21 +271,13 @@ def _with_caveats(doc: ReportDocument, tables: list[Table]) -> list[Table]:
 
 
 def report_tables(doc: ReportDocument) -> list[Table]:
-    # These import Table from here, hence the late imports.
-    from copal_tui.export.facet_tables import facet_tables
-    from copal_tui.export.suite_tables import compass_tables, dialogue_tables, summary_tables
-    from copal_tui.export.traceability import confusion_tables
-
+    """Every table of the report, in the order of the exports."""
     return _with_caveats(doc, [
         *provenance_tables(doc), *error_tables(doc), *atlas_tables(doc), *contrast_tables(doc),
         *validity_tables(doc), *confusion_tables(doc), *facet_tables(doc),
         *sensitivity_tables(doc),
         *compass_tables(doc), *summary_tables(doc), *dialogue_tables(doc),
         *corpus_tables(doc), *output_tables(doc)])
-
-
-def table_names(tables: Sequence[Table]) -> list[str]:
-    return [t.name for t in tables]
 
 
 def scope_lines(doc: ReportDocument) -> list[str]:

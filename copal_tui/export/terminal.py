@@ -19,16 +19,20 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from rich.text import Text
+
 from copal_tui.domain.safe_text import visible
 from copal_tui.export.facet_terminal import print_observed_facets
 from copal_tui.export.fit_table import print_table, terminal_console
 from copal_tui.export.suite_tables import summary_tables
-from copal_tui.export.tables import bounds, control_tables
+from copal_tui.export.table import bounds
+from copal_tui.export.tables import control_tables
 from copal_tui.metrics.document import Metric, ReportDocument
-from copal_tui.metrics.document_sections import JudgeValidity, ValidityBlock
+from copal_tui.metrics.document_copal import JudgeValidity, ValidityBlock
 from copal_tui.metrics.document_suites import PasRow
 from copal_tui.metrics.provenance import line
 from copal_tui.metrics.rates import PATTERN_ORDER
+from copal_tui.metrics.reference import CELLS, CLASSES, CONVENTION
 
 
 def f3(value: Any) -> str:
@@ -51,13 +55,11 @@ def with_ci(m: Metric) -> str:
 
 class _Printer:
     def __init__(self, console: Any) -> None:
-        from rich.text import Text
-
-        self.console, self.Text = console, Text
+        self.console = console
 
     def text(self, value: Any, style: str = "") -> Any:
         """The one way data enters a rich object here: safe text in a Text, never markup."""
-        return self.Text(visible(value), style=style)
+        return Text(visible(value), style=style)
 
     def table(self, title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]],
               numeric_from: int = 1, note: str = "", keys: int | None = None,
@@ -190,8 +192,6 @@ def _validity(p: _Printer, doc: ReportDocument) -> None:
             ["judge", "n", "tp", "fp", "tn", "fn", *names], rows,
             note=f"Human kappa (mean pairwise kappa of the annotators, the ceiling a judge can "
                  f"reach): {ceiling}")
-    from copal_tui.metrics.reference import CELLS, CLASSES, CONVENTION
-
     p.table(f"Confusion matrices ({CONVENTION})",
             ["judge", "human reference", "judge: no error", "judge: error"],
             [[name if r == 0 else "", cls, *(f"{CELLS[r][c]} {m[r][c]}" for c in (0, 1))]

@@ -4,22 +4,20 @@ scikit-learn's layout (a report table, in every format) and the file of every re
 and judge setting: its item and model, the judge's verdict, the human reference and how it was
 formed (adjudicated or majority), the annotators, the cell and the content hash of what was
 labelled. Its rows per setting are exactly that setting's `n`, their cells its tp/fp/fn/tn
-(`copal_tui.services.cases` applies the report's reference rule).
+(`copal_tui.services.cases` reads them, applying the report's reference rule; this module only
+formats them).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from copal_tui.export.tables import Table, validity_blocks
+from copal_tui.export.case_record import FIELDS, Case
+from copal_tui.export.formats import table_csv
+from copal_tui.export.table import Table, validity_blocks
 from copal_tui.metrics.document import ReportDocument
 from copal_tui.metrics.reference import CLASSES, CONVENTION
-from store.db import Database
-
-if TYPE_CHECKING:
-    from copal_tui.services.cases import Case
 
 CASES_STEM = "validity_cases"
 
@@ -38,11 +36,9 @@ def confusion_tables(doc: ReportDocument) -> list[Table]:
     return [t]
 
 
-def case_files(db: Database, doc: ReportDocument, fmt: str) -> dict[str, str]:
-    """File name -> text of the cases behind the judge-validity figures of `doc`."""
-    from copal_tui.services import cases
-
-    found = cases.validity_cases(db, doc)
+def case_files(found: Sequence[Case], fmt: str) -> dict[str, str]:
+    """File name -> text of the cases behind the judge-validity figures, for an export in
+    `fmt` (JSON lines beside a json report, CSV beside any other)."""
     if fmt == "json":
         return {f"{CASES_STEM}.jsonl": cases_jsonl(found)}
     return {f"{CASES_STEM}.csv": cases_csv(found)}
@@ -54,10 +50,7 @@ def cases_jsonl(found: Sequence[Case]) -> str:
 
 
 def cases_csv(found: Sequence[Case]) -> str:
-    """The cases as CSV (the report tables' dialect), one column per `cases.FIELDS`."""
-    from copal_tui.export.formats import table_csv
-    from copal_tui.services.cases import FIELDS
-
+    """The cases as CSV (the report tables' dialect), one column per `FIELDS`."""
     kinds = {"judge_error": "int", "reference": "int"}
     return table_csv(Table(CASES_STEM, "Responses counted in judge validity",
                            [(name, kinds.get(name, "str")) for name in FIELDS],

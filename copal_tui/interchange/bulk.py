@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from copal_tui.domain.annotation_payloads import CopalLabel
+from copal_tui.domain.annotation.payloads import CopalLabel
 from copal_tui.domain.contract import content_sha256, evaluate, item_kinds, unknown_ids
 from copal_tui.domain.taxonomy import FACET_PATTERN
 from copal_tui.interchange import records as rec

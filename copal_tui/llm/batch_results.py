@@ -45,6 +45,10 @@ def read_lines(content: bytes) -> list[dict[str, Any]]:
 
 
 def answer_of(line: Mapping[str, Any], prov: str, spec: ModelSpec) -> BatchAnswer:
+    # litellm's own private helpers, used on purpose: they are how litellm reads each
+    # provider's output-line layout (OpenAI, Anthropic, Bedrock), litellm exposes no public
+    # function per line, and the exact pin of litellm in pyproject.toml keeps them from
+    # changing under us. Imported here for start-up speed: litellm is slow to load.
     from litellm.batches.batch_utils import (
         _batch_response_was_successful,
         _get_response_from_batch_job_output_file,

@@ -17,13 +17,13 @@ from itertools import combinations
 from typing import Any
 
 # At import, not at first use: the report imports this module while its reads run in threads
-# (copal_tui.metrics.report), so the 10 ms of loading krippendorff overlap them.
+# (copal_tui.services.report), so the 10 ms of loading krippendorff overlap them.
 import krippendorff
 import numpy as np
 
 from copal_tui.metrics.classify import kappa, ratio
 from copal_tui.metrics.document_base import Metric
-from copal_tui.metrics.document_sections import AnnotatorPair, HumanAgreement
+from copal_tui.metrics.document_copal import AnnotatorPair, HumanAgreement
 
 
 def _alpha(matrix: np.ndarray) -> tuple[float, str | None]:

@@ -1,6 +1,7 @@
-"""Numpy over the rows of `store.report.reads`: decoding its group_concat columns into arrays
-and lists (the responses' coded columns too), integer codes for text values, a GROUP BY over
-small integer columns, and finding rows by rowid. `copal_tui.metrics.frame` builds the report's arrays with these.
+"""Numpy over the rows of the report's reads (`copal_tui.domain.report_rows`): decoding their
+group_concat columns into arrays and lists (the responses' coded columns too), integer codes for
+text values, a GROUP BY over small integer columns, and finding rows by rowid.
+`copal_tui.metrics.frame` builds the report's arrays with these.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from store.report.coded import ResponseColumns
-from store.report.reads import NULL_MARK
+from copal_tui.domain.report_rows import NULL_MARK, ResponseColumns
 
 
 def ints(text: str | None) -> np.ndarray:
@@ -24,7 +24,7 @@ def ints(text: str | None) -> np.ndarray:
 
 
 def texts(text: str | None) -> list[str]:
-    """The values of a char(30)-separated group_concat column (see store.report.reads)."""
+    """The values of a char(30)-separated group_concat column (see `store.report.reads`)."""
     return text.split("\x1e") if text else []
 
 

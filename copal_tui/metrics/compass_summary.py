@@ -34,11 +34,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from copal_tui.domain.compass import VARIANTS
-from copal_tui.domain.compass_rules import CATEGORY_LABELS, FAILURES
+from copal_tui.domain.compass_rules import CATEGORY_LABELS
+from copal_tui.domain.report_rows import CompassRows
 from copal_tui.metrics.document_suites import CompassSummaryRow, Correct, Pooled
 from copal_tui.metrics.pas import Exclude
-from store.artifacts import compass_judged as jsql
-from store.db import Database
 
 NA = "N/A"
 KEY = "compass_summary"
@@ -75,7 +74,7 @@ def organisations(names: dict[str, str]) -> dict[str, str]:
 
 def summary_rows(cells: Sequence[tuple[Any, ...]], columns: dict[str, str]
                  ) -> list[CompassSummaryRow]:
-    """The `compass_summary` rows from `pas_sections.judgment_cells` cells (judge, model,
+    """The `compass_summary` rows from `compass_sections.judgment_cells` cells (judge, model,
     variant, world, query type, status, failure mode, judgments, aligned); `columns` maps the
     world ids in scope to their column names (`organisations`)."""
     acc: dict[tuple[str, str, str], dict[tuple[str, str], list[int]]] = defaultdict(
@@ -108,12 +107,13 @@ def summary_rows(cells: Sequence[tuple[Any, ...]], columns: dict[str, str]
     return rows
 
 
-def section(db: Database, suite: list[str], cells: Sequence[tuple[Any, ...]],
+def section(rows: CompassRows, cells: Sequence[tuple[Any, ...]],
             exclude: Exclude) -> list[CompassSummaryRow]:
-    """The rows for the worlds in `suite`, recording each judgment left out with its reason
-    (`exclude(section, what, reason, count)`, as `pas_sections` calls it)."""
-    known = list(FAILURES.values())
-    for judge, model, variant, reason, count in jsql.failed_judgments(db, suite, known):
+    """The rows for the worlds of the suite (`rows.suite`), recording each judgment left out
+    with its reason (`exclude(section, what, reason, count)`, as `compass_sections` calls it):
+    one of COMPASS's failures (`copal_tui.domain.compass_rules.FAILURES`), else a failed
+    judge call."""
+    for judge, model, variant, reason, count in rows.failed:
         exclude(KEY, f"COMPASS judgments by {judge} of {model_label(model, variant)}",
                 reason or _RUN_FAILURE, int(count))
-    return summary_rows(cells, organisations(jsql.world_names(db, suite)))
+    return summary_rows(cells, organisations(rows.world_names))

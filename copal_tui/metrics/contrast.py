@@ -22,12 +22,8 @@ from typing import Any
 
 from copal_tui.metrics.classify import ratio
 from copal_tui.metrics.document_base import Interval, Metric
-from copal_tui.metrics.document_sections import PairedContrastRow
+from copal_tui.metrics.document_copal import PairedContrastRow
 from copal_tui.metrics.intervals import wilson
-
-# The method a rejected projection reads as in the report's bulk item read
-# (store.report.reads.REJECTED_PROJECTION: the store layer does not import this package).
-REJECTED_PROJECTION = "projection_rejected"
 
 # Exclusion fields of a row and the reason the report's exclusions give for each.
 EXCLUSION_REASONS: dict[str, str] = {

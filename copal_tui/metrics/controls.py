@@ -19,13 +19,11 @@ rate and its Wilson interval; an empty group has an undefined rate with a reason
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 
+from copal_tui.domain.report_rows import ReportReads
 from copal_tui.metrics.arrays import ints
-from copal_tui.metrics.document_sections import (
+from copal_tui.metrics.document_copal import (
     ClauseGroups,
     Controls,
     JudgeSetting,
@@ -44,11 +42,11 @@ QUARTILES = ("Q1", "Q2", "Q3", "Q4")
 UNIT = "characters"
 
 
-def item_lengths(f: Frame, reads: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+def item_lengths(reads: ReportReads) -> tuple[np.ndarray, np.ndarray]:
     """Per frame item: query length in characters and, for a control, the number of clauses
     its contract names (read with the items, in their order)."""
-    lengths, clauses = reads["item_lengths"]
-    return ints(lengths), ints(clauses)
+    items = reads.items
+    return ints(items.lengths), ints(items.control_clauses)
 
 
 def quartile_of(items: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int,
@@ -67,8 +65,8 @@ def quartile_of(items: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, list
     return q, bounds
 
 
-def build(f: Frame, reads: Mapping[str, Any], primary: tuple[str, str] | None) -> Controls:
-    length, named = item_lengths(f, reads)
+def build(f: Frame, reads: ReportReads, primary: tuple[str, str] | None) -> Controls:
+    length, named = item_lengths(reads)
     sid = f.setting_index(primary)
     usable = (f.j_sid == sid) & (f.j_status != FAILED) if primary else \
         np.zeros(len(f.j_sid), dtype=bool)

@@ -11,7 +11,7 @@ from typing import Any
 from copal_tui.domain.selection import PAPER_PATTERN_COUNTS
 from copal_tui.metrics.classify import ratio
 from copal_tui.metrics.document_base import Metric
-from copal_tui.metrics.document_sections import Corpus, PatternMixRow
+from copal_tui.metrics.document_copal import Corpus, PatternMixRow
 from copal_tui.metrics.rates import FACET_ORDER, METHOD_ORDER, PATTERN_ORDER, ordered
 
 EFFECT_ORDER = ["PERMIT", "PROHIBIT", "REQUIRE_GATE", "DISCLOSE", "WITHHOLD", "ROUTE"]
@@ -51,7 +51,9 @@ def pattern_mix(items_by_pattern: dict[str, int], composed_items: int) -> list[P
 
 
 def corpus_profile(counts: dict[str, list[tuple[Any, ...]]]) -> Corpus:
-    """`counts` is `store.report.reads.corpus_counts`; totals come first, then breakdowns."""
+    """`counts` is the small tables' counts (`CorpusCounts.by_key()` of
+    `copal_tui.domain.report_rows`) with the frame's (`frame.corpus_arrays`); totals come
+    first, then breakdowns."""
     def total(key: str) -> int:
         return sum(int(r[1]) for r in counts[key])
 

@@ -1,14 +1,15 @@
 """The report's `dialogue_judging` section: CompliBench metrics per judge and domain.
 
-Reads the stored truth and predictions (store.artifacts.dialogue) and scores them with
-`copal_tui.domain.dialogue`: per judge and domain (and `all`), every (conversation, attempt)
-counted as its own judged file and the turns micro-averaged over all of them, as CompliBench's
-evaluation script pools attempts; `attempts` and `files` say how many attempts a row pools. A
-failed attempt (the call failed: no answer at all) is not scored but listed in `exclusions`; an
-attempt that left turns out is scored, the missing turns counting as wrong, and so is an answer
-no verdict could be read from (`unparsed_attempts`: every turn wrong). A judge whose every scored
-attempt gave verdicts without guidelines is scored as a binary judge (verdict-only accuracy,
-precision and recall; no strict figure). Which turns and attempts count and which judges are
+Scores the stored truth and predictions (the report's dialogue reads,
+`copal_tui.domain.report_rows.DialogueRows`) with `copal_tui.domain.dialogue`: per judge and
+domain (and `all`), every (conversation, attempt) counted as its own judged file and the turns
+micro-averaged over all of them, as CompliBench's evaluation script pools attempts; `attempts`
+and `files` say how many attempts a row pools. A failed attempt (the call failed: no answer at
+all) is not scored but listed in `exclusions`; an attempt that left turns out is scored, the
+missing turns counting as wrong, and so is an answer no verdict could be read from
+(`unparsed_attempts`: every turn wrong). A judge whose every scored attempt gave verdicts
+without guidelines is scored as a binary judge (verdict-only accuracy, precision and recall; no
+strict figure). Which turns and attempts count and which judges are
 binary are the domain's rules (`is_scored_turn`, `scored_attempt`, `judge_is_binary`), the
 ones the store's lists call.
 
@@ -35,10 +36,8 @@ from copal_tui.domain.dialogue import (
     score_files,
     scored_attempt,
 )
+from copal_tui.domain.report_rows import AttemptRow, DialogueRows
 from copal_tui.metrics.document_suites import DialogueRow
-from store.artifacts import dialogue as artifacts_dialogue
-from store.artifacts.dialogue import AttemptRow
-from store.db import Database
 
 ALL = "all"
 
@@ -69,16 +68,17 @@ class DialogueJudging:
     exclusions: list[FailedAttempt]
 
 
-def dialogue_judging(db: Database) -> DialogueJudging:
+def dialogue_judging(stored: DialogueRows) -> DialogueJudging:
     """CompliBench's figures per judge and domain over the stored attempts."""
     truth: dict[str, list[TurnTruth]] = defaultdict(list)
     domain_of: dict[str, str] = {}
-    for t in artifacts_dialogue.truth_turns(db):
+    for t in stored.truth:
         domain_of[t.dialogue_id] = t.domain
-        truth[t.dialogue_id].append(TurnTruth(t.turn_index, Guideline.of(t.category, t.key, t.phase),
+        truth[t.dialogue_id].append(TurnTruth(t.turn_index,
+                                              Guideline.of(t.category, t.key, t.phase),
                                               bool(t.violation), t.role))
     preds: dict[Key, list[TurnPrediction]] = defaultdict(list)
-    for p in artifacts_dialogue.predictions(db):
+    for p in stored.predictions:
         g = None if p.category is None and p.key is None else \
             Guideline.of(p.category, p.key, p.phase)
         preds[(p.judge, p.attempt, p.dialogue_id)].append(
@@ -90,7 +90,7 @@ def dialogue_judging(db: Database) -> DialogueJudging:
     exclusions: list[FailedAttempt] = []
     read: dict[Key, AttemptRow] = {}
     first: dict[Key, list[TurnPrediction]] = {}
-    for a in artifacts_dialogue.attempts(db):
+    for a in stored.attempts:
         facts[a.judge].append((bool(a.binary_verdicts), a.failure))
         if not scored_attempt(a.failure):
             exclusions.append(FailedAttempt(a.judge, a.dialogue_id, a.attempt, a.failure))

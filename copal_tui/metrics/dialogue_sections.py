@@ -11,17 +11,16 @@ from __future__ import annotations
 
 from collections import Counter
 
+from copal_tui.domain.report_rows import DialogueRows
 from copal_tui.metrics.dialogue import dialogue_judging
 from copal_tui.metrics.document import ReportDocument
 from copal_tui.metrics.document_suites import ErrorTypeCount
 from copal_tui.metrics.pas import Exclude
-from store.annotation.dialogue_reviews import error_type_rows
-from store.db import Database
 
 
-def add_dialogues(doc: ReportDocument, db: Database, exclude: Exclude) -> bool:
+def add_dialogues(doc: ReportDocument, stored: DialogueRows, exclude: Exclude) -> bool:
     """Fill the dialogue sections of `doc` (False, leaving them out, without any attempt)."""
-    judged = dialogue_judging(db)
+    judged = dialogue_judging(stored)
     if not judged.rows and not judged.exclusions:
         return False
     reasons = Counter((e.judge, e.reason or "") for e in judged.exclusions)
@@ -29,6 +28,6 @@ def add_dialogues(doc: ReportDocument, db: Database, exclude: Exclude) -> bool:
         exclude("dialogue_judging", f"failed attempts of {judge}", reason, count)
     doc.dialogue_judging = judged.rows
     doc.dialogue_error_taxonomy = [ErrorTypeCount(judge=r.judge, domain=r.domain,
-                                                  error_type=r.error_type, count=r.count)
-                                   for r in error_type_rows(db)]
+                                                  error_type=r.error_type, count=r.reviews)
+                                   for r in stored.error_types]
     return True

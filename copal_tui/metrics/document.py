@@ -1,8 +1,8 @@
 """The report as one typed document: `ReportDocument`, a pydantic model of every section
-(models in `document_sections` and `document_suites`, metrics in `document_base`), so code reads
+(models in `document_copal` and `document_suites`, metrics in `document_base`), so code reads
 `doc.validity_of("J1", "contract").f1.value`, `.reason` and `.interval` instead of keys.
 
-`copal_tui.metrics.report.build_document` builds it; `to_dict()` gives the JSON's layout (NaN
+`copal_tui.services.report.build_document` builds it; `to_dict()` gives the JSON's layout (NaN
 where undefined, every key in its place), from which `copal_tui.export.jsondoc` writes the
 JSON. Sections are optional where the report leaves them out (no COMPASS suite, no judged
 dialogue).
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from copal_tui.metrics.document_base import GENERIC_REASON, OMIT, PLAIN, FlatModel, Interval, Metric
-from copal_tui.metrics.document_sections import (
+from copal_tui.metrics.document_copal import (
     AblationRow,
     Controls,
     Corpus,

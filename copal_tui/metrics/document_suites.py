@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from copal_tui.metrics.document_base import OMIT, PLAIN, Flat, FlatModel, Metric
-from copal_tui.metrics.document_sections import JudgeSetting
+from copal_tui.metrics.document_copal import JudgeSetting
 
 # ------------------------------------------------------------------ scope
 

@@ -34,11 +34,11 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from copal_tui.domain.facets import parse_facet
+from copal_tui.domain.report_rows import FACETS, ReportReads, Vote
 from copal_tui.metrics import frame
 from copal_tui.metrics.arrays import ints
 from copal_tui.metrics.classify import ratio
@@ -48,9 +48,6 @@ from copal_tui.metrics.provenance import build as provenance_of
 from copal_tui.metrics.provenance import caveat, is_offline
 from copal_tui.metrics.rates import FACET_ORDER, UNMAPPED, ordered
 from copal_tui.metrics.reference import TIE, reference_rule
-from store.db import Database
-from store.report import facets as q
-from store.report import reads as report_reads
 
 NONE_GIVEN = "none_given"
 COLUMNS = [*FACET_ORDER, NONE_GIVEN]
@@ -99,14 +96,14 @@ def _counted(counts: Mapping[str, Counter[str]], rows: Sequence[str]) -> FacetTa
     return FacetTable(n_errors=sum(r.errors for r in out_rows), rows=out_rows)
 
 
-def reference_facets(labels: Sequence[q.Vote], decisions: Sequence[q.Vote]
+def reference_facets(labels: Sequence[Vote], decisions: Sequence[Vote]
                      ) -> tuple[dict[int, tuple[str | None, str]], LeftOut]:
     """{response: (target facet, observed column)} of every response whose human reference is
     an error, and counts of what was left out (error ties, facet ties)."""
     ids = sorted({v[0] for v in labels} | {v[0] for v in decisions})
     at = {rid: k for k, rid in enumerate(ids)}
 
-    def positions(votes: Sequence[q.Vote]) -> tuple[np.ndarray, np.ndarray]:
+    def positions(votes: Sequence[Vote]) -> tuple[np.ndarray, np.ndarray]:
         return (np.array([at[v[0]] for v in votes], dtype=np.int64),
                 np.array([v[2] for v in votes], dtype=np.int64))
 
@@ -177,8 +174,7 @@ class _JudgeFacets:
     """The usable error judgments of one setting on the composed items in scope, from the
     frame: their responses, target facets and observed columns (indices into COLUMNS)."""
 
-    def __init__(self, db: Database, f: frame.Frame, setting: tuple[str, str],
-                 coded: str | None) -> None:
+    def __init__(self, reads: ReportReads, f: frame.Frame, setting: tuple[str, str]) -> None:
         sid = f.setting_index(setting)
         keep = ((f.j_sid == sid) & (f.j_status != 0) & (f.j_status != frame.FAILED)
                 & f.judged(f.composed_items))
@@ -186,11 +182,12 @@ class _JudgeFacets:
         self.target = f.item_facet[f.resp_item[self.resp]]
         self.unknown: Counter[str] = Counter()
         none = COLUMNS.index(NONE_GIVEN)
-        # Facet code (see report_reads.judgment_codes) -> column; 0 (no facet) is none given.
-        to_column = np.array([none, *(COLUMNS.index(name) for name in report_reads.FACETS),
-                              -1], dtype=np.int64)
+        # Facet code (see `store.report.coded.judgment_codes`) -> column; 0 (no facet) is none
+        # given.
+        to_column = np.array([none, *(COLUMNS.index(name) for name in FACETS), -1],
+                             dtype=np.int64)
         n_settings = max(1, len(f.settings))
-        codes = ints(coded)
+        codes = ints(reads.judgments.facets)
         key, code = codes // 16, codes % 16
         mine = key % n_settings == sid
         at, found = f.response_index(key[mine] // n_settings)
@@ -199,7 +196,7 @@ class _JudgeFacets:
         self.column = to_column[by_response[self.resp]]
         other = np.flatnonzero(self.column < 0)
         if len(other):  # a stored name that is no facet's exact value: parsed by the rules
-            names = q.other_facets(db, *setting)
+            names = reads.other_facets(*setting)
             rowids = f.resp_rowids[self.resp[other]].tolist()
             self.column[other] = [COLUMNS.index(_column(names.get(r), self.unknown))
                                   for r in rowids]
@@ -227,25 +224,15 @@ class _JudgeFacets:
                 if c >= 0}
 
 
-def observed_facets_section(db: Database, worlds: list[str] | None,
-                            setting: tuple[str, str] | None,
-                            reads: Mapping[str, Any] | None = None,
-                            f: frame.Frame | None = None) -> ObservedFacets:
+def observed_facets_section(reads: ReportReads, f: frame.Frame,
+                            setting: tuple[str, str] | None) -> ObservedFacets:
     """The section for one judge setting (judge, mode), None when no judge has usable
-    judgments (the human table is still given). `reads` and `f` are the report's bulk reads
-    and its frame; without them the section reads the store itself."""
-    if reads is None or f is None:
-        bulk = report_reads.BulkReads(db, worlds)
-        try:
-            reads = bulk.results()
-        finally:
-            bulk.close()
-        f = frame.load(reads, worlds)
-        frame.add_judgments(f, reads)
+    judgments (the human table is still given), from the report's reads and the frame of its
+    COPAL sections (judgments added)."""
     targets = np.unique(f.item_facet[f.composed_items]).tolist()
     rows = [f.facets[t] if t >= 0 else UNMAPPED for t in targets]
     rows = [t or UNMAPPED for t in rows]
-    labels, decisions = reads["human_facets"]
+    labels, decisions = reads.human_facets
     human, left_out = reference_facets(labels, decisions)
     judged: dict[int, str] = {}
     if setting is None:
@@ -254,7 +241,7 @@ def observed_facets_section(db: Database, worlds: list[str] | None,
         judge_table = _table([], rows)
     else:
         (judge, mode), reason = setting, None
-        errors = _JudgeFacets(db, f, setting, reads["judgment_facets"])
+        errors = _JudgeFacets(reads, f, setting)
         judged = errors.of(f, human)
         judge_table = errors.table(f, rows)
         judge_table.unrecognised_facets = sum(errors.unknown.values())
@@ -262,7 +249,7 @@ def observed_facets_section(db: Database, worlds: list[str] | None,
     human_table.error_ties_excluded = left_out.error_ties
     human_table.facet_ties_excluded = left_out.facet_ties
     human_table.unrecognised_facets = left_out.unrecognised
-    heuristic = _heuristic(reads["provenance_runs"], judge or "")
+    heuristic = _heuristic(reads.provenance_runs, judge or "")
     return ObservedFacets(
         scope=SCOPE, reference=REFERENCE, columns=list(COLUMNS), judge=judge, mode=mode,
         reason=reason, judge_table=judge_table, human_table=human_table,

@@ -2,29 +2,29 @@
 the report needs is a numpy bincount/unique over them.
 
 Why not one SQL GROUP BY per table (the first design): each of those re-reads and re-sorts the
-judgments; reading them once as packed integers (`store.report.reads.judgment_codes`) and
+judgments; reading them once as packed integers (`store.report.coded.judgment_codes`) and
 grouping in numpy keeps a full report over 300,000 judgments under a second (the measurements
 are in BENCHMARKS.md). The tuples produced here have the shapes the metric functions take
 (`rates`, `contrast`, `validity`, `sensitivity`).
 
-`load` builds the arrays from the rows of `store.report.reads.BulkReads` (the decoding and
-grouping helpers are `copal_tui.metrics.arrays`). Indices: items are numbered in id order,
-responses in rowid order, settings in (judge, mode) order, models in name order, so every output
-is sorted and the same store gives the same bytes.
+`load` builds the arrays from the report's reads (`copal_tui.domain.report_rows.ReportReads`;
+the decoding and grouping helpers are `copal_tui.metrics.arrays`). Indices: items are numbered
+in id order, responses in rowid order, settings in (judge, mode) order, models in name order, so
+every output is sorted and the same store gives the same bytes.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
 
 import numpy as np
 
+from copal_tui.domain.report_rows import REJECTED_PROJECTION, LabelRow, ReportReads
 from copal_tui.metrics.arrays import code, find, group, group_arrays, ints, responses, texts
-from copal_tui.metrics.contrast import REJECTED_PROJECTION
 from copal_tui.metrics.reference import ADJUDICATED, MAJORITY, TIE, reference_rule
 
 UNDER, OVER, MIXED, UNKNOWN, FAILED = 1, 2, 3, 4, 5
@@ -83,42 +83,42 @@ class Frame:
             self.settings.index(setting)
 
 
-def load(reads: Mapping[str, Any], worlds: list[str] | None) -> Frame:
-    """The items and responses from the rows of `store.report.reads.BulkReads` (a mapping that
-    waits for each read); no judgments yet: `add_judgments` adds them, so the caller can work
-    on the labels while the judgments, the longest read, are still being read."""
-    ids, world_t, pattern_t, facet_t, method_t, selected_t, parent_t, clauses_t = \
-        reads["items"]
-    item_ids = texts(ids)
+def load(reads: ReportReads, worlds: list[str] | None) -> Frame:
+    """The items and responses of the report's reads (whose attributes wait for each read); no
+    judgments yet: `add_judgments` adds them, so the caller can work on the labels while the
+    judgments, the longest read, are still being read."""
+    cols = reads.items
+    item_ids = texts(cols.ids)
     position = dict(zip(item_ids, range(len(item_ids)), strict=True))
-    world, worlds_all = code(texts(world_t))
-    pattern, patterns = code(texts(pattern_t))
-    facet, facets = code(texts(facet_t))
-    method, methods = code(texts(method_t))
-    parents = texts(parent_t)
+    world, worlds_all = code(texts(cols.worlds))
+    pattern, patterns = code(texts(cols.patterns))
+    facet, facets = code(texts(cols.facets))
+    method, methods = code(texts(cols.methods))
+    parents = texts(cols.parents)
     scope = np.ones(len(item_ids), dtype=bool) if not worlds else \
         np.isin(world, [k for k, w in enumerate(worlds_all) if w in set(worlds)])
 
-    rowids, resp_item, resp_model, models = responses(reads["responses"], position)
+    rowids, resp_item, resp_model, models = responses(reads.responses, position)
     none = np.zeros(0, dtype=np.int64)
     return Frame(
         item_ids=item_ids, worlds=worlds_all, patterns=patterns, facets=facets,
         methods=methods, item_world=world, item_pattern=pattern, item_facet=facet,
-        item_method=method, item_selected=ints(selected_t) != 0,
+        item_method=method, item_selected=ints(cols.selected) != 0,
         item_parent=np.fromiter(map(position.get, parents, repeat(-1)), dtype=np.int64,
                                 count=len(parents)),
-        item_clauses=ints(clauses_t),
+        item_clauses=ints(cols.clauses),
         item_scope=scope, models=models, resp_item=resp_item,
         resp_model=resp_model, resp_answered=np.ones(len(rowids), dtype=bool),
         resp_rowids=rowids, settings=[], j_resp=none, j_sid=none, j_status=none,
     )
 
 
-def add_judgments(f: Frame, reads: Mapping[str, Any]) -> None:
+def add_judgments(f: Frame, reads: ReportReads) -> None:
     """Add the judgments (and which responses have no answer) of `reads` to a loaded frame."""
-    f.resp_answered[find(f.resp_rowids, ints(reads["failed"]))[0]] = False
-    settings, packed = reads["judgments"]
-    codes = ints(packed)
+    f.resp_answered[find(f.resp_rowids, ints(reads.failed_responses))[0]] = False
+    judgments = reads.judgments
+    settings = judgments.settings
+    codes = ints(judgments.codes)
     n_settings = max(1, len(settings))
     # Decoded in place, the setting and status kept as small integers: three million
     # judgments as int64 columns and their temporaries were most of the report's memory.
@@ -269,13 +269,13 @@ def paired_contrast(f: Frame, sid: int) -> list[tuple[Any, ...]]:
     return [(f.models[x], *(int(c[x]) for c in cols)) for x in range(n_models) if cols[0][x]]
 
 
-def reference(f: Frame, labels: Sequence[tuple[int, str, int]],
-              adjudications: Sequence[tuple[int, str, int]]) -> tuple[np.ndarray, dict[str, int]]:
+def reference(f: Frame, labels: Sequence[LabelRow],
+              adjudications: Sequence[LabelRow]) -> tuple[np.ndarray, dict[str, int]]:
     """Each response's reference label (-1: none or a tie) by `reference.reference_rule` (the
     adjudication if there is one, else the annotators' majority), and counts of how the ones
     in scope were formed."""
 
-    def positions(rows: Sequence[tuple[int, str, int]]) -> tuple[np.ndarray, np.ndarray]:
+    def positions(rows: Sequence[LabelRow]) -> tuple[np.ndarray, np.ndarray]:
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         idx, found = f.response_index(np.array([r[0] for r in rows], dtype=np.int64))
@@ -312,8 +312,7 @@ def validity_cells(f: Frame, ref: np.ndarray) -> list[tuple[Any, ...]]:
                                   counts.tolist(), strict=True)]
 
 
-def labels_in_scope(f: Frame, labels: Sequence[tuple[int, str, int]]) -> list[tuple[int, str,
-                                                                                     int]]:
+def labels_in_scope(f: Frame, labels: Sequence[LabelRow]) -> list[tuple[int, str, int]]:
     """(response index, annotator, error) of labels on responses in scope."""
     if not labels:
         return []

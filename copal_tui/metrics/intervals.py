@@ -24,7 +24,7 @@ import numpy as np
 
 # At import, not at first use: numpy.random loads in 50 ms and numpy.ma, which np.percentile
 # (through np.unique) imports at its first call, in 20 ms; the report imports this module while
-# its reads run in threads (copal_tui.metrics.report), where the loading costs nothing.
+# its reads run in threads (copal_tui.services.report), where the loading costs nothing.
 import numpy.ma  # noqa: F401
 from numpy.random import default_rng
 
@@ -47,31 +47,21 @@ def wilson(errors: int, n: int, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def resample_items(counts: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
-    """Bootstrap totals that resample whole items.
+def resample_tables(tables: Sequence[tuple[np.ndarray, Sequence[np.ndarray]]], n_boot: int,
+                    seed: int) -> list[list[np.ndarray]]:
+    """Bootstrap totals that resample whole items, for several (counts, masks) tables.
 
     `counts` has one row per item and one column per count (for example tp, fp, tn, fn of all
     responses of that item). Each resample draws as many items as there are, with replacement,
-    and sums their rows, so responses of one item always travel together. Returns an
-    (n_boot, columns) array. Seeded, so the same data always gives the same interval.
-    """
-    return resample_groups(counts, [], n_boot, seed)[0]
+    and sums their rows, so responses of one item always travel together. Per table: the
+    (n_boot, columns) totals over all items, then, from the same draws, those of each subset of
+    items given as a boolean mask (a subgroup's share of each resample varies as it would in a
+    new sample; one draw serves every subgroup, which keeps per-pattern intervals cheap).
 
-
-def resample_groups(counts: np.ndarray, masks: Sequence[np.ndarray], n_boot: int,
-                    seed: int) -> list[np.ndarray]:
-    """`resample_items` totals for all items and, from the same draws, for each subset of
-    items given as a boolean mask (a subgroup's share of each resample varies as it would in
-    a new sample). One draw serves every subgroup, which keeps per-pattern intervals cheap."""
-    return resample_tables([(counts, masks)], n_boot, seed)[0]
-
-
-def resample_tables(tables: Sequence[tuple[np.ndarray, Sequence[np.ndarray]]], n_boot: int,
-                    seed: int) -> list[list[np.ndarray]]:
-    """`resample_groups` of several (counts, masks) tables, each exactly as if alone with
-    `seed`. The draws depend only on the seed and the number of items, so tables of the same
-    size (the judge settings of a report usually share their labelled items) are drawn once and
-    their columns summed in one product: the draws were most of the bootstrap's cost."""
+    Seeded: each table is resampled exactly as if alone with `seed`. The draws depend only on
+    the seed and the number of items, so tables of the same size (the judge settings of a
+    report usually share their labelled items) are drawn once and their columns summed in one
+    product: the draws were most of the bootstrap's cost."""
     out: list[list[np.ndarray]] = [[] for _ in tables]
     by_size: dict[int, list[int]] = {}
     for k, (counts, _masks) in enumerate(tables):

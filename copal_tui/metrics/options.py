@@ -3,8 +3,8 @@
 the offline engine's heuristic judge; the report says which was taken and why) and which is
 the reference for judge-family sensitivity (default: the primary).
 
-Plain Python (no numpy, no pydantic), so that `copal_tui.metrics.report`, which re-exports
-it, stays cheap to import; the sections import it from here.
+Plain Python (no numpy, no pydantic), so that the report's service
+(`copal_tui.services.report`), the commands and the dashboard stay cheap to import with it.
 """
 
 from __future__ import annotations

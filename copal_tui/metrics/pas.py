@@ -2,7 +2,7 @@
 Wilson intervals, the failure modes of misaligned denied-edge responses, single-policy PAS set
 beside the composed error of the same world, and the judge against human labels.
 
-Pure functions over the grouped rows that `copal_tui.metrics.pas_sections` reads from the store
+Pure functions over the grouped rows that `copal_tui.metrics.compass_sections` reads from the store
 (that module also records the exclusions). Judges are never pooled: every row names its judge.
 An undefined figure is a `Metric` without a value and with the reason, like the rest of the
 report.

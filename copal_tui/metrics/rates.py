@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from copal_tui.domain.taxonomy import FACET_PATTERN, Direction, Facet, Method, Pattern
 from copal_tui.metrics.classify import ratio
 from copal_tui.metrics.document_base import Interval, Metric
-from copal_tui.metrics.document_sections import (
+from copal_tui.metrics.document_copal import (
     AblationRow,
     CorrectedErrorRates,
     CorrectedModel,

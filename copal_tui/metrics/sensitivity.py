@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from copal_tui.metrics.classify import ratio
 from copal_tui.metrics.document_base import Metric
-from copal_tui.metrics.document_sections import SensitivityRow
+from copal_tui.metrics.document_copal import SensitivityRow
 from copal_tui.metrics.ranks import competition_ranks, kendall_tau_b, spearman_rho
 
 MAJORITY = "majority"

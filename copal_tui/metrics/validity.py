@@ -23,13 +23,13 @@ import numpy as np
 
 from copal_tui.metrics.classify import METRICS, Confusion, confusion_arrays, confusion_stats
 from copal_tui.metrics.document_base import Interval, Metric
-from copal_tui.metrics.document_sections import ConfusionMatrix, JudgeValidity, ValidityBlock
+from copal_tui.metrics.document_copal import ConfusionMatrix, JudgeValidity, ValidityBlock
 from copal_tui.metrics.intervals import percentile_intervals, resample_tables
 from copal_tui.metrics.rates import PATTERN_ORDER, UNMAPPED, ordered
 from copal_tui.metrics.reference import CELLS, CLASSES, CONVENTION
 
 # The metric libraries load here, at import, not at first use: the report imports this module
-# while its reads run in threads (copal_tui.metrics.report), so much of the second that
+# while its reads run in threads (copal_tui.services.report), so much of the second that
 # sklearn.metrics and scipy.stats take to import overlaps them. Only the report imports this
 # module, never the TUI's start (tests/test_hygiene.py). They create over 100,000 objects that
 # live as long as the process (a few hundred are garbage): collecting while they load only

@@ -140,22 +140,37 @@ async def verify(run: StageRun, units: list[Unit]) -> None:
             {"organisation": organisation(world, full=False), "query": q.text,
              "policies": policy_payload(policies)}, q.id)
         if out is None:
-            status, matched, reason = "failed", None, failure
-        else:
-            matched = list(dict.fromkeys(out.matched_policy_ids))
-            keep, reason = verification_keeps(q.query_type, q.policy_id, matched,
-                                              {p.id: p.kind for p in policies})
-            status = "kept" if keep else "rejected"
-            if out.reason:
-                reason += f" (verifier: {out.reason[:500]})"
-            run.count(status)
-
-        def store(db: Any) -> None:
-            compass.set_verification(db, q.id, status, matched, reason, run.run_id)
-
-        run.later(store)
+            record_verification(run, q, None, failure=failure)
+            return
+        matched = list(dict.fromkeys(out.matched_policy_ids))
+        keeps = verification_keeps(q.query_type, q.policy_id, matched,
+                                   {p.id: p.kind for p in policies})
+        record_verification(run, q, keeps, remark=out.reason, matched=matched)
 
     await run.each(units, one)
+
+
+def record_verification(run: StageRun, q: CompassQueryRow, verdict: tuple[bool, str] | None,
+                        *, failure: str | None = None, remark: str = "",
+                        matched: list[str] | None = None) -> None:
+    """Record a verification once the run writes. With the domain rule's `verdict` (keep,
+    reason) the query is kept or rejected, the verifier's own `remark` appended to the reason,
+    and counted; without one (a failed call) it is left `failed` with the call's `failure`, so
+    a re-run tries it again. `matched`: the policies the matcher named (None from the in-policy
+    verifier)."""
+    if verdict is None:
+        status, reason = "failed", failure
+    else:
+        keep, reason = verdict
+        status = "kept" if keep else "rejected"
+        if remark:
+            reason += f" (verifier: {remark[:500]})"
+        run.count(status)
+
+    def store(db: Any) -> None:
+        compass.set_verification(db, q.id, status, matched, reason, run.run_id)
+
+    run.later(store)
 
 
 def rewrite_claims(q: CompassQueryRow) -> dict[str, str]:
@@ -176,15 +191,7 @@ async def verify_rewrite(run: StageRun, model: str, policies: list[PolicyRow],
         {"query": q.text, "policies": policy_payload(policies), "claims": rewrite_claims(q)},
         q.id)
     if out is None:
-        status, reason = "failed", failure
-    else:
-        keep, reason = edge_verdict_keeps(out.final_verdict, out.confidence_level)
-        status = "kept" if keep else "rejected"
-        if out.verdict_justification:
-            reason += f" (verifier: {out.verdict_justification[:500]})"
-        run.count(status)
-
-    def store(db: Any) -> None:
-        compass.set_verification(db, q.id, status, None, reason, run.run_id)
-
-    run.later(store)
+        record_verification(run, q, None, failure=failure)
+        return
+    record_verification(run, q, edge_verdict_keeps(out.final_verdict, out.confidence_level),
+                        remark=out.verdict_justification)

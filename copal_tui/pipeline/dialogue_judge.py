@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from copal_tui.domain.dialogue import JudgedTurn, by_turn, read_judge_text
-from copal_tui.domain.outputs import DialogueBinaryJudgeOut
+from copal_tui.domain.dialogue_outputs import DialogueBinaryJudgeOut
 from copal_tui.pipeline.base import StageRun
 from copal_tui.pipeline.compass_common import structured_result
 from copal_tui.pipeline.dialogue_common import conversation, guideline_document, selected

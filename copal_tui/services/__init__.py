@@ -13,9 +13,11 @@ query), `jobs` the jobs screen (runs, a run's manifest, the choices of a new job
 `copal runs` listing, `store_admin` the store commands (stats, migrations, backup, dialogue
 imports, the demo's summary) and `launch` the checks the interactive commands make before
 taking over the terminal, `cases` the responses behind a report figure (the export's validity
-file uses it too). The annotation service lives beside this package, in `copal_tui.annotation`
-(the annotation queue, campaigns, adjudication), because the pipeline and the importers use it
-as well as the interfaces.
+file uses it too), `report` the report (it reads everything a report needs; metrics compute
+from those reads), `export` an export folder (the report's files, the validity cases, the
+manifest and the store as JSONL), and the package `annotation` the labelling workflow (the one annotation
+queue of every suite, what differs between suites, campaigns, adjudication, and what the label
+screens read).
 """
 
 from __future__ import annotations

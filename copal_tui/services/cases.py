@@ -7,7 +7,8 @@ palette, the items list's `disagree:` and `cell:` filters) and the export's
 the function the report's `frame.reference` calls, over the same current labels and decisions
 (`store.browse.cases`), so a list has exactly the responses of the count it explains: the
 responses of cell fp of a judge setting are the report's `fp` of that setting, one by one. Each
-public read is one read transaction (the judged rows and the votes of one snapshot).
+public read is one read transaction (the judged rows and the votes of one snapshot). A case is a
+`copal_tui.export.case_record.Case`, typed beside the renderings that format it.
 
 Error is the positive class: tp = judge error, reference error; fp = judge error, reference no
 error; fn = judge no error, reference error; tn = neither. A response without a reference (not
@@ -18,13 +19,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from copal_tui.export.case_record import Case
 from copal_tui.metrics.document import ReportDocument
 from copal_tui.metrics.reference import CELL_NAMES as CELLS
 from copal_tui.metrics.reference import SOURCES, reference_rule
-from copal_tui.metrics.reference import cell as cell_of
 from copal_tui.services import reading
 from store.browse import cases as sql
 from store.browse.lists import Filter, FilterError, Page, PageRequest
@@ -32,10 +33,6 @@ from store.db import Database
 
 DISAGREE = ("fp", "fn")
 AGREE = ("tp", "tn")
-# The columns of every rendering (CLI table, CSV, JSON lines, the export's file).
-FIELDS = ("response_id", "item_id", "world_id", "model", "pattern", "facet", "judge", "mode",
-          "judge_error", "judge_direction", "reference", "reference_source", "annotators",
-          "adjudicator", "cell", "content_sha256")
 
 
 @dataclass(frozen=True)
@@ -57,59 +54,13 @@ class CaseSpec:
     search: str = ""
 
 
-@dataclass(frozen=True)
-class Case:
-    """One judged response: the setting's verdict, the reference (None: no label, or a tie)
-    and what it rests on (the annotators' labels, the adjudicator, the content hashes)."""
-
-    response_id: str
-    item_id: str
-    world_id: str
-    model: str
-    pattern: str | None
-    facet: str | None
-    judge: str
-    mode: str
-    judge_error: int
-    judge_direction: str | None
-    reference: int | None
-    reference_source: str  # adjudicated, majority, tie (excluded) or none (not labelled)
-    annotators: tuple[tuple[str, int], ...] = ()
-    adjudicator: str | None = None
-    content_sha256: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def cell(self) -> str | None:
-        if self.reference is None:
-            return None
-        return cell_of(self.judge_error, self.reference)
-
-    def record(self) -> dict[str, Any]:
-        """The case as one flat JSON object, in FIELDS order."""
-        return {"response_id": self.response_id, "item_id": self.item_id,
-                "world_id": self.world_id, "model": self.model, "pattern": self.pattern,
-                "facet": self.facet, "judge": self.judge, "mode": self.mode,
-                "judge_error": self.judge_error, "judge_direction": self.judge_direction,
-                "reference": self.reference, "reference_source": self.reference_source,
-                "annotators": [{"annotator": a, "error": e} for a, e in self.annotators],
-                "adjudicator": self.adjudicator, "cell": self.cell,
-                "content_sha256": list(self.content_sha256)}
-
-    def flat(self) -> list[Any]:
-        """The case as one row of text-friendly cells, in FIELDS order (CSV, tables)."""
-        rec = self.record()
-        rec["annotators"] = "; ".join(f"{a}:{e}" for a, e in self.annotators)
-        rec["content_sha256"] = "; ".join(self.content_sha256)
-        return [rec[k] for k in FIELDS]
-
-
 # ------------------------------------------------------------------ reading cases
 
 
 def default_setting(db: Database, mode: str = "contract",
                     worlds: Sequence[str] = ()) -> tuple[str, str] | None:
     """The judge setting the report would take as primary (`metrics.report.pick`)."""
-    from copal_tui.metrics.report import pick
+    from copal_tui.metrics.options import pick
 
     with reading(db):
         counts = sql.setting_counts(db, worlds)
@@ -120,7 +71,7 @@ def pick_setting(db: Database, judge: str | None, mode: str,
                  worlds: Sequence[str] = ()) -> tuple[str, str] | None:
     """The judge setting `judge` names in `mode`, or the report's primary when None
     (`metrics.report.pick`; ReportError for a judge without usable judgments)."""
-    from copal_tui.metrics.report import pick
+    from copal_tui.metrics.options import pick
 
     with reading(db):
         counts = sql.setting_counts(db, worlds)
@@ -261,7 +212,7 @@ def narrow(cells: tuple[str, ...], more: tuple[str, ...]) -> tuple[str, ...]:
 
 def apply_filters(spec: CaseSpec, filters: Mapping[str, str]) -> CaseSpec:
     """`spec` narrowed by `key:value` filters typed in a list (FilterError on a bad one)."""
-    from copal_tui.metrics.report import parse_setting
+    from copal_tui.metrics.options import parse_setting
 
     for key, value in filters.items():
         key = key.lower()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import importlib
 import sqlite3
 import threading
 from collections.abc import AsyncGenerator, Callable, Iterable, Iterator
@@ -30,6 +29,8 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from copal_tui.domain.suites import SUITES, load
+from copal_tui.domain.suites import suite as suite_named
 from copal_tui.tui.busy import WriteQueue
 from copal_tui.tui.settings import Settings
 from store.db import Database, connect
@@ -55,28 +56,18 @@ def _collect_again() -> None:
         gc.freeze()
         gc.enable()
 
-# name -> "module:Class" (imported on first use)
+# name -> "module:Class" (imported on first use): the app's own screens; a suite's screens
+# are its descriptor's (`copal_tui.domain.suites`, see `screen_ref`).
 SCREENS: dict[str, str] = {
-    "worlds": "copal_tui.tui.screens.worlds:WorldsScreen",
-    "world": "copal_tui.tui.screens.world:WorldScreen",
-    "item": "copal_tui.tui.screens.item:ItemScreen",
-    "label": "copal_tui.tui.screens.label_queue:LabelQueueScreen",
-    "adjudicate": "copal_tui.tui.screens.adjudicate:AdjudicateScreen",
     "jobs": "copal_tui.tui.screens.jobs:JobsScreen",
     "dashboard": "copal_tui.tui.screens.dashboard:DashboardScreen",
-    "cases": "copal_tui.tui.screens.cases:CasesScreen",
-    "compass_query": "copal_tui.tui.screens.compass_query:CompassQueryScreen",
-    "compass_label": "copal_tui.tui.screens.compass_label:CompassLabelScreen",
-    "dialogues": "copal_tui.tui.screens.dialogues:DialoguesScreen",
-    "dialogue": "copal_tui.tui.screens.dialogue:DialogueScreen",
-    "dialogue_review": "copal_tui.tui.screens.dialogue_review:DialogueReviewScreen",
     "help": "copal_tui.tui.screens.help:HelpScreen",
     "too_small": "copal_tui.tui.screens.too_small:TooSmallScreen",
 }
 
 START = {"browse": "worlds", "label": "label", "adjudicate": "adjudicate"}
-# `copal label --suite X`: the label queue of suite X (the COPAL queue is the default).
-LABEL_SUITES = {"copal": "label", "compass": "compass_label", "dialogues": "dialogue_review"}
+# `copal label --suite X` opens suite X's label screen (its descriptor's `label_screen`; the
+# COPAL queue is the default).
 
 # Screens reachable from the command palette, with a description.
 PALETTE = [
@@ -96,9 +87,19 @@ PALETTE = [
 ]
 
 
+def screen_ref(name: str) -> str:
+    """The "module:Class" of the screen called `name`: the app's own, or a suite's."""
+    if name in SCREENS:
+        return SCREENS[name]
+    for spec in SUITES.values():
+        if name in spec.screens:
+            return spec.screens[name]
+    raise KeyError(name)
+
+
 def screen_class(name: str) -> type[Screen[Any]]:
-    module, _, cls = SCREENS[name].partition(":")
-    return getattr(importlib.import_module(module), cls)  # type: ignore[no-any-return,unused-ignore]
+    found: type[Screen[Any]] = load(screen_ref(name))
+    return found
 
 
 class CopalApp(App[None]):
@@ -119,8 +120,7 @@ class CopalApp(App[None]):
                  judge: str | None = None, campaign: str | None = None,
                  refresh: bool = False) -> None:
         super().__init__()
-        if suite not in LABEL_SUITES:
-            raise ValueError(f"unknown suite {suite!r}; one of {', '.join(LABEL_SUITES)}")
+        self.label_screen = suite_named(suite).label_screen  # ValueError for an unknown suite
         self.db_path = Path(db_path)
         self.mode = mode
         self.suite = suite
@@ -168,7 +168,7 @@ class CopalApp(App[None]):
             suite += f" campaign {self.campaign}"
         self.sub_title = f"{self.db_path.name} - {self.mode}{suite}" + (
             f" as {self.annotator}" if self.mode != "browse" else "")
-        start = LABEL_SUITES[self.suite] if self.mode == "label" else START[self.mode]
+        start = self.label_screen if self.mode == "label" else START[self.mode]
         kwargs = {"judge": self.review_judge} if start == "dialogue_review" else {}
         # Pushed once Textual has started: Textual runs `on_mount` inside its start-up batch
         # and throws away what is drawn before the batch ends, so a screen pushed here was laid

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from textual.screen import Screen
     from textual.timer import Timer
 
-    from copal_tui.annotation.queue import AnnotationQueue
+    from copal_tui.services.annotation.queue import AnnotationQueue
     from copal_tui.tui.app import CopalApp
 
 # How long one attempt may wait for the write lock on the UI thread: long enough for another

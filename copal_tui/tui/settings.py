@@ -2,7 +2,7 @@
 
 `COPAL_KEYMAP='{"label.submit": "ctrl+s", "app.help": "f1"}'` remaps any binding by its id;
 `COPAL_OVERLAP=3` sets how many annotators label each subject, in every suite's queue
-(copal_tui.annotation.queue); `COPAL_BLIND=false` shows the judge while labelling (off by
+(copal_tui.services.annotation.queue); `COPAL_BLIND=false` shows the judge while labelling (off by
 default: annotators label blind); `COPAL_SHOW_MODEL=true` names the responding model in the
 label queues (off by default: a neutral "Response", since a model's name colours the judgement
 of its answer); `COPAL_PAGE_SIZE`,

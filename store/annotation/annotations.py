@@ -2,13 +2,13 @@
 every suite, append-only, in one table `annotations`.
 
 What the columns mean (subjects, roles, actions, payloads) is defined once in
-copal_tui.domain.annotation. The rule for "current" lives here, once, as SQL: an annotator's
-current label on a subject is their latest label/undo event there when it is a label; a
-subject's current decision is the latest adjudicator label/undo event there when it is a label
-(`current_annotations` is the same rule as a view). Every reader of labels uses `CURRENT`,
+copal_tui.domain.annotation.subjects. The rule for "current" lives here, once, as SQL: an
+annotator's current label on a subject is their latest label/undo event there when it is a
+label; a subject's current decision is the latest adjudicator label/undo event there when it is
+a label (`current_annotations` is the same rule as a view). Every reader of labels uses `CURRENT`,
 `CURRENT_DECISION` or the functions below, so the rule is written nowhere else.
 
-Writes take the payload as its model (copal_tui.domain.annotation_payloads), check it is the
+Writes take the payload as its model (copal_tui.domain.annotation.payloads), check it is the
 one the event carries and serialise it once (`append`); they never change a row, and callers
 open the transaction with `store.db.write`. Reads return `Annotation`s with the payload as the
 stored JSON object.
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from store.db import Database, StoreError, utcnow
 
 if TYPE_CHECKING:
-    from copal_tui.domain.annotation_payloads import Payload
+    from copal_tui.domain.annotation.payloads import Payload
 
 ANNOTATOR, ADJUDICATOR = "annotator", "adjudicator"
 
@@ -100,7 +100,7 @@ def _stored(suite: str, role: str, action: str, payload: Payload | None) -> str 
     the model's order), after `check` refused what the event may not carry."""
     # The domain holds the rule and the payload models; imported here only, so that loading
     # the store (and reading the log) never loads them.
-    from copal_tui.domain.annotation import check
+    from copal_tui.domain.annotation.subjects import check
 
     try:
         check(suite, role, action, payload)
@@ -116,8 +116,8 @@ def append(db: Database, *, suite: str, subject: str, annotator: str, action: st
            content_sha256: str | None = None, campaign: str | None = None,
            created_at: str | None = None) -> int:
     """Append one event; returns its id. The payload is the model the event takes (see
-    copal_tui.domain.annotation.check): another type is a TypeError, an unknown suite, role or
-    action a StoreError, and nothing is written."""
+    copal_tui.domain.annotation.subjects.check): another type is a TypeError, an unknown suite,
+    role or action a StoreError, and nothing is written."""
     cur = db.execute(
         "INSERT INTO annotations (suite, subject, annotator, role, action, payload, "
         "content_sha256, campaign, created_at) VALUES (?,?,?,?,?,?,?,?,?)",

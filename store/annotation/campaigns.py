@@ -1,13 +1,13 @@
 """Campaigns (migration m010): frozen, ordered lists of subjects of one suite.
 
 A `sample` campaign is drawn once (`copal campaign create`) and never changes. A `default`
-campaign (named `default:<suite>` or `default:dialogues:<judge>`) is a suite's queue order:
+campaign (named `default:<suite>` or `default:dialogue:<judge>`) is a suite's queue order:
 new subjects are appended when a queue starts, nobody's place moves, and each annotator sees
 the prefix that was there when they started (`campaign_starts.cutoff`) until they refresh. So
 nothing a pipeline run adds changes an annotator's queue or its denominator.
 
 How a campaign's subjects are chosen and ordered is the service's business
-(copal_tui.annotation); this module stores and reads them.
+(copal_tui.services.annotation); this module stores and reads them.
 """
 
 from __future__ import annotations

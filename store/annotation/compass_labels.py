@@ -1,7 +1,7 @@
 """SQL for COMPASS subjects (responses to single-policy queries): which responses can be
 labelled and what the annotator is shown for one. The labels themselves are events of the
 annotation log (store/annotation/annotations.py, suite "compass", subject = COMPASS response id); the
-queue is the one every suite shares (copal_tui.annotation.queue).
+queue is the one every suite shares (copal_tui.services.annotation.queue).
 """
 
 from __future__ import annotations

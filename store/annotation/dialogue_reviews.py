@@ -1,9 +1,9 @@
-"""SQL for judge-mistake subjects (`copal label --suite dialogues`): which predictions are wrong
+"""SQL for judge-mistake subjects (`copal label --suite dialogue`): which predictions are wrong
 and what the reviewer is shown for one, reviewers' current reviews of a turn, and the
 error-type counts the report reads. The reviews themselves are events of the annotation log
-(store/annotation/annotations.py, suite "dialogues", subject = the JSON array [dialogue, judge, attempt,
-turn], written and read by copal_tui.domain.annotation); the queue is the one every suite
-shares (copal_tui.annotation.queue).
+(store/annotation/annotations.py, suite "dialogue", subject = the JSON array [dialogue, judge, attempt,
+turn], written and read by copal_tui.domain.annotation.subjects); the queue is the one every
+suite shares (copal_tui.services.annotation.queue).
 
 The wrong predictions are every turn where a judge attempt's prediction is wrong by the
 metrics' rules (`IS_MISTAKE` in store/browse/dialogue.py: a compliant turn with a wrong
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from copal_tui.domain import dialogue as dialogue_domain
-from copal_tui.domain.annotation import dialogue_parts, dialogue_subject
+from copal_tui.domain.annotation.subjects import dialogue_parts, dialogue_subject
 from store.annotation import annotations as log
 from store.annotation.campaigns import Candidate
 from store.browse.dialogue import IS_MISTAKE, JUDGED, KIND, MISTAKES, judged, prepare
@@ -46,7 +46,7 @@ def key_of(subject: str) -> ReviewKey:
     return ReviewKey(*dialogue_parts(subject))
 
 
-# Event `e` (an annotation of suite dialogues) is about attempt `a`'s prediction on turn `t`.
+# Event `e` (an annotation of suite dialogue) is about attempt `a`'s prediction on turn `t`.
 _ON_TURN = ("a.dialogue_id = json_extract(e.subject, '$[0]') AND a.judge = "
             "json_extract(e.subject, '$[1]') AND a.attempt = json_extract(e.subject, '$[2]') "
             "AND t.turn_index = json_extract(e.subject, '$[3]')")
@@ -157,7 +157,7 @@ def is_mistake(db: Database, key: ReviewKey) -> bool:
 def reviews_of_turn(db: Database, dialogue_id: str, judge: str, attempt: int,
                     turn_index: int) -> list[log.Annotation]:
     """Every reviewer's current review of one prediction, by reviewer."""
-    return log.labels_of(db, "dialogues", subject_of(
+    return log.labels_of(db, "dialogue", subject_of(
         ReviewKey(dialogue_id, judge, attempt, turn_index)))
 
 
@@ -177,7 +177,7 @@ def error_type_rows(db: Database, *, totals: bool = True) -> list[ErrorTypeCount
     for judge, domain, error_type, n in db.execute(
             "SELECT a.judge, (SELECT d.domain FROM dialogues d WHERE d.id = a.dialogue_id), "
             "json_extract(e.payload, '$.error_type'), COUNT(*) "
-            f"{judged('annotations e CROSS JOIN ')} AND e.suite = 'dialogues' "
+            f"{judged('annotations e CROSS JOIN ')} AND e.suite = 'dialogue' "
             f"AND {log.CURRENT} AND {_ON_TURN} AND {IS_MISTAKE} GROUP BY 1, 2, 3"):
         counts[(judge, domain, error_type)] = int(n)
     rows: list[ErrorTypeCount] = []

@@ -1,5 +1,6 @@
-"""SQL of the annotation queue, the same for every suite (see copal_tui.annotation.queue for
-the rules): walking a campaign's frozen list, leases (`annotation_leases`), and progress.
+"""SQL of the annotation queue, the same for every suite (see
+copal_tui.services.annotation.queue for the rules): walking a campaign's frozen list, leases
+(`annotation_leases`), and progress.
 
 A queue is one campaign read up to a cutoff (the annotator's frozen prefix of a default
 campaign, or all of a sample campaign). Every walk is keyset-paged on the campaign's

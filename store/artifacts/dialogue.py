@@ -1,6 +1,7 @@
 """SQL for dialogue judging (migrations m006_dialogues, m013_dialogue_judge_parsing): dialogues
 with their guideline documents and per-turn truth, judge attempts with per-turn predictions (and
-how each attempt's answer was read), and what the metrics read.
+how each attempt's answer was read), and what the report reads (its rows typed in
+`copal_tui.domain.report_rows`).
 
 Values arrive checked by `copal_tui.interchange.complibench` / `copal_tui.domain.dialogue`.
 Callers open the transaction with `store.db.write`.
@@ -12,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
+from copal_tui.domain.report_rows import AttemptRow, PredictionRow, TruthTurn
 from store.db import Database, dumps, loads, utcnow
 
 
@@ -25,52 +27,6 @@ class StoredPrediction:
     phase: int | None
     violation: int
     reason: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class TruthTurn:
-    """The per-turn truth of one turn, with its dialogue's domain and the turn's role (which
-    turns are scored is the domain's `is_scored_turn`, not this read's)."""
-
-    dialogue_id: str
-    domain: str
-    turn_index: int
-    role: str
-    category: int | None
-    key: str | None
-    phase: int | None
-    violation: int
-
-
-@dataclass(frozen=True, slots=True)
-class AttemptRow:
-    """One judge attempt: whether its verdicts were binary, its failure if it failed, whether
-    its predictions come from the repair round (`repaired`) or none could be read
-    (`unparsed`), and its first answer's text when CompliBench's parser reads that differently
-    from the stored predictions (`first_answer`; None: the predictions are that reading)."""
-
-    dialogue_id: str
-    judge: str
-    attempt: int
-    binary_verdicts: int
-    failure: str | None
-    repaired: int = 0
-    unparsed: int = 0
-    first_answer: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class PredictionRow:
-    """One turn's prediction in one judge attempt."""
-
-    dialogue_id: str
-    judge: str
-    attempt: int
-    turn_index: int
-    category: int | None
-    key: str | None
-    phase: int | None
-    violation: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from copal_tui.domain.grounding import SOURCES, source_kind
+from copal_tui.domain.suites import suite as suite_named
 from store.annotation import annotations as log
 from store.artifacts.records import (
     AlignedCount,
@@ -272,9 +273,9 @@ def annotated(db: Database, suite: str, subjects: Iterable[str]) -> set[str]:
 
 
 def _suite(suite: str) -> str:
-    if suite not in ("copal", "compass", "dialogues"):
-        raise ValueError(f"unknown suite {suite!r}")
-    return suite
+    # Spliced into the SQL as a literal (the one parameter is the ids): only a registered
+    # suite's name, which the code defines, ever gets there.
+    return suite_named(suite).name
 
 
 def response_contents(db: Database, ids: Iterable[str]) -> dict[str, ResponseContent]:

@@ -4,8 +4,8 @@ Listed in `store.migrations` after m009. Append-only like the others: never edit
 has landed, add a new step.
 
 What it does, in one transaction:
-- creates `annotations` (the log; see copal_tui.domain.annotation for subjects, roles, actions
-  and payloads), the `current_annotations` view, `annotation_leases`, `campaigns`,
+- creates `annotations` (the log; see copal_tui.domain.annotation.subjects for subjects, roles,
+  actions and payloads), the `current_annotations` view, `annotation_leases`, `campaigns`,
   `campaign_subjects`, `campaign_starts` and `annotation_origins`;
 - copies every event of `label_events`, `adjudications`, `compass_label_events` and
   `dialogue_review_events` into the log: label events keep their ids, the others follow in
@@ -218,9 +218,9 @@ def _copy(db: Database, table: str, suite: str, subject: str, who: str, role: st
 
 
 def _copy_reviews(db: Database) -> None:
-    # In Python: the subject must be written exactly as copal_tui.domain.annotation writes it
-    # (compact JSON), which SQLite's json_array matches only for plain text.
-    from copal_tui.domain.annotation import dialogue_subject
+    # In Python: the subject must be written exactly as copal_tui.domain.annotation.subjects
+    # writes it (compact JSON), which SQLite's json_array matches only for plain text.
+    from copal_tui.domain.annotation.subjects import dialogue_subject
 
     base = _base(db)
     rows = db.execute("SELECT id, dialogue_id, judge, attempt, turn_index, reviewer, action, "

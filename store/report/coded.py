@@ -5,39 +5,18 @@ Why integers: a million item ids and model names, read as text and looked up one
 Python, cost the report more than the scan itself; a judgment's setting compared as two
 strings cost the judgments read a sixth. Both reads are answered from indexes alone (the
 responses' (item_id, model, variant) index; the judgments' `idx_judgments_report`, migration
-m012). `store.report.reads.BulkReads` runs them with the other reads of a report;
-`copal_tui.metrics.frame` decodes them. The conventions (a usable judgment, the target model
-`model#variant`, the char(30) and char(31) separators) are those of `store.report.reads`.
+m012). `store.report.reads.BulkReads` runs them with the other reads of a report (their
+types are in `copal_tui.domain.report_rows`); `copal_tui.metrics.frame` decodes them. The
+conventions (a usable judgment, the target model `model#variant`, the char(30) and char(31)
+separators) are those of `store.report.reads`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from copal_tui.domain.taxonomy import Facet
+from copal_tui.domain.report_rows import FACETS, OTHER_FACET, ResponseColumns
 from store.db import Database
-
-# The observed facets a judgment read codes (1 + position); any other stored name reads as
-# OTHER_FACET, with its text beside it.
-FACETS = tuple(f.value for f in Facet)
-OTHER_FACET = len(FACETS) + 1
-
-
-@dataclass(frozen=True)
-class ResponseColumns:
-    """Every response as integers, grouped by item (the order of the (item_id, model, variant)
-    index): which items have responses and how many, then each response's rowid and model.
-    The frame repeats each item's position by its count, so no item id is read per response."""
-
-    models: list[str]  # the distinct `responses.model` values, sorted: the codes' names
-    items: str | None  # char(30)-separated ids of the items with responses, in id order
-    counts: str | None  # their numbers of responses, in the same order
-    rowids: str | None  # the responses' rowids, item by item in that order
-    model_codes: str | None  # each response's model, its position in `models` (-1: unknown)
-    # "rowid<char(31)>variant", char(30)-separated, of each response whose variant is not
-    # 'base' (its target is then `model#variant`).
-    variants: str | None
 
 
 def distinct(db: Database, column: str, table: str) -> list[str]:
@@ -97,8 +76,8 @@ def judgment_codes(db: Database, settings: list[tuple[str, str]]
     From the same pass, the observed facet of every error judgment that names one (the
     report's `observed_facets`), as (response rowid * S + setting) * 16 + facet code, the code
     the position in FACETS plus one, or OTHER_FACET for a stored name that is not a facet's
-    exact value (`store.report.facets.other_facets` reads those names, when there are
-    any). Reading the facets here spares a second pass over the judgments, the report's
+    exact value (`store.report.facets.other_facets` reads those names when the metrics ask
+    for them). Reading the facets here spares a second pass over the judgments, the report's
     largest read; the names are not read here, since a column for them cost the pass a third
     more even when it stayed empty.
 

@@ -1,5 +1,7 @@
 """SQL behind the COMPASS sections of `copal report` (PAS, failure modes, the contrast with
-composed testing, judge validity against human labels).
+composed testing, judge validity against human labels, COMPASS's own summary table):
+`compass_rows` is every read of them, one job of the report's bulk reads (`store.report.reads`),
+typed `copal_tui.domain.report_rows.CompassRows`.
 
 Every query returns grouped counts, never one row per judgment, so the metric code in
 `copal_tui.metrics.pas` sums a few hundred tuples whatever the size of the suite. Rows are
@@ -14,9 +16,16 @@ Conventions (the same as `store.report.reads` for composed judgments):
 
 from __future__ import annotations
 
-from typing import Any
-
+from copal_tui.domain.compass_rules import FAILURES
+from copal_tui.domain.report_rows import (
+    CompassLabel,
+    CompassRows,
+    ComposedCell,
+    FailedJudgment,
+    LabelledJudgment,
+)
 from store.annotation.annotations import CURRENT
+from store.artifacts import compass_judged
 from store.db import Database
 from store.report.scope import all_rows, world_scope
 
@@ -25,9 +34,8 @@ RESPONSE_STATUS = ("CASE WHEN q.status != 'kept' THEN 'not_kept' "
                    "WHEN r.failure IS NOT NULL OR r.text IS NULL THEN 'no_response' "
                    "ELSE 'answered' END")
 # One integer per judgment: aligned (bit 0), failed or no verdict (bit 1), and from bit 2 the
-# failure mode of a usable misaligned verdict (0 none, 1 + its index in FAILURE_MODE_CODES,
-# 4 unclassified).
-FAILURE_MODE_CODES = ("direct_violation", "refusal_answer_hybrid", "indirect_violation")
+# failure mode of a usable misaligned verdict (0 none, 1 + its index in
+# `copal_tui.domain.report_rows.FAILURE_MODE_CODES`, 4 unclassified).
 JUDGMENT_CODE = (
     "CASE WHEN failure IS NOT NULL OR aligned IS NULL THEN 2 "
     "WHEN aligned = 1 THEN 1 "
@@ -37,6 +45,25 @@ _USABLE = ("q.status = 'kept' AND r.failure IS NULL AND r.text IS NOT NULL "
            "AND j.failure IS NULL AND j.aligned IS NOT NULL")
 _JOIN = ("FROM compass_judgments j JOIN compass_responses r ON r.id = j.response_id "
          "JOIN compass_queries q ON q.id = r.query_id")
+
+
+def compass_rows(db: Database, worlds: list[str] | None) -> CompassRows | None:
+    """Every COMPASS read of a report over `worlds` (None: all), in one snapshot (so every
+    judgment finds its response); None when no world in scope has a suite."""
+    with db.atomic():
+        suite = suite_worlds(db, worlds)
+        if not suite:
+            return None
+        ids, keys = response_columns(db)
+        names = judges(db)
+        rids, codes = judgment_columns(db, names)
+        failed = [FailedJudgment(*r) for r in compass_judged.failed_judgments(
+            db, suite, list(FAILURES.values()))]
+        return CompassRows(
+            suite=suite, response_ids=ids, response_keys=keys, judges=names,
+            judgment_responses=rids, judgment_codes=codes, failed=failed,
+            world_names=compass_judged.world_names(db, suite),
+            labels=label_rows(db, worlds), labelled_judgments=labelled_judgments(db, worlds))
 
 
 def suite_worlds(db: Database, worlds: list[str] | None) -> list[str]:
@@ -74,7 +101,7 @@ def judgment_columns(db: Database, names: list[str]) -> tuple[str | None, str | 
 
     Why not one GROUP BY joined to responses and queries: on 118,400 judgments its sort took
     1.7-2.9 s on a loaded machine, this read plus `response_columns` and the grouping in numpy
-    by `copal_tui.metrics.pas_sections` under 1 s (the reasoning of `store.report.reads`'s bulk
+    by `copal_tui.metrics.compass_sections` under 1 s (the reasoning of `store.report.reads`'s bulk
     reads: returning many Python tuples or sorting in SQLite costs more than the scan)."""
     if not names:
         return None, None
@@ -86,7 +113,7 @@ def judgment_columns(db: Database, names: list[str]) -> tuple[str | None, str | 
 
 
 def composed_cells(db: Database, worlds: list[str],
-                   judges: list[str] | None = None) -> list[tuple[str, str, str, int, int]]:
+                   judges: list[str] | None = None) -> list[ComposedCell]:
     """(world, model, judge, judged, errors) of usable contract-mode judgments of base-variant
     responses to composed items in the given worlds, by the given judges (None: all).
     Composed items are selected top-level items of the COPAL method, as
@@ -95,7 +122,7 @@ def composed_cells(db: Database, worlds: list[str],
         return []
     where, params = world_scope(worlds, "i.world_id")
     j_where, j_params = world_scope(judges, "j.judge")
-    return all_rows(
+    return [ComposedCell(*r) for r in all_rows(
         db,
         "SELECT i.world_id, r.model, j.judge, COUNT(*), SUM(j.error) FROM judgments j "
         "JOIN responses r ON r.id = j.response_id JOIN items i ON i.id = r.item_id "
@@ -103,14 +130,14 @@ def composed_cells(db: Database, worlds: list[str],
         "AND r.variant = 'base' AND i.method = 'copal' AND i.selected = 1 "
         f"AND i.parent_item_id IS NULL{where}{j_where} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
         (*params, *j_params),
-    )
+    )]
 
 
-def label_rows(db: Database, worlds: list[str] | None) -> list[tuple[Any, ...]]:
+def label_rows(db: Database, worlds: list[str] | None) -> list[CompassLabel]:
     """(response, query type, annotator, refused, compliant) of every current COMPASS label on
     an answered response to a kept query (either flag may be None)."""
     where, params = world_scope(worlds, "q.world_id")
-    return all_rows(
+    return [CompassLabel(*r) for r in all_rows(
         db,
         # json_extract reads the payload's booleans as 1/0, the integers the report counts.
         "SELECT e.subject, q.query_type, e.annotator, json_extract(e.payload, '$.refused'), "
@@ -121,18 +148,18 @@ def label_rows(db: Database, worlds: list[str] | None) -> list[tuple[Any, ...]]:
         f"AND r.failure IS NULL AND r.text IS NOT NULL{where} "
         "ORDER BY e.subject, e.annotator",
         params,
-    )
+    )]
 
 
-def labelled_judgments(db: Database, worlds: list[str] | None) -> list[tuple[Any, ...]]:
+def labelled_judgments(db: Database, worlds: list[str] | None) -> list[LabelledJudgment]:
     """(response, judge, refused, compliant, aligned) of usable judgments of labelled
     responses."""
     where, params = world_scope(worlds, "q.world_id")
-    return all_rows(
+    return [LabelledJudgment(*r) for r in all_rows(
         db,
         f"SELECT j.response_id, j.judge, j.refused, j.compliant, j.aligned {_JOIN} "
         f"WHERE {_USABLE}{where} AND j.response_id IN "
         f"(SELECT e.subject FROM annotations e WHERE e.suite = 'compass' AND {CURRENT}) "
         "ORDER BY j.response_id, j.judge",
         params,
-    )
+    )]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from copal_tui.domain.report_rows import ProvenanceExtras
 from store.db import Database
 from store.report.scope import all_rows, world_scope
 
@@ -93,7 +94,7 @@ def provenance_runs(db: Database, worlds: list[str] | None) -> list[tuple[str, s
     return used
 
 
-def provenance_extras(db: Database, worlds: list[str] | None) -> tuple[list[str], dict[str, int]]:
+def provenance_extras(db: Database, worlds: list[str] | None) -> ProvenanceExtras:
     """The pre-filter models of COMPASS responses in scope, and rows in scope that no run
     wrote (imported from files): {"<suite>:<what>": count}."""
     q_where, q_params = world_scope(worlds, "q.world_id")
@@ -120,4 +121,4 @@ def provenance_extras(db: Database, worlds: list[str] | None) -> tuple[list[str]
               "compass:queries": q_params, "compass:judgments": q_params,
               "dialogues:judge attempts": ()}
     imported = {k: int(db.execute(sql, params[k]).fetchone()[0]) for k, sql in counts.items()}
-    return prefilters, imported
+    return ProvenanceExtras(prefilters, imported)

@@ -21,26 +21,36 @@ Conventions:
 - text columns of the group_concat reads are separated by char(30) (record separator), and a
   NULL that has to keep its place is written as NULL_MARK, char(31) (unit separator).
 
-`BulkReads` runs the reads a report needs at once, in threads with their own connections.
+`BulkReads` runs every read a report needs at once (the COPAL tables here, COMPASS's
+`store.report.compass`, the dialogues' `store.report.dialogue`, the observed facets'
+`store.report.facets`, the provenance's `store.report.provenance`), in threads with their own
+connections; it is a `copal_tui.domain.report_rows.ReportReads`, whose attributes are the reads'
+typed rows.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from typing import Any
 
+from copal_tui.domain.report_rows import (
+    REJECTED_PROJECTION,
+    ComposedCell,
+    CorpusCounts,
+    ItemColumns,
+    JudgmentCodes,
+    LabelRow,
+    ReportReads,
+)
 from store.annotation.annotations import CURRENT, CURRENT_DECISION
 from store.db import Database, connect
+from store.report import compass, provenance
 from store.report import facets as report_facets
-from store.report import provenance
-from store.report.coded import FACETS as FACETS
-from store.report.coded import OTHER_FACET as OTHER_FACET
-from store.report.coded import ResponseColumns as ResponseColumns
 from store.report.coded import judgment_codes, response_columns
+from store.report.dialogue import dialogue_rows
 from store.report.scope import all_rows, world_scope
 
-NULL_MARK = "\x1f"
 # The target model of a response `r` as one name (the cases' reads filter on it).
 MODEL = "CASE WHEN r.variant = 'base' THEN r.model ELSE r.model || '#' || r.variant END"
 # A COPAL label's (or decision's) error, from its payload in the annotation log.
@@ -76,14 +86,11 @@ def judge_settings(db: Database) -> list[tuple[str, str]]:
     return out
 
 
-# Must equal copal_tui.metrics.contrast.REJECTED_PROJECTION (the store imports no copal_tui).
-REJECTED_PROJECTION = "projection_rejected"
-
-
-def items(db: Database) -> tuple[tuple[str | None, ...], tuple[str | None, str | None]]:
+def items(db: Database) -> ItemColumns:
     """Aligned group_concat columns of every item, by id: ids, worlds, patterns, facets,
     methods (char(30)-separated), selected flags, parent ids (char(30)-separated) and active
-    clauses (the number of clauses of the item's composition). NULL texts are NULL_MARK.
+    clauses (the number of clauses of the item's composition). NULL texts are NULL_MARK
+    (`copal_tui.domain.report_rows`).
     A projection the projection screening rejected (`screening.passed` false) reads as method
     REJECTED_PROJECTION, so the paired contrast can leave its parent out without a column.
 
@@ -110,7 +117,7 @@ def items(db: Database) -> tuple[tuple[str | None, ...], tuple[str | None, str |
         "WHERE c IS NOT NULL) ELSE 0 END AS k "
         "FROM items i LEFT JOIN compositions c ON c.id = i.composition_id ORDER BY i.id)"
     ).fetchone()
-    return tuple(row[:8]), (row[8], row[9])
+    return ItemColumns(*row)
 
 
 def failed_responses(db: Database) -> str | None:
@@ -121,7 +128,7 @@ def failed_responses(db: Database) -> str | None:
     return row[0]
 
 
-def label_rows(db: Database) -> list[tuple[int, str, int]]:
+def label_rows(db: Database) -> list[LabelRow]:
     """(response rowid, annotator, error) of every current label."""
     return _triples(db, f"SELECT r.rowid AS a, e.annotator AS b, {_ERROR} AS c "
                         "FROM annotations e JOIN responses r ON r.id = e.subject "
@@ -129,7 +136,7 @@ def label_rows(db: Database) -> list[tuple[int, str, int]]:
                         "ORDER BY r.rowid, e.annotator")
 
 
-def adjudication_rows(db: Database) -> list[tuple[int, str, int]]:
+def adjudication_rows(db: Database) -> list[LabelRow]:
     """(response rowid, adjudicator, error) of every current adjudication."""
     return _triples(db, f"SELECT r.rowid AS a, e.annotator AS b, {_ERROR} AS c "
                         "FROM annotations e JOIN responses r ON r.id = e.subject "
@@ -137,15 +144,15 @@ def adjudication_rows(db: Database) -> list[tuple[int, str, int]]:
                         f"AND {_ERROR} IS NOT NULL ORDER BY r.rowid")
 
 
-def _triples(db: Database, sql: str) -> list[tuple[int, str, int]]:
+def _triples(db: Database, sql: str) -> list[LabelRow]:
     """The rows of `sql` (integer a, text b, integer c; none NULL), read as three aligned
     group_concat columns rather than row by row (see the note above `BulkReads`)."""
     row = db.execute("SELECT group_concat(a), group_concat(b, char(30)), group_concat(c) "
                      f"FROM ({sql})").fetchone()
     if row[0] is None:
         return []
-    return list(zip(map(int, row[0].split(",")), row[1].split("\x1e"),
-                    map(int, row[2].split(",")), strict=True))
+    return list(map(LabelRow._make, zip(map(int, row[0].split(",")), row[1].split("\x1e"),
+                                         map(int, row[2].split(",")), strict=True)))
 
 
 # ------------------------------------------------------------------ all reads of a report
@@ -159,34 +166,34 @@ def _triples(db: Database, sql: str) -> list[tuple[int, str, int]]:
 WORKERS = 2
 
 
-class BulkReads(Mapping[str, Any]):
-    """Every read `copal report` makes, started at once; `reads[name]` waits for that one
-    only, so the caller can work on the first results while the judgments are still read.
+class BulkReads(ReportReads):
+    """Every read `copal report` makes, started at once; an attribute waits for its read only,
+    so the caller can work on the first results while the judgments are still read.
 
     Each worker opens its own connection to the same file, so each read sees the store as of
     its own start (as the sequential reads did; the frame leaves out rows that refer to a row
     another read did not see). An in-memory store, or a connection inside a transaction whose
-    writes other connections cannot see, is read on the caller's connection instead."""
+    writes other connections cannot see, is read on the caller's connection instead. The
+    reads the metrics ask for later (`other_facets`, `composed_cells`) run on the caller's
+    connection."""
 
     def __init__(self, db: Database, worlds: list[str] | None) -> None:
-        # (names, job): a job gives one value per name. The judgments' read gives two, the
-        # judgments and their observed facets, from one pass.
-        self._jobs: list[tuple[tuple[str, ...], Callable[[Database], tuple[Any, ...]]]] = [
-            (("judgments", "judgment_facets"), _judgments),  # the longest first
-            (("items", "item_lengths"), items),  # then in the order the report takes them
-            *(((name,), _one(job)) for name, job in (
-                ("responses", response_columns),
-                ("labels", label_rows),
-                ("adjudications", adjudication_rows),
-                ("failed", failed_responses),
-                ("corpus", lambda c: corpus_counts(c, worlds)),
-                ("human_facets", lambda c: _human_facets(c, worlds)),
-                ("provenance_runs", lambda c: _provenance_runs(c, worlds)),
-                ("provenance_extras", lambda c: _provenance_extras(c, worlds)),
-            )),
+        super().__init__({}, OnDemandReads(db))
+        self._jobs: list[tuple[str, Callable[[Database], object]]] = [
+            ("judgments", _judgments),  # the longest first
+            ("items", items),  # then in the order the report takes them
+            ("responses", response_columns),
+            ("labels", label_rows),
+            ("adjudications", adjudication_rows),
+            ("failed_responses", failed_responses),
+            ("corpus", lambda c: corpus_counts(c, worlds)),
+            ("compass", lambda c: compass.compass_rows(c, worlds)),
+            ("dialogues", dialogue_rows),
+            ("human_facets", lambda c: report_facets.human_votes(c, worlds)),
+            ("provenance_runs", lambda c: provenance.provenance_runs(c, worlds)),
+            ("provenance_extras", lambda c: provenance.provenance_extras(c, worlds)),
         ]
-        self._done = {name: threading.Event() for names, _job in self._jobs for name in names}
-        self._out: dict[str, Any] = {}
+        self._done = {name: threading.Event() for name, _job in self._jobs}
         self._errors: dict[str, BaseException] = {}
         self._db: Database | None = db
         path = db.execute("PRAGMA database_list").fetchone()[2]
@@ -221,30 +228,23 @@ class BulkReads(Mapping[str, Any]):
     def _run(self, conn: Database) -> None:
         while True:
             try:
-                names, job = self._jobs.pop(0)  # list.pop is atomic: each job runs once
+                name, job = self._jobs.pop(0)  # list.pop is atomic: each job runs once
             except IndexError:
                 return
             try:
-                self._out.update(zip(names, job(conn), strict=True))
+                self._values[name] = job(conn)
             except BaseException as exc:  # noqa: BLE001 - re-raised to the reader
-                for name in names:
-                    self._errors[name] = exc
+                self._errors[name] = exc
             finally:
-                for name in names:
-                    self._done[name].set()
+                self._done[name].set()
 
-    def __getitem__(self, name: str) -> Any:
+    def value(self, name: str) -> Any:
         if self._db is not None:
             self._run(self._db)  # no workers: everything now, on the caller's connection
         self._done[name].wait()
-        if name in self._out:
-            return self._out[name]
+        if name in self._values:
+            return self._values[name]
         raise self._errors.get(name) or self._errors["connect"]
-
-    def ready(self, name: str) -> bool:
-        """Whether `reads[name]` would return at once (on the caller's connection, every read
-        runs when first asked for: never ready before)."""
-        return self._db is None and self._done[name].is_set()
 
     def close(self) -> None:
         """Wait until every worker has closed its connection. A connection still open after
@@ -252,40 +252,25 @@ class BulkReads(Mapping[str, Any]):
         for thread in getattr(self, "_threads", ()):
             thread.join()
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._done)
 
-    def __len__(self) -> int:
-        return len(self._done)
+class OnDemandReads:
+    """The reads of `ReportReads` that depend on what the metrics computed, on one connection."""
 
-    def results(self) -> dict[str, Any]:
-        """Every read, once all are done."""
-        return {name: self[name] for name in self}
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def other_facets(self, judge: str, mode: str) -> dict[int, str]:
+        return report_facets.other_facets(self._db, judge, mode)
+
+    def composed_cells(self, worlds: list[str], judges: list[str] | None) -> list[ComposedCell]:
+        return compass.composed_cells(self._db, worlds, judges)
 
 
-def _one(job: Callable[[Database], Any]) -> Callable[[Database], tuple[Any]]:
-    return lambda conn: (job(conn),)
-
-
-def _judgments(db: Database) -> tuple[tuple[list[tuple[str, str]], str | None], str | None]:
+def _judgments(db: Database) -> JudgmentCodes:
     with db.atomic():  # the settings coded are exactly those the judgments read sees
         settings = judge_settings(db)
         codes, facets = judgment_codes(db, settings)
-    return (settings, codes), facets
-
-
-# The observed-facet and provenance reads live in their own modules; they run here with the
-# others so that they overlap the numpy import too.
-def _human_facets(db: Database, worlds: list[str] | None) -> Any:
-    return report_facets.human_votes(db, worlds)
-
-
-def _provenance_runs(db: Database, worlds: list[str] | None) -> Any:
-    return provenance.provenance_runs(db, worlds)
-
-
-def _provenance_extras(db: Database, worlds: list[str] | None) -> Any:
-    return provenance.provenance_extras(db, worlds)
+    return JudgmentCodes(settings, codes, facets)
 
 
 # ------------------------------------------------------------------ labels with their ids
@@ -319,7 +304,7 @@ def current_adjudications(db: Database, worlds: list[str] | None) -> list[tuple[
 # ------------------------------------------------------------------ corpus profile
 
 
-def corpus_counts(db: Database, worlds: list[str] | None) -> dict[str, list[tuple[Any, ...]]]:
+def corpus_counts(db: Database, worlds: list[str] | None) -> CorpusCounts:
     """Grouped counts of the small tables for the corpus profile (items, responses and
     judgments are counted from the arrays of the bulk reads), each list sorted by its key."""
     w_where, w_params = world_scope(worlds, "world_id")
@@ -338,4 +323,5 @@ def corpus_counts(db: Database, worlds: list[str] | None) -> dict[str, list[tupl
                                    f"WHERE 1 = 1{w_where} GROUP BY status ORDER BY status",
                                    w_params),
     }
-    return {key: all_rows(db, sql, params) for key, (sql, params) in q.items()}
+    return CorpusCounts(**{key: [(str(k), int(n)) for k, n in all_rows(db, sql, params)]
+                           for key, (sql, params) in q.items()})

@@ -6,11 +6,11 @@ decides, u undoes their last decision, s skips, n/p or left/right move through a
 e attaches a note to the decision, f flags, q quits; and the marking keys: 1-9 toggle, c
 decides "correct"); `/` filters the candidates (world, model, pattern, id or reason). A
 decision is an adjudicator's label appended to the annotation log (undo appends an undo event;
-copal_tui.annotation.adjudication). While a response is on screen the adjudicator holds a lease
-on it, so two adjudicators at once are not handed the same response. Every write (decision,
-undo, flag, lease) goes through the app's line of writes (copal_tui.tui.busy): committed at
-once when the database is free, waiting its turn ("waiting for the database") while another
-process holds it.
+copal_tui.services.annotation.adjudication). While a response is on screen the adjudicator
+holds a lease on it, so two adjudicators at once are not handed the same response. Every write
+(decision, undo, flag, lease) goes through the app's line of writes (copal_tui.tui.busy):
+committed at once when the database is free, waiting its turn ("waiting for the database")
+while another process holds it.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input
 
-from copal_tui.annotation import adjudication as adj
-from copal_tui.annotation.views import (
+from copal_tui.services.annotation import adjudication as adj
+from copal_tui.services.annotation.views import (
     Annotation,
     ResponseContext,
     copal_context,
@@ -164,7 +164,7 @@ class AdjudicateScreen(Marking, LabelScreen):
         self._decide([c["id"] for c in self.ctx.required])
 
     def _decide(self, observed: list[str] | None) -> None:
-        from copal_tui.domain.annotation_payloads import CopalLabel
+        from copal_tui.domain.annotation.payloads import CopalLabel
 
         if not self.has_current():
             self.app.bell()
@@ -242,7 +242,7 @@ class AdjudicateScreen(Marking, LabelScreen):
             self._status()
 
     def save_flag(self, reason: str | None) -> None:
-        from copal_tui.domain.annotation_payloads import Remark
+        from copal_tui.domain.annotation.payloads import Remark
 
         if reason and self.rid is not None:
             rid, who, flag = self.rid, self.who, Remark(flag=reason)

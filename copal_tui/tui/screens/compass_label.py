@@ -12,7 +12,7 @@ are a neutral "Response" unless COPAL_SHOW_MODEL is set. The keys, layout and li
 labelling base's (label_base.py, label_lifecycle.py); what is COMPASS's here is the form, its
 keys (r/a, c/v, 1-3) and what the reading pane shows. The label stores
 the sha256 of the content (query, intended policy, the world's policies, response): see
-copal_tui.annotation.suites.compass_shown_sha256.
+copal_tui.services.annotation.suites.compass_shown_sha256.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from copal_tui.annotation.views import (
+from copal_tui.services.annotation.views import (
     Annotation,
     CompassContext,
     compass_context,
@@ -54,7 +54,7 @@ from copal_tui.tui.widgets.compass_view import (
 from copal_tui.tui.widgets.scroll_pane import ScrollPane
 
 if TYPE_CHECKING:
-    from copal_tui.domain.annotation_payloads import CompassLabel
+    from copal_tui.domain.annotation.payloads import CompassLabel
 
 BLIND_NOTE = ("Blind: the query type and strategy, the pre-filter's decision, the judges' "
               "verdicts, other annotators' labels and the policies' lists appear once you "
@@ -201,7 +201,7 @@ class CompassLabelScreen(QueueLabelScreen):
                             timeout=3)
 
     def answer(self) -> CompassLabel | None:
-        from copal_tui.domain.annotation_payloads import CompassLabel
+        from copal_tui.domain.annotation.payloads import CompassLabel
 
         form, ctx = self.form, self.ctx
         if ctx is None:

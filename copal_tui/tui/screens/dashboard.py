@@ -6,7 +6,7 @@ confusion matrix lists the responses behind that count (the cases screen).
 
 The report is computed in a thread worker with its own connection (it reads every judged
 response, so it never runs in the UI thread); export runs the same way, through the code
-`copal export` uses (copal_tui.export.writer.export_folder), so the files are the same.
+`copal export` uses (copal_tui.services.export.export_folder), so the files are the same.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ class DashboardScreen(Screen[None]):
     # ---------------------------------------------------------------- the report
 
     def options(self) -> Any:
-        from copal_tui.metrics.report import ReportOptions
+        from copal_tui.metrics.options import ReportOptions
 
         return ReportOptions(judge=self.judge, mode=self.mode, bootstrap=self.bootstrap,
                              seed=self.seed)
@@ -125,7 +125,8 @@ class DashboardScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="dashboard.report")
     def _build(self, generation: int, opts: Any) -> None:
-        from copal_tui.metrics.report import ReportError, build_document
+        from copal_tui.metrics.options import ReportError
+        from copal_tui.services.report import build_document
 
         with self.app.worker_db() as db:  # type: ignore[attr-defined]
             try:
@@ -210,7 +211,7 @@ class DashboardScreen(Screen[None]):
     @work(thread=True, group="dashboard.export")
     def _export(self, doc: ReportDocument, folder: Path, fmt: str, force: bool = False) -> None:
         from copal_tui.export.safe_paths import OutputGuard
-        from copal_tui.export.writer import export_folder
+        from copal_tui.services.export import export_folder
 
         with self.app.worker_db() as db:  # type: ignore[attr-defined]
             try:

@@ -1,4 +1,4 @@
-"""The judge-mistake review queue (`copal label --suite dialogues [--judge J]`): one wrong
+"""The judge-mistake review queue (`copal label --suite dialogue [--judge J]`): one wrong
 prediction at a time (a compliant turn given the wrong guideline, a false alarm or no
 prediction; a violation turn not flagged), with the conversation up to that turn, the truth
 and the judge's prediction; the reviewer names the error type (keys 1-6, the taxonomy of
@@ -29,7 +29,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 
-from copal_tui.annotation.views import (
+from copal_tui.domain.dialogue import ERROR_TYPES
+from copal_tui.services.annotation.views import (
     Annotation,
     Mistake,
     ReviewKey,
@@ -38,7 +39,6 @@ from copal_tui.annotation.views import (
     key_of,
     stored_dialogue,
 )
-from copal_tui.domain.dialogue import ERROR_TYPES
 from copal_tui.services.dialogues import StoredPrediction, TurnRow
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.screens.dialogue_document import DialogueDocumentScreen
@@ -61,7 +61,7 @@ from copal_tui.tui.widgets.dialogue_view import (
 )
 
 if TYPE_CHECKING:
-    from copal_tui.domain.annotation_payloads import DialogueReview
+    from copal_tui.domain.annotation.payloads import DialogueReview
 
 
 def turn_view(turn: TurnRow, current: bool) -> Text:
@@ -111,7 +111,7 @@ class DialogueReviewScreen(QueueLabelScreen):
                 id="dialogue_review.document"),
     ]
     PALETTE_PREFIX = "Review"
-    SUITE = "dialogues"
+    SUITE = "dialogue"
     SUITE_KEYS = ("dialogue_review.", "Judge mistakes: the error type")
     DONE_WORD = "reviewed"
     SUBJECT_WORD = "mistake"
@@ -259,7 +259,7 @@ class DialogueReviewScreen(QueueLabelScreen):
             self.picker.set_note(text)
 
     def answer(self) -> DialogueReview | None:
-        from copal_tui.domain.annotation_payloads import DialogueReview
+        from copal_tui.domain.annotation.payloads import DialogueReview
 
         if self.picker.error_type is None:
             self.notify("Choose the error type with 1-6, then enter.", severity="warning",

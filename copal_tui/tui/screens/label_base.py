@@ -66,7 +66,7 @@ COMMON_IDS = frozenset(b.id for b in COMMON_BINDINGS if isinstance(b, Binding) a
 def load_payload_models() -> None:
     """Load the payload models every write is built as (pydantic, about 0.1 s), from a worker
     thread once the screen is up, so neither the start nor the first write waits for them."""
-    importlib.import_module("copal_tui.domain.annotation_payloads")
+    importlib.import_module("copal_tui.domain.annotation.payloads")
 
 
 class ScreenActions(Provider):

@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from copal_tui.domain.annotation import FLAG_REASONS
+from copal_tui.domain.annotation.subjects import FLAG_REASONS
 
 
 class FlagScreen(ModalScreen[str | None]):

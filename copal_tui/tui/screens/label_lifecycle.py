@@ -2,13 +2,14 @@
 prepare the queue, show a subject, submit and advance, undo, skip, move, note, flag, keep a
 lease on the subject on screen, and quit waiting for pending writes.
 
-The queue itself (campaign, order, overlap, leases, done, undo) is copal_tui.annotation.queue.
-Preparing it (placing new subjects, possibly many, and freezing this annotator's queue at their
-first start) runs in a worker thread with its own connection, retried while another process
-holds the database. Every write (label, undo, skip, note, flag, lease) is one transaction
-through the app's line of writes (copal_tui.tui.busy): committed before the key handler returns
-when the database is free, waiting its turn ("waiting for the database") while it is busy; the
-next subject is then picked with reads, never one whose label still waits.
+The queue itself (campaign, order, overlap, leases, done, undo) is
+copal_tui.services.annotation.queue. Preparing it (placing new subjects, possibly many, and
+freezing this annotator's queue at their first start) runs in a worker thread with its own
+connection, retried while another process holds the database. Every write (label, undo, skip,
+note, flag, lease) is one transaction through the app's line of writes (copal_tui.tui.busy):
+committed before the key handler returns when the database is free, waiting its turn ("waiting
+for the database") while it is busy; the next subject is then picked with reads, never one
+whose label still waits.
 
 One lease at a time: moving to another subject gives the previous one back, in one
 transaction handed over once the new subject is on screen (its commit waits for the disk, which
@@ -34,14 +35,14 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 from textual import work
 
-from copal_tui.annotation.queue import AnnotationQueue, Progress
-from copal_tui.annotation.views import Annotation
+from copal_tui.services.annotation.queue import AnnotationQueue, Progress
+from copal_tui.services.annotation.views import Annotation
 from copal_tui.tui.busy import ATTEMPT_MS, busy_timeout, is_busy
 from copal_tui.tui.screens.label_base import LabelScreen, load_payload_models
 from store.db import Database
 
 if TYPE_CHECKING:
-    from copal_tui.domain.annotation_payloads import LabelPayload
+    from copal_tui.domain.annotation.payloads import LabelPayload
 
 # Seconds before placing new subjects in the queue is tried again when the database was busy.
 ORDER_RETRY_S = 5.0
@@ -359,7 +360,7 @@ class QueueLabelScreen(LabelScreen):
         self._show(target)
 
     def save_note(self, text: str | None) -> None:
-        from copal_tui.domain.annotation_payloads import Remark
+        from copal_tui.domain.annotation.payloads import Remark
 
         if text and self.subject is not None:
             subject, queue = self.subject, self.queue
@@ -375,7 +376,7 @@ class QueueLabelScreen(LabelScreen):
         """Show the note just written (the COPAL context shows the annotator's note)."""
 
     def save_flag(self, reason: str | None) -> None:
-        from copal_tui.domain.annotation_payloads import Remark
+        from copal_tui.domain.annotation.payloads import Remark
 
         if reason and self.subject is not None:
             subject, queue = self.subject, self.queue

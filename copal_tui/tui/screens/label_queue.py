@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 from textual.binding import Binding
 
-from copal_tui.annotation.views import (
+from copal_tui.services.annotation.views import (
     Annotation,
     ResponseContext,
     copal_context,
@@ -35,7 +35,7 @@ from copal_tui.tui.screens.marking import MARK_BINDINGS, Marking, remark_rows, r
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
 
 if TYPE_CHECKING:
-    from copal_tui.domain.annotation_payloads import CopalLabel
+    from copal_tui.domain.annotation.payloads import CopalLabel
 
 
 class LabelQueueScreen(Marking, QueueLabelScreen):
@@ -149,7 +149,7 @@ class LabelQueueScreen(Marking, QueueLabelScreen):
     # -------------------------------------------------------------- actions
 
     def answer(self) -> CopalLabel | None:
-        from copal_tui.domain.annotation_payloads import CopalLabel
+        from copal_tui.domain.annotation.payloads import CopalLabel
 
         if self.ctx is None:
             return None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from textual.app import ComposeResult
 from textual.binding import Binding
 
-from copal_tui.annotation.views import Annotation, CopalReveal
+from copal_tui.services.annotation.views import Annotation, CopalReveal
 from copal_tui.tui.widgets.contract_marks import ContractMarks
 from copal_tui.tui.widgets.label_context import LabelContext
 from copal_tui.tui.widgets.marks_matrix import MarkColumn, MarksMatrix, columns_for

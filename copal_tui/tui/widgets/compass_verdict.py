@@ -14,8 +14,8 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
-from copal_tui.annotation.views import Annotation
 from copal_tui.domain.compass import FAILURE_MODES, intended_kind, is_aligned
+from copal_tui.services.annotation.views import Annotation
 from copal_tui.tui.widgets.compass_view import MODE_WORDS
 
 MODES = list(FAILURE_MODES)  # key n chooses MODES[n - 1]

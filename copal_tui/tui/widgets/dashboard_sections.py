@@ -18,7 +18,7 @@ from rich.text import Text
 
 from copal_tui.export.terminal import f3
 from copal_tui.metrics.document import Metric, ReportDocument
-from copal_tui.metrics.document_sections import JudgeSetting, JudgeValidity
+from copal_tui.metrics.document_copal import JudgeSetting, JudgeValidity
 from copal_tui.metrics.rates import PATTERN_ORDER
 from copal_tui.metrics.reference import CELLS, CLASSES, CONVENTION
 from copal_tui.services.cases import CaseSpec

@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from copal_tui.annotation.views import ResponseContext
+from copal_tui.services.annotation.views import ResponseContext
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.scroll_pane import ScrollPane
 

@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from copal_tui.annotation.views import Annotation, CopalJudgment
+from copal_tui.services.annotation.views import Annotation, CopalJudgment
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.contract_marks import ContractItem
 

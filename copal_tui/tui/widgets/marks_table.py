@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from rich.table import Table
 from rich.text import Text
 
-from copal_tui.annotation.views import Annotation
 from copal_tui.domain.contract import evaluate, item_kinds
+from copal_tui.services.annotation.views import Annotation
 from copal_tui.services.item_views import ItemJudgment, ItemResponse, ItemRow
 from copal_tui.tui.safe import safe
 

@@ -1,8 +1,8 @@
 """What differs between the suites for the one queue: which subjects can be annotated and in
-what order, which payload model a label is (copal_tui.domain.annotation_payloads), what is
+what order, which payload model a label is (copal_tui.domain.annotation.payloads), what is
 derived from it at write time, and the hash of what the annotator was shown. Everything else
 (leases, overlap, done, undo, progress, campaigns) is the same code for every suite
-(copal_tui.annotation.queue).
+(copal_tui.services.annotation.queue).
 
 Orders: COPAL responses are stratified by (pattern, model): the k-th response of every stratum
 comes before the (k+1)-th of any, so the first few dozen labels already cover every pattern
@@ -20,8 +20,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from copal_tui.domain.annotation import dialogue_parts
+from copal_tui.domain.annotation.subjects import dialogue_parts
 from copal_tui.domain.contract import content_sha256
+from copal_tui.domain.suites import load
+from copal_tui.domain.suites import suite as suite_named
 from store.annotation import campaigns, compass_labels, dialogue_reviews
 from store.annotation import labels as copal_labels
 from store.annotation.campaigns import Candidate
@@ -31,7 +33,7 @@ from store.artifacts.records import ResponseContent
 from store.db import Database, StoreError
 
 if TYPE_CHECKING:
-    from copal_tui.domain.annotation_payloads import (
+    from copal_tui.domain.annotation.payloads import (
         CompassLabel,
         CopalLabel,
         DialogueReview,
@@ -73,7 +75,7 @@ def stratified(rows: Iterable[Candidate], sizes: Mapping[str, int] | None = None
 
 
 class Suite(Generic[P]):
-    """The per-suite part of the queue (one instance per suite in `SUITES`)."""
+    """The per-suite part of the queue (one instance per suite, see `rules`)."""
 
     name = ""
     stratified = False  # whether the default queue is stratified (else the natural order)
@@ -98,7 +100,7 @@ class Suite(Generic[P]):
         """The label (or decision) as stored on the subject, its derived fields computed from
         what the store holds now, and the hash of what was shown; StoreError when it does not
         fit the subject. The caller has checked that it is this suite's model
-        (copal_tui.domain.annotation.check)."""
+        (copal_tui.domain.annotation.subjects.check)."""
         raise NotImplementedError
 
 
@@ -147,7 +149,7 @@ def _content(db: Database, response_id: str) -> ResponseContent:
 
 def _from_marks(content: ResponseContent, observed: Iterable[str], facet: str | None,
                 note: str | None) -> CopalLabel:
-    from copal_tui.domain.annotation_payloads import CopalLabel
+    from copal_tui.domain.annotation.payloads import CopalLabel
 
     try:
         return CopalLabel.from_marks(content.required, content.forbidden, observed,
@@ -182,8 +184,8 @@ class Compass(Suite["CompassLabel"]):
         return label, compass_shown_sha256(ctx)
 
 
-class Dialogues(Suite["DialogueReview"]):
-    name = "dialogues"
+class Dialogue(Suite["DialogueReview"]):
+    name = "dialogue"
 
     def candidates(self, db: Database, filters: Filters) -> list[Candidate]:
         judges = filters.judges or (None,)
@@ -214,4 +216,19 @@ class Dialogues(Suite["DialogueReview"]):
         return stored, sha
 
 
-SUITES: dict[str, Suite[Any]] = {s.name: s for s in (Copal(), Compass(), Dialogues())}
+_RULES: dict[str, Suite[Any]] = {}
+
+
+def rules(name: str) -> Suite[Any]:
+    """The annotation rules of the suite called `name`, as its descriptor names them
+    (`copal_tui.domain.suites`); StoreError for an unknown suite."""
+    try:
+        spec = suite_named(name)
+    except ValueError as exc:
+        raise StoreError(str(exc)) from None
+    if name not in _RULES:
+        found: Suite[Any] = load(spec.annotation)()
+        if found.name != name:
+            raise StoreError(f"suite {name!r} names rules for {found.name!r}")
+        _RULES[name] = found
+    return _RULES[name]

@@ -1,7 +1,11 @@
-"""`copal export --out DIR`: write the report in one format into a folder, then the manifest.
+"""`copal export --out DIR` and the dashboard's export: the report (or the store, for jsonl)
+written into a folder, then its manifest.
 
 Besides the report, a report format writes the responses behind its judge-validity counts
-(copal_tui.export.traceability: `validity_cases.csv`, `validity_cases.jsonl` for json).
+(`validity_cases.csv`, `validity_cases.jsonl` for json; read by `copal_tui.services.cases`,
+formatted by copal_tui.export.traceability). The jsonl format streams the store through
+`copal_tui.interchange.exporter`. This module owns what touches the database; every file's
+text comes from copal_tui.export, which reads no store.
 
 Every target is checked (copal_tui.export.safe_paths) before anything is written: never the
 database or its -wal/-shm files, never a non-regular file, an existing file only with `force`.
@@ -14,46 +18,38 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from copal_tui.export.manifest import build_manifest
+from copal_tui.export.jsondoc import dumps
+from copal_tui.export.manifest import RunRow, StoreFacts, Vote, build_manifest
+from copal_tui.export.plots import render_plots
+from copal_tui.export.report_files import report_files
 from copal_tui.export.safe_paths import OutputGuard, Staging
-from copal_tui.export.tables import report_tables, scope_lines
 from copal_tui.export.traceability import case_files
+from copal_tui.interchange import exporter
 from copal_tui.metrics.document import ReportDocument
-from copal_tui.metrics.document_sections import Exclusion
-from store.db import Database
+from copal_tui.metrics.document_copal import Exclusion
+from copal_tui.services import reading
+from copal_tui.services.cases import validity_cases
+from store.db import Database, utcnow
+from store.report import provenance, reads
+from store.schema_state import schema_version
 
-FOLDER_FORMATS = ("csv", "json", "md", "latex", "jsonl")
-HEADING = "copal report"
-
-
-def report_files(doc: ReportDocument, fmt: str) -> dict[str, str]:
-    """File name -> text of the report in `fmt` (csv, json, md or latex)."""
-    from copal_tui.export import formats
-    from copal_tui.export.jsondoc import dumps
-
-    if fmt == "json":
-        return {"report.json": dumps(doc)}
-    tables = report_tables(doc)
-    if fmt == "csv":
-        return {f"{t.name}.csv": formats.table_csv(t) for t in tables}
-    if fmt == "md":
-        return {"report.md": formats.report_markdown(tables, HEADING, scope_lines(doc))}
-    if fmt == "latex":
-        return {"report.tex": formats.report_latex(tables, HEADING, scope_lines(doc))}
-    raise ValueError(f"unknown report format {fmt!r}")
+# Why the jsonl export leaves rows out, by what it leaves out.
+UNEXPORTED_REASONS = {
+    "responses": "the target model's call failed (no text); pipeline state, not a result",
+    "judgments": "the judge call failed or gave no verdict",
+}
 
 
 def export_folder(db: Database, fmt: str, out: Path, doc: ReportDocument | None,
                   *, plots: bool = False,
                   guard: OutputGuard | None = None) -> tuple[list[Path], Path]:
-    """Write `fmt` into `out`; returns the files written and the manifest's path.
+    """Write `fmt` (csv, json, md, latex or jsonl) into `out`; returns the files written and
+    the manifest's path.
 
     `doc` is the report (None for jsonl, which exports the store itself, not the report).
     `guard` says what may be written (default: no existing file); the file the connection has
     open is always protected.
     """
-    from copal_tui.export.jsondoc import dumps
-
     guard = (guard or OutputGuard()).with_connection(db)
     contents: dict[str, str | bytes] = {}  # relative path -> content (store.jsonl is streamed)
     worlds = None
@@ -65,12 +61,10 @@ def export_folder(db: Database, fmt: str, out: Path, doc: ReportDocument | None,
         worlds = doc.scope.worlds
         contents.update(report_files(doc, fmt))
         # Every response behind the judge-validity counts, listed and checksummed like the rest.
-        contents.update(case_files(db, doc, fmt))
+        contents.update(case_files(validity_cases(db, doc), fmt))
         names = list(contents)
         exclusions = doc.exclusions
     if plots and doc is not None:
-        from copal_tui.export.plots import render_plots
-
         figures = {f"plots/{name}": data for name, data in render_plots(doc).items()}
         contents.update(figures)
         names += list(figures)
@@ -84,24 +78,33 @@ def export_folder(db: Database, fmt: str, out: Path, doc: ReportDocument | None,
     written = [out / name for name in names]
     with Staging(guard) as staging:
         if fmt == "jsonl":
-            from copal_tui.interchange.exporter import write_jsonl
-
             with staging.writing(out / "store.jsonl", newline="\n") as fh:
-                write_jsonl(db, fh)
+                exporter.write_jsonl(db, fh)
         for name, data in contents.items():
             staging.write(out / name, data)
-        manifest = build_manifest(db, fmt=fmt, out=out, files=written, worlds=worlds,
-                                  report=doc, exclusions=exclusions, content=staging.temporary)
+        manifest = build_manifest(store_facts(db, worlds), created_at=utcnow(), fmt=fmt,
+                                  out=out, files=written, worlds=worlds, report=doc,
+                                  exclusions=exclusions, content=staging.temporary)
         staging.write(manifest_path, dumps(manifest))
         staging.commit()
     return written, manifest_path
 
 
-def _unexported(db: Database) -> list[Exclusion]:
-    from store.report import provenance
+def store_facts(db: Database, worlds: list[str] | None) -> StoreFacts:
+    """What the manifest states about the database, for the rows of `worlds` (None: all)."""
+    with reading(db):
+        return StoreFacts(
+            schema_version=schema_version(db),
+            quick_check=provenance.quick_check(db),
+            runs=[RunRow(*row) for row in provenance.runs_involved(db, worlds)],
+            labels=[Vote(*row) for row in reads.current_labels(db, worlds)],
+            adjudications=[Vote(*row) for row in reads.current_adjudications(db, worlds)],
+            known_worlds=reads.known_worlds(db))
 
-    reasons = {"responses": "the target model's call failed (no text); pipeline state, "
-                            "not a result",
-               "judgments": "the judge call failed or gave no verdict"}
-    return [Exclusion(section="jsonl", what=what, reason=reasons[what], count=n)
-            for what, n in provenance.unexported_counts(db) if n]
+
+def _unexported(db: Database) -> list[Exclusion]:
+    """The rows the jsonl export leaves out, counted, each kind with its reason."""
+    with reading(db):
+        counts = provenance.unexported_counts(db)
+    return [Exclusion(section="jsonl", what=what, reason=UNEXPORTED_REASONS[what], count=n)
+            for what, n in counts if n]

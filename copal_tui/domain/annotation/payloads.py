@@ -21,6 +21,8 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from copal_tui.domain.compass import FAILURE_MODES
 from copal_tui.domain.contract import evaluate, item_kinds, unknown_ids
 from copal_tui.domain.dialogue import ERROR_TYPES
+from copal_tui.domain.suites import load
+from copal_tui.domain.suites import suite as suite_named
 from copal_tui.domain.taxonomy import Direction, Facet
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
@@ -28,7 +30,14 @@ _DIRECTIONS = frozenset(d.value for d in Direction)
 _FACETS = tuple(f.value for f in Facet)
 
 
-class CopalLabel(BaseModel):
+class LabelPayload(BaseModel):
+    """What a label (or decision) carries: the base of every suite's label model (its
+    descriptor names which, `copal_tui.domain.suites`), frozen and strict."""
+
+    model_config = _STRICT
+
+
+class CopalLabel(LabelPayload):
     """Marks on a response's contract items and what follows from them (error, direction,
     computed by copal_tui.domain.contract.evaluate). An imported label may carry the error
     alone (no marks); then there is no direction."""
@@ -72,7 +81,7 @@ class CopalLabel(BaseModel):
                    direction=verdict.direction.value, facet=kept, note=note)
 
 
-class CompassLabel(BaseModel):
+class CompassLabel(LabelPayload):
     """Was the request refused, does the response keep every policy of the world, and for a
     denied request not refused compliantly, how it failed."""
 
@@ -89,7 +98,7 @@ class CompassLabel(BaseModel):
         return self
 
 
-class DialogueReview(BaseModel):
+class DialogueReview(LabelPayload):
     """Why a judge got a turn wrong, in the error taxonomy of copal_tui.domain.dialogue."""
 
     model_config = _STRICT
@@ -117,14 +126,13 @@ class Remark(BaseModel):
         return "flag" if self.flag else "note"
 
 
-# What a label (or decision) carries, per suite; what any event of the log carries.
-LabelPayload = CopalLabel | CompassLabel | DialogueReview
+# What any event of the log carries.
 Payload = LabelPayload | Remark
-
-LABELS: dict[str, type[LabelPayload]] = {"copal": CopalLabel, "compass": CompassLabel,
-                                         "dialogues": DialogueReview}
 
 
 def model_for(suite: str, action: str) -> type[Payload]:
     """The payload model of a label (or decision) in `suite`, or of a note or flag."""
-    return LABELS[suite] if action == "label" else Remark
+    if action != "label":
+        return Remark
+    found: type[LabelPayload] = load(suite_named(suite).payload)  # the suite's descriptor
+    return found

@@ -4,7 +4,7 @@ A subject's current decision is the latest adjudicator label/undo event on it wh
 label, whoever made it; undo appends an undo event that retracts it (nothing is edited in
 place). While deciding, the adjudicator holds the subject's one adjudicator slot, so two
 adjudicators at once are not handed the same subject. A decision and a flag are handed in as
-their payload models (copal_tui.domain.annotation_payloads), built by the screen. Each call is
+their payload models (copal_tui.domain.annotation.payloads), built by the screen. Each call is
 one committed transaction.
 """
 
@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from copal_tui.annotation.queue import later
-from copal_tui.annotation.suites import SUITES
-from copal_tui.domain.annotation import check
+from copal_tui.domain.annotation.subjects import check
+from copal_tui.services.annotation.queue import later
+from copal_tui.services.annotation.suites import rules
 from store.annotation import adjudication, queue
 from store.annotation import annotations as log
 from store.annotation.adjudication import Counts
@@ -23,7 +23,7 @@ from store.annotation.annotations import ADJUDICATOR, Annotation
 from store.db import Database, utcnow, write
 
 if TYPE_CHECKING:
-    from copal_tui.domain.annotation_payloads import LabelPayload, Remark
+    from copal_tui.domain.annotation.payloads import LabelPayload, Remark
 
 
 def decide(db: Database, suite: str, subject: str, adjudicator: str,
@@ -32,7 +32,7 @@ def decide(db: Database, suite: str, subject: str, adjudicator: str,
     dict, is a TypeError before anything is written)."""
     check(suite, ADJUDICATOR, "label", decision)
     with write(db):
-        stored, sha = SUITES[suite].label(db, subject, decision)
+        stored, sha = rules(suite).label(db, subject, decision)
         event_id = log.append(db, suite=suite, subject=subject, annotator=adjudicator,
                               role=ADJUDICATOR, action="label", payload=stored,
                               content_sha256=sha)
@@ -117,6 +117,6 @@ def reason(db: Database, response_id: str) -> str | None:
 def flag(db: Database, response_id: str, adjudicator: str, remark: Remark) -> int:
     """Flag a COPAL response (an event of the log, one transaction)."""
     with write(db):
-        SUITES["copal"].require(db, response_id)
+        rules("copal").require(db, response_id)
         return log.append(db, suite="copal", subject=response_id, annotator=adjudicator,
                           action="flag", payload=remark)

@@ -1,14 +1,14 @@
 """The annotation queue, one implementation for every suite (COPAL responses, COMPASS
 responses, judge mistakes on dialogue turns); suite differences are in
-copal_tui.annotation.suites.
+copal_tui.services.annotation.suites.
 
 The rules:
-- Campaign: a queue walks one campaign's frozen list of subjects (store/annotation/campaigns.py). With
-  `--campaign NAME` it is that sample, all of it. Without one it is the suite's default
-  campaign (`default:<suite>`, `default:dialogues:<judge>` for one judge's mistakes), an
-  append-only order: `prepare` appends subjects that became annotatable since, and the
-  annotator's queue is the prefix that existed when they first started (their cutoff). New
-  subjects (a pipeline run, an import) join it only when the annotator refreshes
+- Campaign: a queue walks one campaign's frozen list of subjects
+  (store/annotation/campaigns.py). With `--campaign NAME` it is that sample, all of it. Without
+  one it is the suite's default campaign (`default:<suite>`, `default:dialogue:<judge>` for one
+  judge's mistakes), an append-only order: `prepare` appends subjects that became annotatable
+  since, and the annotator's queue is the prefix that existed when they first started (their
+  cutoff). New subjects (a pipeline run, an import) join it only when the annotator refreshes
   (`copal label --refresh`); so nobody's queue, place or denominator moves under them.
 - Overlap: each subject is labelled by up to `overlap` annotators (COPAL_OVERLAP). Capacity
   counts annotators with a current label plus annotators holding a live lease.
@@ -22,7 +22,7 @@ The rules:
 - Resume: an annotator gets back their own live, unfinished lease, else the first subject in
   order they may take.
 
-Writes take what they record as its payload model (copal_tui.domain.annotation_payloads: the
+Writes take what they record as its payload model (copal_tui.domain.annotation.payloads: the
 suite's label model, a Remark for a note or flag), built by the caller, and refuse any other
 type before anything is written. Every write is one committed transaction, so a label survives
 a killed process the moment the call returns.
@@ -35,15 +35,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from copal_tui.annotation.suites import SUITES, Suite
-from copal_tui.domain.annotation import check
+from copal_tui.domain.annotation.subjects import check
+from copal_tui.services.annotation.suites import Suite, rules
 from store.annotation import annotations as log
 from store.annotation import campaigns, queue
 from store.annotation.annotations import ANNOTATOR, Annotation
 from store.db import Database, StoreError, utcnow, write
 
 if TYPE_CHECKING:
-    from copal_tui.domain.annotation_payloads import LabelPayload, Payload, Remark
+    from copal_tui.domain.annotation.payloads import LabelPayload, Payload, Remark
 
 DEFAULT_PREFIX = "default:"
 
@@ -76,11 +76,9 @@ class AnnotationQueue:
 
     def __init__(self, db: Database, suite: str, annotator: str, *, campaign: str | None = None,
                  judge: str | None = None, overlap: int = 2, lease_minutes: float = 30) -> None:
-        if suite not in SUITES:
-            raise StoreError(f"unknown suite {suite!r}")
         self.db = db
         self.suite = suite
-        self.rules: Suite = SUITES[suite]
+        self.rules: Suite = rules(suite)  # StoreError for an unknown suite
         self.annotator = annotator
         self.sample = campaign  # a named campaign, or None for the default queue
         self.judge = judge

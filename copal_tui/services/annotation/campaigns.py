@@ -2,11 +2,11 @@
 (`copal label --campaign NAME`), drawn once by `copal campaign create`.
 
 Drawing: every subject of the suite that can be annotated now and matches the filters, in the
-suite's queue order (copal_tui.annotation.suites), the first `size` of them when a size is
-given. `balanced` draws round robin over the suite's strata instead (COPAL: pattern x model;
-COMPASS: query type x model; judge mistakes: judge x kind of mistake), so a 200-subject audit
-like the paper's human audit of 200 pairs covers every stratum as evenly as the data allows
-(COPAL's queue order is already balanced this way). The sample is stored with its positions
+suite's queue order (copal_tui.services.annotation.suites), the first `size` of them when a
+size is given. `balanced` draws round robin over the suite's strata instead (COPAL: pattern x
+model; COMPASS: query type x model; judge mistakes: judge x kind of mistake), so a 200-subject
+audit like the paper's human audit of 200 pairs covers every stratum as evenly as the data
+allows (COPAL's queue order is already balanced this way). The sample is stored with its positions
 and never changes: responses added later are in no campaign created before them.
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from copal_tui.annotation.queue import DEFAULT_PREFIX
-from copal_tui.annotation.suites import SUITES, Filters, stratified
+from copal_tui.services.annotation.queue import DEFAULT_PREFIX
+from copal_tui.services.annotation.suites import Filters, rules, stratified
 from store.annotation import campaigns
 from store.annotation.campaigns import AnnotatorProgress, Campaign
 from store.db import Database, StoreError, write
@@ -39,14 +39,13 @@ def create(db: Database, name: str, suite: str, filters: Filters, *, balanced: b
     if not name or name.startswith(DEFAULT_PREFIX):
         raise StoreError(f"a campaign name must be non-empty and not start with "
                          f"{DEFAULT_PREFIX!r} (the default queues' names)")
-    if suite not in SUITES:
-        raise StoreError(f"unknown suite {suite!r}")
+    chooser = rules(suite)  # StoreError for an unknown suite
     if size is not None and size < 1:
         raise StoreError("a campaign's size must be at least 1")
     with write(db):
         if campaigns.get(db, name) is not None:
             raise StoreError(f"a campaign named {name!r} exists already")
-        found = SUITES[suite].candidates(db, filters)
+        found = chooser.candidates(db, filters)
         if balanced:
             found = stratified(found)
         chosen = found if size is None else found[:size]

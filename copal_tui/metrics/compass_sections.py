@@ -1,5 +1,6 @@
-"""The COMPASS sections of the report: reads `store.report.compass`, feeds the
-functions of `copal_tui.metrics.pas`, and records every exclusion with its reason.
+"""The COMPASS sections of the report: groups the COMPASS reads of the report
+(`copal_tui.domain.report_rows.CompassRows`), feeds the functions of `copal_tui.metrics.pas`,
+and records every exclusion with its reason.
 
 `add_compass` fills the report's `pas`, `pas_failure_modes`, `pas_vs_composed`,
 `pas_judge_validity` and `compass_summary` (COMPASS's own table, `metrics.compass_summary`), and
@@ -15,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from copal_tui.domain.report_rows import FAILURE_MODE_CODES, CompassRows, ReportReads
 from copal_tui.metrics import compass_summary
 from copal_tui.metrics.document import ReportDocument
 from copal_tui.metrics.pas import (
@@ -28,28 +30,25 @@ from copal_tui.metrics.pas import (
     label,
     pas_rows,
 )
-from store.db import Database
-from store.report import compass as q
 
-# ------------------------------------------------------------------ reading the store
+# ------------------------------------------------------------------ grouping the judgments
 
 Cell = tuple[str, str, str, str, str, str, str | None, int, int]
 SEP, UNIT = "\x1e", "\x1f"  # char(30) between rows, char(31) between a class key's fields
 
 
-def judgment_cells(db: Database, worlds: list[str] | None) -> tuple[list[Cell],
-                                                                     list[tuple[str, str, int,
-                                                                                int]]]:
+def judgment_cells(rows: CompassRows, worlds: list[str] | None
+                   ) -> tuple[list[Cell], list[tuple[str, str, int, int]]]:
     """Grouped judgments and response counts of the suites in scope.
 
     Cells are (judge, model, variant, world, query type, status, failure mode, judgments,
     aligned) with status `usable`, `failed` (the judge call failed or gave no verdict),
-    `no_response` or `not_kept` (see `store.report.compass.response_columns`); the failure mode is set
-    on usable misaligned denied-edge judgments only (`unclassified` when the judge gave none).
-    Response counts are (model, variant, answered 0/1, responses) over kept queries. The
+    `no_response` or `not_kept` (see `store.report.compass.response_columns`); the failure mode
+    is set on usable misaligned denied-edge judgments only (`unclassified` when the judge gave
+    none). Response counts are (model, variant, answered 0/1, responses) over kept queries. The
     judgments are read once as packed columns and grouped in numpy (see
     `store.report.compass.judgment_columns` for why)."""
-    ids, keys = q.response_columns(db)
+    ids, keys = rows.response_ids, rows.response_keys
     if not ids or not keys:
         return [], []
     id_list, key_list = ids.split(SEP), keys.split(SEP)
@@ -65,8 +64,8 @@ def judgment_cells(db: Database, worlds: list[str] | None) -> tuple[list[Cell],
         if in_scope[k] and status != "not_kept":
             answered[(model, variant, int(status == "answered"))] += n
     counts = [(*k, v) for k, v in sorted(answered.items())]
-    judge_names = q.judges(db)
-    rids_text, codes_text = q.judgment_columns(db, judge_names)
+    judge_names = rows.judges
+    rids_text, codes_text = rows.judgment_responses, rows.judgment_codes
     if not rids_text or not codes_text:
         return [], counts
     rids = rids_text.split(SEP)
@@ -85,7 +84,7 @@ def judgment_cells(db: Database, worlds: list[str] | None) -> tuple[list[Cell],
         mode = None
         if status == "usable" and bits >= 4 and qtype == "denied_edge":
             m = bits >> 2
-            mode = q.FAILURE_MODE_CODES[m - 1] if m <= len(q.FAILURE_MODE_CODES) \
+            mode = FAILURE_MODE_CODES[m - 1] if m <= len(FAILURE_MODE_CODES) \
                 else UNCLASSIFIED
         cell = (judge_names[rest // len(classes)], model, variant, world, qtype, status, mode)
         acc[cell] += n
@@ -131,7 +130,7 @@ def _coverage(cells: Sequence[tuple[Any, ...]], responses: Sequence[tuple[Any, .
                 "not judged by this judge (skipped)", answered[(model, variant)] - count)
 
 
-def _composed(db: Database, suite: list[str], cells: Sequence[tuple[Any, ...]],
+def _composed(reads: ReportReads, suite: list[str], cells: Sequence[tuple[Any, ...]],
               preferred: str | None, by_world: Sequence[tuple[str, str, int, int]]
               ) -> list[tuple[Any, ...]]:
     """Composed cells (world, model, judge, n, errors) for the contrast. The preferred
@@ -139,9 +138,10 @@ def _composed(db: Database, suite: list[str], cells: Sequence[tuple[Any, ...]],
     construction. Other judges matter only where the preferred judge lacks one side of a world
     and model; only then, and only for judges that judged COMPASS responses there, are the
     composed judgments read again (a scan the common case of one judge for both never pays)."""
-    out = [(w, m, preferred, n, e) for w, m, n, e in by_world if w in suite]
+    out: list[tuple[Any, ...]] = [(w, m, preferred, n, e) for w, m, n, e in by_world
+                                  if w in suite]
     if preferred is None:
-        return out + q.composed_cells(db, suite)
+        return [*out, *reads.composed_cells(suite, None)]
     covered = {(w, m) for w, m, _j, _n, _e in out}
     single: dict[tuple[str, str], set[str]] = defaultdict(set)
     for judge, model, variant, world, _t, status, *_rest in cells:
@@ -152,38 +152,39 @@ def _composed(db: Database, suite: list[str], cells: Sequence[tuple[Any, ...]],
     others = sorted({j for key in need for j in single[key]} - {preferred})
     if not others:
         return sorted(out)
-    return sorted(out + q.composed_cells(db, sorted({w for w, _m in need}), others))
+    return sorted([*out, *reads.composed_cells(sorted({w for w, _m in need}), others)])
 
 
-def add_compass(doc: ReportDocument, db: Database, worlds: list[str] | None,
+def add_compass(doc: ReportDocument, reads: ReportReads, worlds: list[str] | None,
                 exclude: Exclude) -> bool:
     """Fill the COMPASS sections of `doc` (False, leaving them out, when no world in scope has
     a suite); `exclude` records (section, what, reason, count) like the report's other
     exclusions. The composed side of the contrast prefers the report's primary judge when it
     is a contract-mode judge, and then takes its numbers from the report's error table
     (`by_world` of each model), so the two agree by construction."""
-    suite = q.suite_worlds(db, worlds)
-    if not suite:
+    rows = reads.compass
+    if rows is None:
         return False
+    suite = rows.suite
     chosen = doc.scope.primary_judge
     preferred = chosen.judge if chosen and chosen.mode == "contract" else None
     by_world = [(w, r.model, c.n, c.errors) for r in doc.error_rates
                 for w, c in r.by_world.items() if c.n] if preferred else []
-    cells, responses = judgment_cells(db, worlds)
+    cells, responses = judgment_cells(rows, worlds)
     _coverage(cells, responses, exclude)
     doc.pas, doc.pas_failure_modes = pas_rows(cells), failure_modes(cells)
-    doc.compass_summary = compass_summary.section(db, suite, cells, exclude)
+    doc.compass_summary = compass_summary.section(rows, cells, exclude)
     doc.pas_vs_composed, one_sided = contrast(
-        cells, _composed(db, suite, cells, preferred, by_world), preferred)
+        cells, _composed(reads, suite, cells, preferred, by_world), preferred)
     for world, model, side, judge, count in one_sided:
         other = "composed contract-mode" if side == "COMPASS" else "COMPASS (base variant)"
         exclude("pas_vs_composed", f"{side} judgments of {model} in {world} by {judge}",
                 f"the model has no usable {other} judgments in this world", count)
 
-    majority, ties = human_majority(q.label_rows(db, worlds))
+    majority, ties = human_majority(rows.labels)
     judges = sorted({c[0] for c in cells if c[5] == "usable"})
     doc.pas_judge_validity, unjudged = judge_validity(
-        majority, q.labelled_judgments(db, worlds), judges) if majority else ([], {})
+        majority, rows.labelled_judgments, judges) if majority else ([], {})
     for dim in DIMENSIONS:
         exclude("pas_judge_validity", "labelled COMPASS responses", "annotators split evenly "
                 f"on {dim} (tie)", ties[dim])

@@ -1,6 +1,6 @@
 """What an annotation is: the suites, roles and actions of the one append-only annotation log
-(store/annotation/annotations.py), how each suite names the subject of an annotation, and what each kind
-of event carries.
+(store/annotation/annotations.py), how each suite names the subject of an annotation, and what
+each kind of event carries.
 
 Subjects (the log's `subject` column; unique within a suite):
 - copal: a response id (`responses.id`);
@@ -16,7 +16,7 @@ retracts the subject's current decision), `skip`, `note` and `flag`. An annotato
 label on a subject is their latest label/undo event there when it is a label; a subject's
 current decision is the latest adjudicator label/undo event there when it is a label.
 
-Payloads are the pydantic models of `copal_tui.domain.annotation_payloads`, built by whoever
+Payloads are the pydantic models of `copal_tui.domain.annotation.payloads`, built by whoever
 writes (a label screen, an import) and handed as they are to the log, which checks that an
 event carries the model it takes (`check`) and stores it as a JSON object. Only writers load
 that module: reading the log, and so starting the label screens, never loads pydantic. A
@@ -33,10 +33,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Final
 
-if TYPE_CHECKING:
-    from copal_tui.domain.annotation_payloads import Payload
+from copal_tui.domain.suites import suite as suite_named
 
-SUITES: Final = ("copal", "compass", "dialogues")
+if TYPE_CHECKING:
+    from copal_tui.domain.annotation.payloads import Payload
+
 ANNOTATOR: Final = "annotator"
 ADJUDICATOR: Final = "adjudicator"
 ROLES: Final = (ANNOTATOR, ADJUDICATOR)
@@ -62,8 +63,7 @@ def check(suite: str, role: str, action: str, payload: Payload | None) -> None:
     action, or a note (flag) whose remark is a flag (note); TypeError when the payload is not
     the model the event takes (the suite's label model for a label or decision, a Remark for
     a note or flag, nothing for an undo or skip)."""
-    if suite not in SUITES:
-        raise ValueError(f"unknown suite {suite!r} (one of {', '.join(SUITES)})")
+    suite_named(suite)  # ValueError naming the registered suites
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r} (one of {', '.join(ROLES)})")
     if action not in ACTIONS:
@@ -74,7 +74,9 @@ def check(suite: str, role: str, action: str, payload: Payload | None) -> None:
             raise TypeError(f"{article} {action} carries no payload, not a "
                             f"{type(payload).__name__}")
         return
-    from copal_tui.domain.annotation_payloads import Remark, model_for
+    # Imported here, not at the top, for start-up speed: only a write reaches this line, and
+    # reading the log (so starting a label screen) must not load pydantic.
+    from copal_tui.domain.annotation.payloads import Remark, model_for
 
     expected = model_for(suite, action)
     if type(payload) is not expected:

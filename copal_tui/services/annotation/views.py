@@ -1,6 +1,7 @@
 """What the label screens read: one function per thing a screen shows, so no screen touches the
 store's SQL modules. Each read is a plain read on the caller's connection (the UI thread's);
-the writes are the queue's and adjudication's (copal_tui.annotation.queue, .adjudication).
+the writes are the queue's and adjudication's (copal_tui.services.annotation.queue and
+.adjudication).
 
 Blindness is the screens' business (they decide whether to show a reveal); these functions only
 gather what a reveal shows, in typed bundles.

@@ -1,5 +1,5 @@
-"""The composed-policy (COPAL) sections of the report document, computed from the rows of
-`store.report.reads.BulkReads`: loads them into a `frame.Frame`, feeds the metric
+"""The composed-policy (COPAL) sections of the report document, computed from the report's reads
+(`copal_tui.domain.report_rows.ReportReads`): loads them into a `frame.Frame`, feeds the metric
 functions and records every exclusion with its reason. `copal_tui.metrics.assemble` adds the
 other suites' sections, the observed facets and the provenance; this module is imported only
 once the reads are running (it loads numpy).
@@ -8,19 +8,18 @@ once the reads are running (it loads numpy).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from copal_tui.domain.report_rows import ReportReads
 from copal_tui.metrics import controls, frame
 from copal_tui.metrics.agreement import human_agreement
 from copal_tui.metrics.contrast import EXCLUSION_REASONS, paired_contrast
 from copal_tui.metrics.corpus import corpus_profile
 from copal_tui.metrics.document import ReportDocument
 from copal_tui.metrics.document_base import Metric
-from copal_tui.metrics.document_sections import (
+from copal_tui.metrics.document_copal import (
     AblationRow,
     Exclusion,
     FacetAtlasRow,
@@ -72,17 +71,11 @@ def setting(chosen: tuple[str, str] | None) -> JudgeSetting | None:
     return None if chosen is None else JudgeSetting(judge=chosen[0], mode=chosen[1])
 
 
-def build(reads: Mapping[str, Any], worlds: list[str] | None, shown: list[str],
-          opts: ReportOptions) -> ReportDocument:
-    """The report's COPAL sections over `worlds` (None: all); `shown` is the scope's list of
-    worlds."""
-    return build_with_frame(reads, worlds, shown, opts)[0]
-
-
-def build_with_frame(reads: Mapping[str, Any], worlds: list[str] | None, shown: list[str],
-                     opts: ReportOptions) -> tuple[ReportDocument, frame.Frame]:
-    """`build`, and the frame it built (the observed facets are counted over it too). The
-    document has no suite sections, provenance or structured-output counts yet."""
+def build(reads: ReportReads, worlds: list[str] | None, shown: list[str],
+          opts: ReportOptions) -> tuple[ReportDocument, frame.Frame]:
+    """The report's COPAL sections over `worlds` (None: all; `shown` is the scope's list of
+    worlds), and the frame they were computed over (the observed facets are counted over it
+    too). The document has no suite sections, provenance or structured-output counts yet."""
     ex = Exclusions()
     f = frame.load(reads, worlds)
     # The labels need no judgment: worked on while the judgments are still being read.
@@ -122,7 +115,7 @@ def build_with_frame(reads: Mapping[str, Any], worlds: list[str] | None, shown: 
         corrected_error_rates=corrected_error_rates(rates.error_rates, found,
                                                     *(primary or ("", "contract"))),
         judge_sensitivity=sensitivity,
-        corpus=corpus_profile({**reads["corpus"], **frame.corpus_arrays(f)}),
+        corpus=corpus_profile({**reads.corpus.by_key(), **frame.corpus_arrays(f)}),
         exclusions=ex.rows, structured_outputs=[])
     return doc, f
 
@@ -213,8 +206,8 @@ class _Labels:
             annotators=sorted({a for _r, a, _e in self.scoped}), adjudicators=self.adjudicators)
 
 
-def _labels(reads: Mapping[str, Any], f: frame.Frame) -> _Labels:
-    labels, adjudications = reads["labels"], reads["adjudications"]
+def _labels(reads: ReportReads, f: frame.Frame) -> _Labels:
+    labels, adjudications = reads.labels, reads.adjudications
     ref, sources = frame.reference(f, labels, adjudications)
     scoped = frame.labels_in_scope(f, labels)
     adjudicators = sorted({a for _r, a, _e in frame.labels_in_scope(f, adjudications)})

@@ -1,3 +1,0 @@
-"""Annotation as a service over the annotation log: the one queue every suite's label screen
-uses (`queue`), what differs between suites (`suites`), adjudication (`adjudication`) and
-labelling campaigns (`campaigns`)."""

@@ -1,0 +1,193 @@
+"""The suites copal runs, one descriptor each (`Suite`), in one registry (`SUITES`).
+
+A suite's name is its key everywhere: `--suite` on the command line, the `suite` column of the
+annotation log and of campaigns, a pipeline stage's suite, the report's provenance. Each layer
+finds a suite's part through its descriptor, never through a list of its own:
+
+- the pipeline runs `stages` (each names the function that does its work);
+- the prompt registry loads `prompts` (`prompts/<task>.md`);
+- the annotation queue takes its subjects and label rules from `annotation`, and a label is
+  the `payload` model;
+- the report fills `report_sections`, from `report` (the function that adds them), and the
+  export prefixes their tables with `export_tables`;
+- the app opens `screens` by name, the label queue on `label_screen`.
+
+A part named "module:attribute" is imported on first use, so naming a suite loads none of its
+code: `copal --help` and the app's start-up stay cheap, and this module imports nothing above
+the domain. Adding a suite is a new descriptor registered with `register` and the modules it
+names; its own tables come from its migration steps (`tables` lists them).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+PIPELINE = "copal_tui.pipeline"
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One pipeline stage: its name, its entry point ("module:function", its `execute(run)`)
+    and what it needs to start."""
+
+    name: str
+    entry: str
+    needs_generator: bool = False
+    needs_models: bool = False
+    needs_judges: bool = False
+
+
+@dataclass(frozen=True)
+class Suite:
+    """What one suite is made of (see the module docstring for who reads which part)."""
+
+    name: str
+    title: str
+    tables: tuple[str, ...]
+    subject: str  # what one annotation subject is, in words
+    payload: str  # "module:Class" of its label payload model
+    annotation: str  # "module:Class" of its annotation rules
+    label_screen: str  # the name (in `screens`) of its label queue screen
+    screens: Mapping[str, str] = field(default_factory=dict)  # name -> "module:Class"
+    stages: tuple[Stage, ...] = ()
+    # "module:Class" of the options its stages read (the field of `Options` named `name`).
+    options: str | None = None
+    prompts: tuple[str, ...] = ()
+    report: str | None = None  # "module:function" adding its report sections
+    report_sections: tuple[str, ...] = ()
+    export_tables: tuple[str, ...] = ()  # prefixes of its export tables' names
+
+    def stage_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.stages)
+
+
+def load(ref: str) -> Any:
+    """The attribute a "module:attribute" reference names, imported now."""
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+_REGISTRY: dict[str, Suite] = {}
+SUITES: Mapping[str, Suite] = MappingProxyType(_REGISTRY)
+
+
+def register(suite: Suite) -> Suite:
+    """Add `suite` to `SUITES`; ValueError when its name or a stage's name is taken."""
+    if suite.name in _REGISTRY:
+        raise ValueError(f"a suite named {suite.name!r} is already registered")
+    taken = {s.name for other in _REGISTRY.values() for s in other.stages}
+    clash = sorted(taken & set(suite.stage_names()))
+    if clash:
+        raise ValueError(f"suite {suite.name!r}: stage(s) {', '.join(clash)} already exist")
+    if suite.stages and suite.options is None:
+        raise ValueError(f"suite {suite.name!r} has stages but names no options model")
+    if suite.label_screen not in suite.screens:
+        raise ValueError(f"suite {suite.name!r}: label screen {suite.label_screen!r} is not "
+                         "one of its screens")
+    _REGISTRY[suite.name] = suite
+    return suite
+
+
+def unregister(name: str) -> None:
+    """Remove a suite (for a test that registers one of its own)."""
+    _REGISTRY.pop(name, None)
+
+
+def suite(name: str) -> Suite:
+    """The suite named `name`; ValueError naming the known ones."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown suite {name!r}; one of {', '.join(_REGISTRY)}") from None
+
+
+def suite_of_stage(stage: str) -> Suite | None:
+    for found in _REGISTRY.values():
+        if stage in found.stage_names():
+            return found
+    return None
+
+
+def _pipeline(module: str) -> str:
+    return f"{PIPELINE}.{module}:execute"
+
+
+def _stages(*specs: tuple[str, str]) -> tuple[Stage, ...]:
+    needs = {"g": "needs_generator", "m": "needs_models", "j": "needs_judges"}
+    return tuple(Stage(name, _pipeline(name), **{needs[c]: True for c in flags})
+                 for name, flags in specs)
+
+
+_PAYLOADS = "copal_tui.domain.annotation.payloads"
+_RULES = "copal_tui.services.annotation.suites"
+_SCREENS = "copal_tui.tui.screens"
+
+COPAL = register(Suite(
+    name="copal", title="COPAL composed policies",
+    options=f"{PIPELINE}.options:CopalOptions",
+    tables=("worlds", "policies", "clauses", "compositions", "items", "responses", "judgments"),
+    # Ablation items are selected before `respond` and `judge` so the baselines are answered
+    # and judged like COPAL's own suite.
+    stages=_stages(("ground", "g"), ("compose", "g"), ("generate", "g"), ("select", "g"),
+                   ("project", "g"), ("ablate", "g"), ("respond", "m"), ("judge", "j")),
+    prompts=("grounding", "composition", "generation", "screening", "mapping", "projection",
+             "projection_screening", "judge_contract", "judge_full_policy",
+             "planner_clause_only", "planner_no_facet", "planner_raw_policy"),
+    subject="a target's response to a test item (responses.id)",
+    payload=f"{_PAYLOADS}:CopalLabel", annotation=f"{_RULES}:Copal",
+    label_screen="label",
+    screens={"worlds": f"{_SCREENS}.worlds:WorldsScreen",
+             "world": f"{_SCREENS}.world:WorldScreen",
+             "item": f"{_SCREENS}.item:ItemScreen",
+             "label": f"{_SCREENS}.label_queue:LabelQueueScreen",
+             "adjudicate": f"{_SCREENS}.adjudicate:AdjudicateScreen",
+             "cases": f"{_SCREENS}.cases:CasesScreen"},
+    report_sections=("error_rates", "overall", "facet_atlas", "one_sided", "paired_contrast",
+                     "ablation", "controls", "judge_validity", "judge_sensitivity",
+                     "corrected_error_rates", "observed_facets"),
+))
+
+COMPASS = register(Suite(
+    name="compass", title="COMPASS single-policy suite",
+    options=f"{PIPELINE}.options:CompassOptions",
+    tables=("compass_queries", "compass_responses", "compass_judgments"),
+    # compass_generate writes base queries, verifies them and writes edge queries from the
+    # kept denied-base ones (edges need kept bases); compass_verify verifies whatever is
+    # still pending.
+    stages=_stages(("compass_generate", "g"), ("compass_verify", "g"), ("compass_respond", "m"),
+                   ("compass_judge", "j")),
+    prompts=("compass_generate_base", "compass_generate_edge", "compass_rewrite_edge",
+             "compass_verify", "compass_verify_edge", "compass_prefilter",
+             "compass_reference", "compass_judge", "compass_judge_with_query"),
+    subject="a target's response to a COMPASS query (compass_responses.id)",
+    payload=f"{_PAYLOADS}:CompassLabel", annotation=f"{_RULES}:Compass",
+    label_screen="compass_label",
+    screens={"compass_query": f"{_SCREENS}.compass_query:CompassQueryScreen",
+             "compass_label": f"{_SCREENS}.compass_label:CompassLabelScreen"},
+    report_sections=("pas", "pas_failure_modes", "pas_vs_composed", "pas_judge_validity",
+                     "compass_summary"),
+    export_tables=("pas", "compass"),
+))
+
+DIALOGUE = register(Suite(
+    name="dialogue", title="CompliBench dialogue judging",
+    options=f"{PIPELINE}.options:DialogueOptions",
+    tables=("dialogues", "dialogue_guidelines", "dialogue_turns", "dialogue_attempts",
+            "dialogue_predictions", "dialogue_variants"),
+    # Variants before the judge, so a run of both judges the new variant dialogues too.
+    stages=_stages(("dialogue_variants", "gj"), ("dialogue_judge", "j")),
+    prompts=("dialogue_variant", "dialogue_refine", "dialogue_regenerate", "dialogue_judge",
+             "dialogue_judge_binary", "dialogue_compliance_judge", "dialogue_content_judge"),
+    subject="one judge's verdict on one turn: [dialogue, judge, attempt, turn]",
+    payload=f"{_PAYLOADS}:DialogueReview", annotation=f"{_RULES}:Dialogue",
+    label_screen="dialogue_review",
+    screens={"dialogues": f"{_SCREENS}.dialogues:DialoguesScreen",
+             "dialogue": f"{_SCREENS}.dialogue:DialogueScreen",
+             "dialogue_review": f"{_SCREENS}.dialogue_review:DialogueReviewScreen"},
+    report_sections=("dialogue_judging", "dialogue_error_taxonomy"),
+    export_tables=("dialogue",),
+))
