@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from copal_tui.domain.suites import SUITES
 from copal_tui.export.facet_tables import facet_tables
 from copal_tui.export.suite_tables import compass_tables, dialogue_tables, summary_tables
 from copal_tui.export.table import Table, bounds, cols, estimate, field_rows, validity_blocks
@@ -252,8 +253,10 @@ def output_tables(doc: ReportDocument) -> list[Table]:
     return [t]
 
 
-# Which suite's models a table's figures rest on, by the table's name.
-_SUITE_PREFIXES = (("pas", "compass"), ("compass", "compass"), ("dialogue", "dialogues"))
+# Which suite's models a table's figures rest on, by the table's name (the prefixes each
+# suite's descriptor gives its tables).
+_SUITE_PREFIXES = tuple((prefix, spec.name) for spec in SUITES.values()
+                        for prefix in spec.export_tables)
 
 
 def _with_caveats(doc: ReportDocument, tables: list[Table]) -> list[Table]:

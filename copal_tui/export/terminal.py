@@ -302,7 +302,7 @@ def _dialogues(p: _Printer, doc: ReportDocument) -> None:
     """Dialogue-judging tables, only when the report has them."""
     if doc.dialogue_judging is None:
         return
-    _caveat(p, doc, "dialogues")
+    _caveat(p, doc, "dialogue")
     p.table("Dialogue judging (CompliBench's rule: every tagged turn, attempts' files pooled, "
             "micro over turns)",
             ["judge", "domain", "conv", "attempts", "compliant acc", "violation det",

@@ -26,7 +26,7 @@ def document(reads: ReportReads, worlds: list[str] | None, shown: list[str],
     exclusions = Exclusions(doc.exclusions)
     compass = add_compass(doc, reads, worlds, exclusions.add)
     dialogues = add_dialogues(doc, reads.dialogues, exclusions.add)
-    present = {"copal": True, "compass": compass, "dialogues": dialogues}
+    present = {"copal": True, "compass": compass, "dialogue": dialogues}
     chosen = doc.scope.primary_judge
     doc.observed_facets = observed_facets_section(
         reads, frame, None if chosen is None else (chosen.judge, chosen.mode))

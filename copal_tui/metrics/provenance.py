@@ -23,6 +23,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from copal_tui.domain.suites import SUITES, suite_of_stage
 from copal_tui.metrics.document_suites import ModelSetting, OutputCount, SuiteProvenance
 
 OFFLINE_PREFIX = "offline/"
@@ -43,21 +44,6 @@ _ROLES: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     "compass_judge": [("judge", ("judges",))],
     "dialogue_variants": [("generator", ("generator",))],
     "dialogue_judge": [("judge", ("judges",))],
-}
-_SUITE_OF = {
-    "ground": "copal", "compose": "copal", "generate": "copal", "select": "copal",
-    "project": "copal", "ablate": "copal", "respond": "copal", "judge": "copal",
-    "compass_generate": "compass", "compass_verify": "compass", "compass_respond": "compass",
-    "compass_judge": "compass", "dialogue_variants": "dialogues", "dialogue_judge": "dialogues",
-}
-# Report sections each suite's models stand behind.
-SECTIONS = {
-    "copal": ["error_rates", "overall", "facet_atlas", "one_sided", "paired_contrast",
-              "ablation", "controls", "judge_validity", "judge_sensitivity",
-              "corrected_error_rates", "observed_facets"],
-    "compass": ["pas", "pas_failure_modes", "pas_vs_composed", "pas_judge_validity",
-                "compass_summary"],
-    "dialogues": ["dialogue_judging", "dialogue_error_taxonomy"],
 }
 ROLES = ("generator", "verifier", "prefilter", "target", "judge")
 
@@ -99,9 +85,10 @@ def build(runs: Iterable[tuple[str, str]], prefilters: Iterable[str] = (),
     found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     settings: dict[str, set[tuple[Any, ...]]] = defaultdict(set)
     for stage, manifest in runs:
-        suite = _SUITE_OF.get(stage)
-        if suite is None:
+        spec = suite_of_stage(stage)
+        if spec is None:
             continue
+        suite = spec.name
         try:
             data = json.loads(manifest or "{}") or {}
         except json.JSONDecodeError:
@@ -116,7 +103,7 @@ def build(runs: Iterable[tuple[str, str]], prefilters: Iterable[str] = (),
     for name in prefilters:
         found["compass"]["prefilter"].add(name)
     out: dict[str, SuiteProvenance] = {}
-    for suite in ("copal", "compass", "dialogues"):
+    for suite, spec in SUITES.items():  # each suite's descriptor names its sections
         roles = found.get(suite, {})
         models = {r: sorted(roles.get(r, ())) for r in ROLES}
         if suite == "copal" and primary_judge and primary_judge in models["judge"]:
@@ -128,7 +115,7 @@ def build(runs: Iterable[tuple[str, str]], prefilters: Iterable[str] = (),
             prefilter=models["prefilter"], target=models["target"], judge=models["judge"],
             imported={k: v for k, v in (imported or {}).items()
                       if k.startswith(suite + ":") and v},
-            sections=list(SECTIONS[suite]), heuristic=offline,
+            sections=list(spec.report_sections), heuristic=offline,
             # absent, not null, when no figure rests on the offline engine
             caveat=caveat(offline) if offline else None,
             # absent when no compass_generate run built the suite

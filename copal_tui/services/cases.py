@@ -59,7 +59,7 @@ class CaseSpec:
 
 def default_setting(db: Database, mode: str = "contract",
                     worlds: Sequence[str] = ()) -> tuple[str, str] | None:
-    """The judge setting the report would take as primary (`metrics.report.pick`)."""
+    """The judge setting the report would take as primary (`copal_tui.metrics.options.pick`)."""
     from copal_tui.metrics.options import pick
 
     with reading(db):
@@ -70,7 +70,7 @@ def default_setting(db: Database, mode: str = "contract",
 def pick_setting(db: Database, judge: str | None, mode: str,
                  worlds: Sequence[str] = ()) -> tuple[str, str] | None:
     """The judge setting `judge` names in `mode`, or the report's primary when None
-    (`metrics.report.pick`; ReportError for a judge without usable judgments)."""
+    (`copal_tui.metrics.options.pick`; ReportError for a judge without usable judgments)."""
     from copal_tui.metrics.options import pick
 
     with reading(db):

@@ -179,7 +179,7 @@ def votes(db: Database, responses: Sequence[str] | None = None
 
 def setting_counts(db: Database, worlds: Sequence[str] = ()) -> list[tuple[str, str, int, int]]:
     """(judge, mode, usable, failed) per judge setting, as the report picks its primary judge
-    from (`copal_tui.metrics.report.pick`)."""
+    from (`copal_tui.metrics.options.pick`)."""
     scope = ""
     if worlds:
         scope = (" WHERE j.response_id IN (SELECT r.id FROM responses r JOIN items i ON "

@@ -114,11 +114,11 @@ def provenance_extras(db: Database, worlds: list[str] | None) -> ProvenanceExtra
                            f"{q_where}",
         "compass:judgments": f"SELECT COUNT(*) FROM {compass_judgments} WHERE j.run_id IS "
                              f"NULL{q_where}",
-        "dialogues:judge attempts": "SELECT COUNT(*) FROM dialogue_attempts WHERE run_id IS "
+        "dialogue:judge attempts": "SELECT COUNT(*) FROM dialogue_attempts WHERE run_id IS "
                                     "NULL",
     }
     params = {"copal:items": i_params, "copal:judgments": i_params,
               "compass:queries": q_params, "compass:judgments": q_params,
-              "dialogues:judge attempts": ()}
+              "dialogue:judge attempts": ()}
     imported = {k: int(db.execute(sql, params[k]).fetchone()[0]) for k, sql in counts.items()}
     return ProvenanceExtras(prefilters, imported)
