@@ -124,7 +124,7 @@ class CopalApp(App[None]):
         self.db_path = Path(db_path)
         self.mode = mode
         self.suite = suite
-        self.review_judge = judge  # `copal label --suite dialogues --judge J`: one judge only
+        self.review_judge = judge  # `copal label --suite dialogue --judge J`: one judge only
         # `copal label --campaign NAME`: that campaign's frozen sample (its suite is `suite`).
         self.campaign = campaign
         # `copal label --refresh`: new subjects join this annotator's default queue once.

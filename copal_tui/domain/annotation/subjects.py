@@ -1,4 +1,4 @@
-"""What an annotation is: the suites, roles and actions of the one append-only annotation log
+"""What an annotation is: the roles and actions of the one append-only annotation log
 (store/annotation/annotations.py), how each suite names the subject of an annotation, and what
 each kind of event carries.
 
