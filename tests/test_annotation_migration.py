@@ -350,7 +350,7 @@ def test_the_report_reads_what_the_old_sql_read(stores):
     db, reads = connect(stores["old"]), stores["reads"]
     try:
         assert report_reads.label_rows(db) == reads["labels"]
-        assert report_reads.adjudication_rows(db) == reads["adjudications"]
+        assert report_reads.label_rows(db, decisions=True) == reads["adjudications"]
         assert compass.label_rows(db, None) == reads["compass"]
         counted = {(r.judge, r.error_type): r.count
                    for r in dialogue_reviews.error_type_rows(db, totals=False) if r.count}

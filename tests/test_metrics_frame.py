@@ -34,7 +34,7 @@ def read_all(db: Database, worlds: list[str] | None = None) -> ReportReads:
     """Every read of a report over `worlds`, complete (the threaded reader's workers done)."""
     bulk = q.BulkReads(db, worlds)
     try:
-        return ReportReads(values(bulk), q.OnDemandReads(db))
+        return ReportReads(values(bulk))
     finally:
         bulk.close()
 

@@ -26,9 +26,15 @@ from copal_tui.export.facet_terminal import print_observed_facets
 from copal_tui.metrics import frame
 from copal_tui.metrics.document import ReportDocument
 from copal_tui.metrics.document_suites import ObservedFacets
-from copal_tui.metrics.facets import COLUMNS, facet_kappa, observed_facets_section
+from copal_tui.metrics.facets import (
+    COLUMNS,
+    facet_kappa,
+    observed_facets_section,
+    unnamed_facets,
+)
 from copal_tui.offline.judge import judge_contract
 from store.db import Database, connect
+from store.report.facets import other_facets
 from tests.test_metrics_fixture import build_fixture, fixture_records
 from tests.test_metrics_frame import read_all
 
@@ -86,7 +92,8 @@ def observed(db: Database, setting: tuple[str, str] | None) -> ObservedFacets:
     reads = read_all(db)
     f = frame.load(reads, None)
     frame.add_judgments(f, reads)
-    return observed_facets_section(reads, f, setting)
+    names = other_facets(db, *setting) if unnamed_facets(reads, f, setting) else {}
+    return observed_facets_section(reads, f, setting, names)
 
 
 @pytest.fixture

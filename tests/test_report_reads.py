@@ -97,7 +97,7 @@ def test_rows_no_other_read_saw_are_left_out(db):
             codes=f"{judgments.codes},{(ghost * len(judgments.settings)) * 8 + 1}"),
         "labels": [*reads.labels, (ghost, "ana", 1), (ghost, "ben", 1)],
         "adjudications": [*reads.adjudications, (ghost, "lead", 0)],
-    }, q.OnDemandReads(db))
+    })
     assert copal_sections.build(seen_later, None, ["w1"], opts)[0] == expected
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any, Generic, NamedTuple, Protocol, TypeVar, overload
+from typing import Any, Generic, NamedTuple, TypeVar, overload
 
 from copal_tui.domain.taxonomy import Facet
 
@@ -22,7 +22,7 @@ NULL_MARK = "\x1f"
 # The method a projection the projection screening rejected reads as in the items' read.
 REJECTED_PROJECTION = "projection_rejected"
 # The observed facets a judgment read codes (1 + position); any other stored name reads as
-# OTHER_FACET, without its text (`ReportReads.other_facets` reads those names).
+# OTHER_FACET, without its text (`store.report.facets.other_facets` reads those names).
 FACETS = tuple(f.value for f in Facet)
 OTHER_FACET = len(FACETS) + 1
 # A COMPASS misaligned verdict's failure mode, coded 1 + its position (see
@@ -158,16 +158,6 @@ class LabelledJudgment(NamedTuple):
     aligned: int | None
 
 
-class ComposedCell(NamedTuple):
-    """Usable contract-mode judgments of base-variant responses to composed items."""
-
-    world: str
-    model: str
-    judge: str
-    judged: int
-    errors: int
-
-
 @dataclass(frozen=True)
 class CompassRows:
     """The COMPASS reads of a report whose scope has a suite (`store.report.compass`)."""
@@ -284,24 +274,10 @@ class Read(Generic[T]):
         return value
 
 
-class OnDemand(Protocol):
-    """The two reads that depend on figures the metrics compute, run when asked for."""
-
-    def other_facets(self, judge: str, mode: str) -> dict[int, str]: ...
-
-    def composed_cells(self, worlds: list[str],
-                       judges: list[str] | None) -> list[ComposedCell]: ...
-
-
 class ReportReads:
     """Every read a report computes from. Built complete from values, or by the store's
     threaded reader (`store.report.reads.BulkReads`), whose attributes wait for their own read
-    only, so the metrics work on the first results while the judgments are still read.
-
-    Two reads depend on what the metrics computed from the others, so they run only when the
-    metrics ask for them: `other_facets` (the names of the primary judge's observed facets that
-    are no facet's exact value, rare) and `composed_cells` (the composed side of the COMPASS
-    contrast for judges other than the primary)."""
+    only, so the metrics work on the first results while the judgments are still read."""
 
     judgments = Read[JudgmentCodes]()  # the longest read: the metrics take it last
     items = Read[ItemColumns]()
@@ -318,19 +294,9 @@ class ReportReads:
     provenance_runs = Read[list[tuple[str, str]]]()
     provenance_extras = Read[ProvenanceExtras]()
 
-    def __init__(self, values: Mapping[str, Any], on_demand: OnDemand) -> None:
+    def __init__(self, values: Mapping[str, Any]) -> None:
         self._values = dict(values)
-        self._on_demand = on_demand
 
     def value(self, name: str) -> Any:
         """The value of read `name` (what its attribute returns)."""
         return self._values[name]
-
-    def other_facets(self, judge: str, mode: str) -> dict[int, str]:
-        """{response rowid: stored facet} of the setting's error judgments whose facet is not a
-        facet's exact value (coded OTHER_FACET in `judgments.facets`)."""
-        return self._on_demand.other_facets(judge, mode)
-
-    def composed_cells(self, worlds: list[str], judges: list[str] | None) -> list[ComposedCell]:
-        """Composed cells of the given worlds by the given judges (None: all), sorted."""
-        return self._on_demand.composed_cells(worlds, judges)

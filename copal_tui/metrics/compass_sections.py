@@ -18,7 +18,9 @@ import numpy as np
 
 from copal_tui.domain.report_rows import FAILURE_MODE_CODES, CompassRows, ReportReads
 from copal_tui.metrics import compass_summary
+from copal_tui.metrics.arrays import group_arrays
 from copal_tui.metrics.document import ReportDocument
+from copal_tui.metrics.frame import FAILED, Frame
 from copal_tui.metrics.pas import (
     DIMENSIONS,
     UNCLASSIFIED,
@@ -130,18 +132,17 @@ def _coverage(cells: Sequence[tuple[Any, ...]], responses: Sequence[tuple[Any, .
                 "not judged by this judge (skipped)", answered[(model, variant)] - count)
 
 
-def _composed(reads: ReportReads, suite: list[str], cells: Sequence[tuple[Any, ...]],
+def _composed(f: Frame, base_models: set[str], suite: list[str], cells: Sequence[Cell],
               preferred: str | None, by_world: Sequence[tuple[str, str, int, int]]
               ) -> list[tuple[Any, ...]]:
     """Composed cells (world, model, judge, n, errors) for the contrast. The preferred
     (primary) judge's come from the report's error table (`by_world`), so the two agree by
-    construction. Other judges matter only where the preferred judge lacks one side of a world
-    and model; only then, and only for judges that judged COMPASS responses there, are the
-    composed judgments read again (a scan the common case of one judge for both never pays)."""
+    construction. Other judges count only where the preferred judge lacks one side of a world
+    and model, and only judges that judged COMPASS responses there."""
     out: list[tuple[Any, ...]] = [(w, m, preferred, n, e) for w, m, n, e in by_world
                                   if w in suite]
     if preferred is None:
-        return [*out, *reads.composed_cells(suite, None)]
+        return [*out, *composed_by_judge(f, base_models, suite, None)]
     covered = {(w, m) for w, m, _j, _n, _e in out}
     single: dict[tuple[str, str], set[str]] = defaultdict(set)
     for judge, model, variant, world, _t, status, *_rest in cells:
@@ -152,16 +153,44 @@ def _composed(reads: ReportReads, suite: list[str], cells: Sequence[tuple[Any, .
     others = sorted({j for key in need for j in single[key]} - {preferred})
     if not others:
         return sorted(out)
-    return sorted([*out, *reads.composed_cells(sorted({w for w, _m in need}), others)])
+    return sorted([*out, *composed_by_judge(f, base_models, sorted({w for w, _m in need}),
+                                            others)])
 
 
-def add_compass(doc: ReportDocument, reads: ReportReads, worlds: list[str] | None,
+def composed_by_judge(f: Frame, base_models: set[str], worlds: Sequence[str],
+                      judges: Sequence[str] | None) -> list[tuple[str, str, str, int, int]]:
+    """(world, model, judge, judged, errors) of usable contract-mode judgments of base-variant
+    responses to composed items in `worlds`, by `judges` (None: all), sorted. `base_models`
+    are the stored model names (a variant's target is `model#variant`, a name of its own)."""
+    sids = [k for k, (judge, mode) in enumerate(f.settings)
+            if mode == "contract" and (judges is None or judge in judges)]
+    in_worlds = np.array([w in set(worlds) for w in f.worlds], dtype=bool)
+    base = np.array([name in base_models for name in f.models], dtype=bool)
+    keep = (np.isin(f.j_sid, sids) & (f.j_status != FAILED)
+            & f.judged(f.composed_items & in_worlds[f.item_world]))
+    keep[keep] = base[f.resp_model[f.j_resp[keep]]]
+    resp = f.j_resp[keep]
+    (w, m, s, e), n = group_arrays(
+        [f.item_world[f.resp_item[resp]], f.resp_model[resp], f.j_sid[keep].astype(np.int64),
+         (f.j_status[keep] != 0).astype(np.int64)],
+        [len(f.worlds), len(f.models), max(1, len(f.settings)), 2])
+    found: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for a, b, c, error, count in zip(w.tolist(), m.tolist(), s.tolist(), e.tolist(),
+                                     n.tolist(), strict=True):
+        cell = found[(f.worlds[a], f.models[b], f.settings[c][0])]
+        cell[0] += count
+        cell[1] += count * error
+    return sorted((*key, judged, errors) for key, (judged, errors) in found.items())
+
+
+def add_compass(doc: ReportDocument, reads: ReportReads, f: Frame, worlds: list[str] | None,
                 exclude: Exclude) -> bool:
     """Fill the COMPASS sections of `doc` (False, leaving them out, when no world in scope has
     a suite); `exclude` records (section, what, reason, count) like the report's other
     exclusions. The composed side of the contrast prefers the report's primary judge when it
     is a contract-mode judge, and then takes its numbers from the report's error table
-    (`by_world` of each model), so the two agree by construction."""
+    (`by_world` of each model), so the two agree by construction; other judges' come from the
+    frame `f` of the COPAL sections (judgments added)."""
     rows = reads.compass
     if rows is None:
         return False
@@ -175,7 +204,8 @@ def add_compass(doc: ReportDocument, reads: ReportReads, worlds: list[str] | Non
     doc.pas, doc.pas_failure_modes = pas_rows(cells), failure_modes(cells)
     doc.compass_summary = compass_summary.section(rows, cells, exclude)
     doc.pas_vs_composed, one_sided = contrast(
-        cells, _composed(reads, suite, cells, preferred, by_world), preferred)
+        cells, _composed(f, set(reads.responses.models), suite, cells, preferred, by_world),
+        preferred)
     for world, model, side, judge, count in one_sided:
         other = "composed contract-mode" if side == "COMPASS" else "COMPASS (base variant)"
         exclude("pas_vs_composed", f"{side} judgments of {model} in {world} by {judge}",

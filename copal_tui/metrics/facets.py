@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from copal_tui.domain.facets import parse_facet
-from copal_tui.domain.report_rows import FACETS, ReportReads, Vote
+from copal_tui.domain.report_rows import FACETS, OTHER_FACET, ReportReads, Vote
 from copal_tui.metrics import frame
 from copal_tui.metrics.arrays import ints
 from copal_tui.metrics.classify import ratio
@@ -174,7 +174,8 @@ class _JudgeFacets:
     """The usable error judgments of one setting on the composed items in scope, from the
     frame: their responses, target facets and observed columns (indices into COLUMNS)."""
 
-    def __init__(self, reads: ReportReads, f: frame.Frame, setting: tuple[str, str]) -> None:
+    def __init__(self, reads: ReportReads, f: frame.Frame, setting: tuple[str, str],
+                 names: Mapping[int, str]) -> None:
         sid = f.setting_index(setting)
         keep = ((f.j_sid == sid) & (f.j_status != 0) & (f.j_status != frame.FAILED)
                 & f.judged(f.composed_items))
@@ -186,17 +187,13 @@ class _JudgeFacets:
         # given.
         to_column = np.array([none, *(COLUMNS.index(name) for name in FACETS), -1],
                              dtype=np.int64)
-        n_settings = max(1, len(f.settings))
-        codes = ints(reads.judgments.facets)
-        key, code = codes // 16, codes % 16
-        mine = key % n_settings == sid
-        at, found = f.response_index(key[mine] // n_settings)
+        rowids, code = _facet_codes(reads, f, sid)
+        at, found = f.response_index(rowids)
         by_response = np.zeros(len(f.resp_item), dtype=np.int64)
-        by_response[at] = code[mine][found]
+        by_response[at] = code[found]
         self.column = to_column[by_response[self.resp]]
         other = np.flatnonzero(self.column < 0)
         if len(other):  # a stored name that is no facet's exact value: parsed by the rules
-            names = reads.other_facets(*setting)
             rowids = f.resp_rowids[self.resp[other]].tolist()
             self.column[other] = [COLUMNS.index(_column(names.get(r), self.unknown))
                                   for r in rowids]
@@ -224,11 +221,31 @@ class _JudgeFacets:
                 if c >= 0}
 
 
+def _facet_codes(reads: ReportReads, f: frame.Frame, sid: int) -> tuple[np.ndarray, np.ndarray]:
+    """Response rowids and facet codes of setting `sid`'s error judgments that name a facet."""
+    codes = ints(reads.judgments.facets)
+    key, code = codes // 16, codes % 16
+    n_settings = max(1, len(f.settings))
+    mine = key % n_settings == sid
+    return key[mine] // n_settings, code[mine]
+
+
+def unnamed_facets(reads: ReportReads, f: frame.Frame, setting: tuple[str, str] | None) -> bool:
+    """Whether some error judgment of `setting` names an observed facet that is no facet's
+    exact value (coded OTHER_FACET without its name): the caller then reads those names
+    (`store.report.facets.other_facets`) for `observed_facets_section`. They are rare, so the
+    bulk read of the judgments does not carry them."""
+    return setting is not None and bool(
+        (_facet_codes(reads, f, f.setting_index(setting))[1] == OTHER_FACET).any())
+
+
 def observed_facets_section(reads: ReportReads, f: frame.Frame,
-                            setting: tuple[str, str] | None) -> ObservedFacets:
+                            setting: tuple[str, str] | None,
+                            names: Mapping[int, str]) -> ObservedFacets:
     """The section for one judge setting (judge, mode), None when no judge has usable
-    judgments (the human table is still given), from the report's reads and the frame of its
-    COPAL sections (judgments added)."""
+    judgments (the human table is still given), from the report's reads, the frame of its
+    COPAL sections (judgments added) and `names`, {response rowid: stored facet} of the
+    setting's judgments `unnamed_facets` finds."""
     targets = np.unique(f.item_facet[f.composed_items]).tolist()
     rows = [f.facets[t] if t >= 0 else UNMAPPED for t in targets]
     rows = [t or UNMAPPED for t in rows]
@@ -241,7 +258,7 @@ def observed_facets_section(reads: ReportReads, f: frame.Frame,
         judge_table = _table([], rows)
     else:
         (judge, mode), reason = setting, None
-        errors = _JudgeFacets(reads, f, setting)
+        errors = _JudgeFacets(reads, f, setting, names)
         judged = errors.of(f, human)
         judge_table = errors.table(f, rows)
         judge_table.unrecognised_facets = sum(errors.unknown.values())

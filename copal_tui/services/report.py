@@ -3,7 +3,8 @@
 `build_document` checks the options against the store (`ReportError` for an unknown world),
 starts every read of the report at once (`store.report.reads.BulkReads`, threaded, typed as
 `copal_tui.domain.report_rows.ReportReads`) and hands them to the metrics
-(`copal_tui.metrics.assemble`), which build the typed `ReportDocument` from those reads alone.
+(`copal_tui.metrics.assemble`), which build the typed `ReportDocument` from those reads alone;
+between the metrics' two steps it reads the observed-facet names they ask for.
 `dialogue_judging` reads the dialogues alone and scores them (the demo's summary).
 
 It imports no numpy or pydantic at module level, so that importing it is cheap and the imports
@@ -19,6 +20,7 @@ from copal_tui.metrics.options import ReportError, ReportOptions
 from store.db import Database
 from store.report import reads as q
 from store.report.dialogue import dialogue_rows
+from store.report.facets import other_facets
 
 if TYPE_CHECKING:
     from copal_tui.metrics.dialogue import DialogueJudging
@@ -40,7 +42,9 @@ def build_document(db: Database, opts: ReportOptions) -> ReportDocument:
         # the reads run in threads.
         from copal_tui.metrics import assemble
 
-        return assemble.document(reads, worlds, worlds or known, opts)
+        draft = assemble.draft(reads, worlds, worlds or known, opts)
+        names = other_facets(db, *draft.unnamed) if draft.unnamed else {}
+        return assemble.finish(draft, reads, names)
     finally:
         reads.close()
 

@@ -20,7 +20,6 @@ from copal_tui.domain.compass_rules import FAILURES
 from copal_tui.domain.report_rows import (
     CompassLabel,
     CompassRows,
-    ComposedCell,
     FailedJudgment,
     LabelledJudgment,
 )
@@ -110,27 +109,6 @@ def judgment_columns(db: Database, names: list[str]) -> tuple[str | None, str | 
         f"SELECT group_concat(response_id, char(30)), group_concat(({judge}) * 32 + "
         f"{JUDGMENT_CODE}) FROM compass_judgments", tuple(names)).fetchone()
     return row[0], row[1]
-
-
-def composed_cells(db: Database, worlds: list[str],
-                   judges: list[str] | None = None) -> list[ComposedCell]:
-    """(world, model, judge, judged, errors) of usable contract-mode judgments of base-variant
-    responses to composed items in the given worlds, by the given judges (None: all).
-    Composed items are selected top-level items of the COPAL method, as
-    `copal_tui.metrics.frame.Frame.composed_items` defines them for the error tables."""
-    if not worlds or judges == []:
-        return []
-    where, params = world_scope(worlds, "i.world_id")
-    j_where, j_params = world_scope(judges, "j.judge")
-    return [ComposedCell(*r) for r in all_rows(
-        db,
-        "SELECT i.world_id, r.model, j.judge, COUNT(*), SUM(j.error) FROM judgments j "
-        "JOIN responses r ON r.id = j.response_id JOIN items i ON i.id = r.item_id "
-        "WHERE j.mode = 'contract' AND j.failure IS NULL AND j.error IS NOT NULL "
-        "AND r.variant = 'base' AND i.method = 'copal' AND i.selected = 1 "
-        f"AND i.parent_item_id IS NULL{where}{j_where} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-        (*params, *j_params),
-    )]
 
 
 def label_rows(db: Database, worlds: list[str] | None) -> list[CompassLabel]:

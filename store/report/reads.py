@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from copal_tui.domain.report_rows import (
     REJECTED_PROJECTION,
-    ComposedCell,
     CorpusCounts,
     ItemColumns,
     JudgmentCodes,
@@ -128,20 +128,14 @@ def failed_responses(db: Database) -> str | None:
     return row[0]
 
 
-def label_rows(db: Database) -> list[LabelRow]:
-    """(response rowid, annotator, error) of every current label."""
+def label_rows(db: Database, decisions: bool = False) -> list[LabelRow]:
+    """(response rowid, annotator, error) of every current label, or of every current
+    adjudication when `decisions`."""
+    rule = CURRENT_DECISION if decisions else CURRENT
     return _triples(db, f"SELECT r.rowid AS a, e.annotator AS b, {_ERROR} AS c "
                         "FROM annotations e JOIN responses r ON r.id = e.subject "
-                        f"WHERE e.suite = 'copal' AND {CURRENT} AND {_ERROR} IS NOT NULL "
+                        f"WHERE e.suite = 'copal' AND {rule} AND {_ERROR} IS NOT NULL "
                         "ORDER BY r.rowid, e.annotator")
-
-
-def adjudication_rows(db: Database) -> list[LabelRow]:
-    """(response rowid, adjudicator, error) of every current adjudication."""
-    return _triples(db, f"SELECT r.rowid AS a, e.annotator AS b, {_ERROR} AS c "
-                        "FROM annotations e JOIN responses r ON r.id = e.subject "
-                        f"WHERE e.suite = 'copal' AND {CURRENT_DECISION} "
-                        f"AND {_ERROR} IS NOT NULL ORDER BY r.rowid")
 
 
 def _triples(db: Database, sql: str) -> list[LabelRow]:
@@ -171,20 +165,18 @@ class BulkReads(ReportReads):
     so the caller can work on the first results while the judgments are still read.
 
     Each worker opens its own connection to the same file, so each read sees the store as of
-    its own start (as the sequential reads did; the frame leaves out rows that refer to a row
+    its own start (as sequential reads would; the frame leaves out rows that refer to a row
     another read did not see). An in-memory store, or a connection inside a transaction whose
-    writes other connections cannot see, is read on the caller's connection instead. The
-    reads the metrics ask for later (`other_facets`, `composed_cells`) run on the caller's
-    connection."""
+    writes other connections cannot see, is read on the caller's connection instead."""
 
     def __init__(self, db: Database, worlds: list[str] | None) -> None:
-        super().__init__({}, OnDemandReads(db))
+        super().__init__({})
         self._jobs: list[tuple[str, Callable[[Database], object]]] = [
             ("judgments", _judgments),  # the longest first
             ("items", items),  # then in the order the report takes them
             ("responses", response_columns),
             ("labels", label_rows),
-            ("adjudications", adjudication_rows),
+            ("adjudications", lambda c: label_rows(c, decisions=True)),
             ("failed_responses", failed_responses),
             ("corpus", lambda c: corpus_counts(c, worlds)),
             ("compass", lambda c: compass.compass_rows(c, worlds)),
@@ -193,15 +185,12 @@ class BulkReads(ReportReads):
             ("provenance_runs", lambda c: provenance.provenance_runs(c, worlds)),
             ("provenance_extras", lambda c: provenance.provenance_extras(c, worlds)),
         ]
-        self._done = {name: threading.Event() for name, _job in self._jobs}
-        self._errors: dict[str, BaseException] = {}
-        self._db: Database | None = db
+        self._futures: dict[str, Future[object]] = {name: Future() for name, _ in self._jobs}
         path = db.execute("PRAGMA database_list").fetchone()[2]
         if not path or db.conn.in_transaction:
+            self._threads: list[threading.Thread] = []
+            self._run(db)  # everything now, on the caller's connection
             return
-        self._db = None
-        self._lock = threading.Lock()
-        self._live = WORKERS
         self._threads = [threading.Thread(target=self._work, args=(path,), daemon=True)
                          for _ in range(WORKERS)]
         for thread in self._threads:
@@ -211,59 +200,35 @@ class BulkReads(ReportReads):
         try:
             conn = connect(path)
         except BaseException as exc:  # noqa: BLE001 - re-raised to the reader
-            self._errors.setdefault("connect", exc)
-        else:
-            try:
-                self._run(conn)
-            finally:
-                conn.close()
+            self._run(None, exc)
+            return
+        try:
+            self._run(conn)
         finally:
-            with self._lock:
-                self._live -= 1
-                last = self._live == 0
-            if last:  # nobody is left to run what is still queued: wake its readers
-                for done in self._done.values():
-                    done.set()
+            conn.close()
 
-    def _run(self, conn: Database) -> None:
+    def _run(self, conn: Database | None, failed: BaseException | None = None) -> None:
+        """Run queued jobs until none is left (a worker that could not connect fails them)."""
         while True:
             try:
                 name, job = self._jobs.pop(0)  # list.pop is atomic: each job runs once
             except IndexError:
                 return
             try:
-                self._values[name] = job(conn)
+                if conn is None:
+                    raise failed or RuntimeError("no connection")
+                self._futures[name].set_result(job(conn))
             except BaseException as exc:  # noqa: BLE001 - re-raised to the reader
-                self._errors[name] = exc
-            finally:
-                self._done[name].set()
+                self._futures[name].set_exception(exc)
 
     def value(self, name: str) -> Any:
-        if self._db is not None:
-            self._run(self._db)  # no workers: everything now, on the caller's connection
-        self._done[name].wait()
-        if name in self._values:
-            return self._values[name]
-        raise self._errors.get(name) or self._errors["connect"]
+        return self._futures[name].result()
 
     def close(self) -> None:
         """Wait until every worker has closed its connection. A connection still open after
         the report returns would keep the store's -wal file alive past the command."""
-        for thread in getattr(self, "_threads", ()):
+        for thread in self._threads:
             thread.join()
-
-
-class OnDemandReads:
-    """The reads of `ReportReads` that depend on what the metrics computed, on one connection."""
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
-
-    def other_facets(self, judge: str, mode: str) -> dict[int, str]:
-        return report_facets.other_facets(self._db, judge, mode)
-
-    def composed_cells(self, worlds: list[str], judges: list[str] | None) -> list[ComposedCell]:
-        return compass.composed_cells(self._db, worlds, judges)
 
 
 def _judgments(db: Database) -> JudgmentCodes:
