@@ -226,14 +226,15 @@ class PredictionRow:
     violation: int
 
 
-class ErrorTypeRow(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ErrorTypeCount:
     """Current reviews naming `error_type` on one judge's wrong predictions in one domain (or
-    all domains)."""
+    all domains; `store.annotation.dialogue_reviews.error_type_rows`)."""
 
     judge: str
     domain: str
     error_type: str
-    reviews: int
+    count: int
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,7 @@ class DialogueRows:
     truth: list[TruthTurn]
     attempts: list[AttemptRow]
     predictions: list[PredictionRow]
-    error_types: list[ErrorTypeRow]
+    error_types: list[ErrorTypeCount]
 
 
 # ------------------------------------------------------------------ the reads of a report

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from copal_tui.domain import dialogue as dialogue_domain
 from copal_tui.domain.annotation.subjects import dialogue_parts, dialogue_subject
+from copal_tui.domain.report_rows import ErrorTypeCount
 from store.annotation import annotations as log
 from store.annotation.campaigns import Candidate
 from store.browse.dialogue import IS_MISTAKE, JUDGED, KIND, MISTAKES, judged, prepare
@@ -83,17 +84,6 @@ class Mistake:
     binary_judge: int | None
     kind: str
     domain: str
-
-
-@dataclass(frozen=True, slots=True)
-class ErrorTypeCount:
-    """Current reviews naming `error_type` on one judge's wrong predictions in one domain (or
-    `ALL` domains)."""
-
-    judge: str
-    domain: str
-    error_type: str
-    count: int
 
 
 def _key(row: Any) -> ReviewKey:

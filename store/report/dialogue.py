@@ -6,7 +6,7 @@ them."""
 
 from __future__ import annotations
 
-from copal_tui.domain.report_rows import DialogueRows, ErrorTypeRow
+from copal_tui.domain.report_rows import DialogueRows
 from store.annotation.dialogue_reviews import error_type_rows
 from store.artifacts import dialogue
 from store.db import Database
@@ -21,5 +21,4 @@ def dialogue_rows(db: Database) -> DialogueRows:
         return DialogueRows(
             truth=dialogue.truth_turns(db), attempts=attempts,
             predictions=dialogue.predictions(db),
-            error_types=[ErrorTypeRow(r.judge, r.domain, r.error_type, r.count)
-                         for r in error_type_rows(db)])
+            error_types=error_type_rows(db))

@@ -14,11 +14,10 @@ from __future__ import annotations
 from copal_tui.domain.report_rows import FACETS, HumanVotes, Vote
 from store.annotation.annotations import CURRENT, CURRENT_DECISION
 from store.db import Database
-from store.report.scope import all_rows, world_scope
+from store.report.scope import ERROR, all_rows, world_scope
 
 _COMPOSED = "i.method = 'copal' AND i.selected = 1 AND i.parent_item_id IS NULL"
-# A COPAL label's (or decision's) error and observed facet, from its payload in the event log.
-_ERROR = "json_extract(e.payload, '$.error')"
+# A COPAL label's (or decision's) observed facet, from its payload in the annotation log.
 _FACET = "json_extract(e.payload, '$.facet')"
 
 
@@ -30,9 +29,9 @@ def human_votes(db: Database, worlds: list[str] | None) -> HumanVotes:
     def votes(rule: str) -> list[Vote]:
         return [Vote(int(r[0]), str(r[1]), int(r[2]), r[3], r[4]) for r in all_rows(
             db,
-            f"SELECT r.rowid, e.annotator, {_ERROR}, {_FACET}, i.facet FROM annotations e "
+            f"SELECT r.rowid, e.annotator, {ERROR}, {_FACET}, i.facet FROM annotations e "
             "JOIN responses r ON r.id = e.subject JOIN items i ON i.id = r.item_id "
-            f"WHERE e.suite = 'copal' AND {rule} AND {_ERROR} IS NOT NULL "
+            f"WHERE e.suite = 'copal' AND {rule} AND {ERROR} IS NOT NULL "
             f"AND {_COMPOSED}{where} ORDER BY e.subject, e.annotator",
             params)]
 

@@ -1,16 +1,13 @@
 """All SQL behind `copal report` and `copal export`.
 
 Speed is the point (the target: a full report over 100,000 responses and 300,000 judgments in
-under a second). The big tables are read once each, in bulk (`items`, `response_columns`,
-`judgment_codes`), and grouped in numpy by `copal_tui.metrics.frame`, because one GROUP BY query
-per report section re-reads and re-sorts the judgments each time (the measurements are in
-BENCHMARKS.md, "Report reads"). Small tables (worlds, policies, clauses, compositions,
-labels) are still aggregated here. Every query is ordered so the same database gives the same
-rows. The two largest reads are answered from indexes, never the tables' long rows: the
-judgments from `idx_judgments_report`, the unanswered responses from the partial
-`idx_responses_unanswered` (migration m012); and they return integers, not names, where
-numpy would otherwise look a million names up one by one (a response's item and model, a
-judgment's setting).
+under a second). The big tables are read once each, in bulk, and grouped in numpy by
+`copal_tui.metrics.frame`: one GROUP BY query per report section re-read and re-sorted the
+judgments each time (BENCHMARKS.md, "Report reads"). Small tables are aggregated here. Every
+query is ordered so the same database gives the same rows. The two largest reads come from
+indexes, never the tables' long rows (`idx_judgments_report`, the partial
+`idx_responses_unanswered`), and return integers, not names, which numpy would otherwise look up
+one by one.
 
 Conventions:
 - a judgment is *usable* when `failure IS NULL AND error IS NOT NULL`; the others are counted
@@ -21,11 +18,9 @@ Conventions:
 - text columns of the group_concat reads are separated by char(30) (record separator), and a
   NULL that has to keep its place is written as NULL_MARK, char(31) (unit separator).
 
-`BulkReads` runs every read a report needs at once (the COPAL tables here, COMPASS's
-`store.report.compass`, the dialogues' `store.report.dialogue`, the observed facets'
-`store.report.facets`, the provenance's `store.report.provenance`), in threads with their own
-connections; it is a `copal_tui.domain.report_rows.ReportReads`, whose attributes are the reads'
-typed rows.
+`BulkReads` runs every read a report needs at once (the COPAL tables here, and those of the
+other `store.report` modules) in threads with their own connections; it is a
+`copal_tui.domain.report_rows.ReportReads`, whose attributes are the reads' typed rows.
 """
 
 from __future__ import annotations
@@ -49,21 +44,17 @@ from store.report import compass, provenance
 from store.report import facets as report_facets
 from store.report.coded import judgment_codes, response_columns
 from store.report.dialogue import dialogue_rows
-from store.report.scope import all_rows, world_scope
+from store.report.scope import ERROR, all_rows, world_scope
 
 # The target model of a response `r` as one name (the cases' reads filter on it).
 MODEL = "CASE WHEN r.variant = 'base' THEN r.model ELSE r.model || '#' || r.variant END"
-# A COPAL label's (or decision's) error, from its payload in the annotation log.
-_ERROR = "json_extract(e.payload, '$.error')"
 
 
 # ------------------------------------------------------------------ bulk reads
 
-# Why group_concat: the report reads every judgment once. Returning 100,000s of Python tuples
-# costs more than the scan itself; one comma-separated string per column is parsed by numpy in
-# C (copal_tui.metrics.frame). All columns of one aggregate query see the rows in the same
-# order, so the strings stay aligned. Text columns use the separator char(30) (record
-# separator), which no model name contains.
+# Why group_concat: returning 100,000s of Python tuples costs more than the scan itself; one
+# comma-separated string per column is parsed by numpy in C (copal_tui.metrics.arrays). All
+# columns of one aggregate query see the rows in the same order, so the strings stay aligned.
 
 
 def known_worlds(db: Database) -> list[str]:
@@ -132,9 +123,9 @@ def label_rows(db: Database, decisions: bool = False) -> list[LabelRow]:
     """(response rowid, annotator, error) of every current label, or of every current
     adjudication when `decisions`."""
     rule = CURRENT_DECISION if decisions else CURRENT
-    return _triples(db, f"SELECT r.rowid AS a, e.annotator AS b, {_ERROR} AS c "
+    return _triples(db, f"SELECT r.rowid AS a, e.annotator AS b, {ERROR} AS c "
                         "FROM annotations e JOIN responses r ON r.id = e.subject "
-                        f"WHERE e.suite = 'copal' AND {rule} AND {_ERROR} IS NOT NULL "
+                        f"WHERE e.suite = 'copal' AND {rule} AND {ERROR} IS NOT NULL "
                         "ORDER BY r.rowid, e.annotator")
 
 
@@ -241,27 +232,17 @@ def _judgments(db: Database) -> JudgmentCodes:
 # ------------------------------------------------------------------ labels with their ids
 
 
-def current_labels(db: Database, worlds: list[str] | None) -> list[tuple[str, str, int]]:
-    """(response, annotator, error) of every current label in scope."""
+def current_labels(db: Database, worlds: list[str] | None,
+                   decisions: bool = False) -> list[tuple[str, str, int]]:
+    """(response, annotator, error) of every current label in scope, or of every current
+    adjudication when `decisions`."""
     where, params = world_scope(worlds, "i.world_id")
     return all_rows(
         db,
-        f"SELECT e.subject, e.annotator, {_ERROR} FROM annotations e "
+        f"SELECT e.subject, e.annotator, {ERROR} FROM annotations e "
         "JOIN responses r ON r.id = e.subject JOIN items i ON i.id = r.item_id "
-        f"WHERE e.suite = 'copal' AND {CURRENT} AND {_ERROR} IS NOT NULL{where} "
-        "ORDER BY e.subject, e.annotator",
-        params,
-    )
-
-
-def current_adjudications(db: Database, worlds: list[str] | None) -> list[tuple[str, str, int]]:
-    where, params = world_scope(worlds, "i.world_id")
-    return all_rows(
-        db,
-        f"SELECT e.subject, e.annotator, {_ERROR} FROM annotations e "
-        "JOIN responses r ON r.id = e.subject JOIN items i ON i.id = r.item_id "
-        f"WHERE e.suite = 'copal' AND {CURRENT_DECISION} AND {_ERROR} IS NOT NULL{where} "
-        "ORDER BY e.subject",
+        f"WHERE e.suite = 'copal' AND {CURRENT_DECISION if decisions else CURRENT} "
+        f"AND {ERROR} IS NOT NULL{where} ORDER BY e.subject, e.annotator",
         params,
     )
 

@@ -1,11 +1,14 @@
-"""What every bulk read of the report shares: the SQL that restricts a read to the worlds in
-scope, and fetching every row as a plain tuple (no sqlite3.Row per row)."""
+"""What the report's reads share: the SQL that restricts a read to the worlds in scope, a
+label's error, and fetching every row as a plain tuple (no sqlite3.Row per row)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from store.db import Database
+
+# A COPAL label's (or decision's) error, from its payload in the annotation log.
+ERROR = "json_extract(e.payload, '$.error')"
 
 
 def world_scope(worlds: list[str] | None, col: str) -> tuple[str, tuple[str, ...]]:
