@@ -28,6 +28,6 @@ def add_dialogues(doc: ReportDocument, stored: DialogueRows, exclude: Exclude) -
         exclude("dialogue_judging", f"failed attempts of {judge}", reason, count)
     doc.dialogue_judging = judged.rows
     doc.dialogue_error_taxonomy = [ErrorTypeCount(judge=r.judge, domain=r.domain,
-                                                  error_type=r.error_type, count=r.reviews)
+                                                  error_type=r.error_type, count=r.count)
                                    for r in stored.error_types]
     return True

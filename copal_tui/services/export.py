@@ -98,7 +98,7 @@ def store_facts(db: Database, worlds: list[str] | None) -> StoreFacts:
             quick_check=provenance.quick_check(db),
             runs=[RunRow(*row) for row in provenance.runs_involved(db, worlds)],
             labels=[Vote(*row) for row in reads.current_labels(db, worlds)],
-            adjudications=[Vote(*row) for row in reads.current_adjudications(db, worlds)],
+            adjudications=[Vote(*row) for row in reads.current_labels(db, worlds, decisions=True)],
             known_worlds=reads.known_worlds(db))
 
 
