@@ -17,7 +17,7 @@ import pytest
 
 from store.artifacts import compass
 from store.db import connect, write
-from tests.test_metrics_fixture import build_fixture
+from tests.test_metrics_fixture import build_fixture, fixture_records
 
 # query id -> (world, query type, J1's (refused, compliant, aligned), J1's failure mode)
 J1 = {
@@ -70,8 +70,9 @@ def _judge(db, rid, judge, verdict, mode=None, failure=None):
                                      "failure": failure})
 
 
-def build_compass(tmp_path: Path, compass_judge: str = "J1") -> Path:
-    path = build_fixture(tmp_path)
+def build_compass(tmp_path: Path, compass_judge: str = "J1",
+                  records: list[dict] | None = None) -> Path:
+    path = build_fixture(tmp_path, records)
     db = connect(path)
     with write(db):
         db.execute("INSERT INTO worlds (id, name, industry, use_case, risk_tier, context, "
@@ -253,6 +254,22 @@ def test_contrast_names_both_judges_when_none_judged_both_sides(cli, tmp_path):
     assert (row["compass_judge"], row["composed_judge"], row["same_judge"]) == (
         "J2", "J2", True)
     assert (row["n"], row["pas"], row["composed_n"], row["composed_errors"]) == (4, 1.0, 3, 2)
+
+
+def test_contrast_counts_base_variant_composed_judgments_only(cli, tmp_path):
+    # As above, plus a system-prompt variant of A on composed item I1 that J2 judged an
+    # error: J2's composed side of A stays 3 and 2, and the contrast (base variants, as
+    # COMPASS's side is) neither pairs the variant nor lists it as unpaired.
+    records = fixture_records()
+    records.append({"type": "response", "id": "A2:I1", "item_id": "I1", "model": "A",
+                    "variant": "terse", "text": "another system prompt"})
+    records.append({"type": "judgment", "id": "J2/A2:I1", "response_id": "A2:I1",
+                    "judge": "J2", "mode": "contract", "observed": ["F1"]})
+    doc = _report(cli, build_compass(tmp_path, compass_judge="J9", records=records))
+    [row] = [r for r in doc["pas_vs_composed"] if r["model"] == "A"]
+    assert (row["composed_judge"], row["composed_n"], row["composed_errors"]) == ("J2", 3, 2)
+    assert not [e for e in doc["exclusions"] if "A#terse" in e["what"]
+                and e["section"] == "pas_vs_composed"]
 
 
 def test_contrast_different_judges(cli, tmp_path):
