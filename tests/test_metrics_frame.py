@@ -14,11 +14,7 @@ import pytest
 
 from copal_tui.domain.report_rows import Read, ReportReads
 from copal_tui.metrics import arrays
-from copal_tui.metrics.intervals import (
-    percentile_interval,
-    percentile_intervals,
-    resample_tables,
-)
+from copal_tui.metrics.intervals import CONFIDENCE, percentile_intervals, resample_tables
 from store.db import Database, connect
 from store.report import reads as q
 from tests.test_metrics_fixture import build_fixture
@@ -89,6 +85,7 @@ def test_dense_and_sorting_group_by_agree(monkeypatch, weighted):
     monkeypatch.setattr(arrays, "_DENSE_KEYS", 0)
     assert arrays.group(cols, [3, 7, 2], weights) == dense
     assert sum(row[-1] for row in dense) == (weights.sum() if weighted else 500)
+    assert sum(row[3] for row in dense) == 500  # after the three keys: the rows counted
 
 
 def test_tables_of_one_size_share_draws_and_match_separate_resamples():
@@ -111,8 +108,11 @@ def test_batched_percentiles_equal_one_row_at_a_time():
     values[5] = np.nan  # none defined
     values[8, 0] = np.inf
     batched = percentile_intervals(values)
+    tail = (1 - CONFIDENCE) / 2 * 100  # as a float, not exactly 2.5
     for row, got in zip(values, batched, strict=True):
-        want = percentile_interval(row)
+        finite = row[np.isfinite(row)]
+        want = (*np.percentile(finite, [tail, 100 - tail]), finite.size) if finite.size else \
+            (math.nan, math.nan, 0)
         assert got[2] == want[2]
         assert all((math.isnan(a) and math.isnan(b)) or a == b
                    for a, b in zip(got[:2], want[:2], strict=True))

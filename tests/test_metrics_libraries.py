@@ -23,8 +23,8 @@ from copal_tui.metrics.classify import METRICS, Confusion, confusion_arrays, con
 from copal_tui.metrics.document_base import Metric
 from copal_tui.metrics.document_copal import JudgeValidity, ModelErrorRate
 from copal_tui.metrics.intervals import resample_tables, wilson
-from copal_tui.metrics.ranks import competition_ranks, kendall_tau_b, spearman_rho
 from copal_tui.metrics.rates import corrected_error_rates
+from copal_tui.metrics.sensitivity import competition_ranks, kendall_tau_b, spearman_rho
 from copal_tui.metrics.validity import judge_validity
 
 # scikit-learn's input checks make each call take milliseconds: fewer examples than the default.

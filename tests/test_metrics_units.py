@@ -13,9 +13,9 @@ from copal_tui.metrics.agreement import human_agreement
 from copal_tui.metrics.classify import Confusion, confusion_arrays, confusion_stats, kappa
 from copal_tui.metrics.document_base import Metric
 from copal_tui.metrics.document_copal import JudgeValidity, ModelErrorRate
-from copal_tui.metrics.intervals import Z95, percentile_interval, resample_tables, wilson
-from copal_tui.metrics.ranks import competition_ranks, kendall_tau_b, spearman_rho
+from copal_tui.metrics.intervals import Z95, percentile_intervals, resample_tables, wilson
 from copal_tui.metrics.rates import ablation, corrected_error_rates, facet_atlas, one_sided
+from copal_tui.metrics.sensitivity import competition_ranks, kendall_tau_b, spearman_rho
 from copal_tui.metrics.validity import judge_validity
 
 
@@ -92,9 +92,10 @@ def test_bootstrap_blocks_do_not_change_the_draw(monkeypatch):
 
 
 def test_percentile_interval_skips_undefined_resamples():
-    low, high, defined = percentile_interval(np.array([np.nan, 0.0, 1.0, np.nan, 0.5]))
+    (low, high, defined), none = percentile_intervals(
+        np.array([[np.nan, 0.0, 1.0, np.nan, 0.5], [np.nan] * 5]))
     assert defined == 3 and low == pytest.approx(0.025) and high == pytest.approx(0.975)
-    assert math.isnan(percentile_interval(np.array([np.nan]))[0])
+    assert math.isnan(none[0]) and math.isnan(none[1]) and none[2] == 0
 
 
 # ------------------------------------------------------------------ confusion statistics

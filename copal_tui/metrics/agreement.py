@@ -43,31 +43,24 @@ def _alpha(matrix: np.ndarray) -> tuple[float, str | None]:
 def human_agreement(labels: Sequence[tuple[Hashable, str, int]]) -> HumanAgreement:
     """`labels` are (response, annotator, error) rows of current labels; a response is any
     sortable key (an id or an index). A later row for the same response and annotator wins."""
-    annotators = sorted({a for _r, a, _e in labels})
-    keys: set[Any] = {r for r, _a, _e in labels}
-    responses = sorted(keys)
+    latest = {(r, a): int(e) for r, a, e in labels}
+    annotators = sorted({a for _r, a in latest})
+    responses: list[Any] = sorted({r for r, _a in latest})
     # One row per response (in key order), one column per annotator: the error, -1 unlabelled.
-    # Arrays rather than a dict per response: 10,000 labels took 30 ms in Python loops.
     r_index = {r: k for k, r in enumerate(responses)}
     a_index = {a: k for k, a in enumerate(annotators)}
-    cell = np.fromiter((r_index[r] * len(annotators) + a_index[a] for r, a, _e in labels),
-                       dtype=np.int64, count=len(labels))[::-1]
-    errors = np.fromiter((int(e) for _r, _a, e in labels), dtype=np.int64,
-                         count=len(labels))[::-1]
-    _cells, last = np.unique(cell, return_index=True)  # reversed: first seen is the latest
-    grid = np.full(len(responses) * len(annotators), -1, dtype=np.int64)
-    grid[cell[last]] = errors[last]
-    table = grid.reshape(len(responses), len(annotators))
+    table = np.full((len(responses), len(annotators)), -1, dtype=np.int64)
+    at = np.array([(r_index[r], a_index[a]) for r, a in latest], dtype=np.int64).reshape(-1, 2)
+    table[at[:, 0], at[:, 1]] = list(latest.values())
     multi = table[(table >= 0).sum(axis=1) >= 2]
     pairwise = []
     for (i, a), (j, b) in combinations(enumerate(annotators), 2):
         both = (multi[:, i] >= 0) & (multi[:, j] >= 0)
-        x, y = multi[both, i], multi[both, j]
-        n = len(x)
+        n = int(both.sum())
         if n == 0:
             continue  # the pair never labelled the same response
-        tp, fp = int(np.sum(x & y)), int(np.sum(x & (1 - y)))
-        tn, fn = int(np.sum((1 - x) & (1 - y))), int(np.sum((1 - x) & y))
+        # a predicts, b is the reference: (a, b) = (0, 0), (0, 1), (1, 0), (1, 1)
+        tn, fn, fp, tp = np.bincount(2 * multi[both, i] + multi[both, j], minlength=4).tolist()
         pairwise.append(AnnotatorPair(
             annotator_a=a, annotator_b=b, n=n,
             agreement=Metric.of(*ratio(tp + tn, n, "no co-labelled responses")),

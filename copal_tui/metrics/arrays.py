@@ -31,10 +31,7 @@ def texts(text: str | None) -> list[str]:
 def code(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
     """Integer codes of `values` in sorted order of the distinct values; None (or NULL_MARK,
     a NULL of a group_concat column) is code -1."""
-    distinct = set(values)
-    distinct.discard(None)
-    distinct.discard(NULL_MARK)
-    names = sorted(distinct)
+    names = sorted(set(values) - {None, NULL_MARK})
     index: dict[Any, int] = {v: k for k, v in enumerate(names)}
     index[None] = index[NULL_MARK] = -1
     return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values)), names
@@ -46,10 +43,13 @@ _DENSE_KEYS = 4_000_000
 
 def group(columns: Sequence[np.ndarray], sizes: Sequence[int],
           weights: np.ndarray | None = None) -> list[tuple[int, ...]]:
-    """Distinct combinations of small non-negative integer columns with their counts (or the
-    sum of `weights`), sorted: a GROUP BY in numpy."""
-    parts, totals = group_arrays(columns, sizes, weights)
-    return list(zip(*(p.tolist() for p in parts), totals.tolist(), strict=True))
+    """Distinct combinations of small non-negative integer columns, sorted, each with its number
+    of rows and, given `weights`, their sum over those rows: a GROUP BY in numpy."""
+    parts, counts = group_arrays(columns, sizes)
+    if weights is not None:
+        parts.append(counts)
+        counts = group_arrays(columns, sizes, weights)[1]
+    return list(zip(*(p.tolist() for p in parts), counts.tolist(), strict=True))
 
 
 def group_arrays(columns: Sequence[np.ndarray], sizes: Sequence[int],
@@ -71,13 +71,15 @@ def group_arrays(columns: Sequence[np.ndarray], sizes: Sequence[int],
     else:
         uniq, inverse = np.unique(key, return_inverse=True)
         totals = np.bincount(inverse, weights=weights).astype(np.int64)
-    parts = []
-    rest = uniq.copy()
-    for size in reversed(sizes):
-        parts.append(rest % size)
-        rest //= size
-    parts.reverse()
-    return parts, totals
+    return list(np.unravel_index(uniq, tuple(sizes))), totals
+
+
+def tally(keys: np.ndarray, size: int, mask: np.ndarray,
+          weights: np.ndarray | None = None) -> np.ndarray:
+    """Per value 0 .. size - 1: how many of the `keys` under `mask` have it (or the sum of
+    their `weights`)."""
+    w = None if weights is None else weights[mask]
+    return np.bincount(keys[mask], weights=w, minlength=size).astype(np.int64)
 
 
 def find(sorted_rowids: np.ndarray, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,33 +1,26 @@
 """Binary agreement statistics from confusion counts, with error as the positive class.
 
-Which library computes what (the point estimates of judge validity, and the pairwise kappas of
-`agreement` and `pas`):
+The point estimates (of judge validity, and the pairwise kappas of `agreement` and `pas`) are
+scikit-learn's: the 2x2 table from `confusion_matrix` with labels=[0, 1] (rows the reference,
+human label or second rater; columns the predicting side, judge or first rater: [[tn, fp],
+[fn, tp]]), precision, recall and F1 from `precision_recall_fscore_support` (binary,
+zero_division=NaN, so an undefined value stays undefined), kappa from `cohen_kappa_score`;
+agreement, FN rate and FP rate are ratios of cells of that table.
 
-- the 2x2 table: `sklearn.metrics.confusion_matrix` with labels=[0, 1], rows the reference
-  (human label, or the second rater), columns the predicting side (the judge, or the first
-  rater), so [[tn, fp], [fn, tp]] with error = 1 the positive class;
-- precision, recall, F1: `sklearn.metrics.precision_recall_fscore_support` (binary,
-  pos_label=1, zero_division=NaN, so an undefined value stays undefined);
-- Cohen's kappa: `sklearn.metrics.cohen_kappa_score`;
-- agreement, FN rate and FP rate: ratios of cells of that table.
-
-The callers hold counts, not label vectors (the frame counts each item's four outcomes in one
-numpy pass), so scikit-learn gets the four (reference, predicted) outcomes, each weighted by its
-count: sample weights are summed as repeated rows are counted, so this equals passing the n
-per-response labels without building them. scikit-learn is imported inside the functions:
-`rates` imports this module, and the TUI's dashboard widgets and the exporters import `rates`
-for its taxonomy orders alone; they must not pay the second or more that sklearn.metrics (with
-the scipy it loads) takes to import. The report loads it early, while its reads run (`validity`).
+The callers hold counts, not label vectors, so scikit-learn gets the four (reference, predicted)
+outcomes, each weighted by its count: sample weights are summed as repeated rows are counted, so
+this equals passing the n per-response labels. scikit-learn is imported inside the functions for
+start-up speed: `rates` imports this module, and the TUI's dashboard widgets and the exporters
+import `rates` for its taxonomy orders alone; they must not pay the second or more that
+sklearn.metrics (with scipy) takes to import. The report loads it early, in `validity`.
 
 `confusion_arrays` gives the same statistics as numpy formulas over many tables at once, for the
-item bootstrap: 1000 resamples of every judge setting and pattern, where the three
-scikit-learn calls (milliseconds per table, mostly input checking) would take a minute or more
-against a few milliseconds. The tests check it against scikit-learn on random data, NaN cases
-included.
+item bootstrap, where three scikit-learn calls per resample (milliseconds each, mostly input
+checking) would take a minute; the tests check it against scikit-learn, NaN cases included.
 
-Cohen's kappa is reported as NaN with a reason, never 0, when either rater used only one class:
-then chance agreement equals observed agreement by construction and kappa is 0 (or 0/0)
-whatever the raters did, which says nothing about agreement. scikit-learn is not asked then.
+Cohen's kappa is NaN with a reason, never 0, when either rater used only one class: chance
+agreement then equals observed agreement by construction, so kappa says nothing about agreement
+and scikit-learn is not asked.
 """
 
 from __future__ import annotations
@@ -42,9 +35,7 @@ METRICS = ("agreement", "precision", "recall", "f1", "fn_rate", "fp_rate", "kapp
 
 def ratio(num: float, den: float, reason: str) -> tuple[float, str | None]:
     """num / den, or (nan, reason) when the denominator is 0."""
-    if den == 0:
-        return math.nan, reason
-    return num / den, None
+    return (math.nan, reason) if den == 0 else (num / den, None)
 
 
 @dataclass(frozen=True)
@@ -63,18 +54,11 @@ class Confusion:
         return self.tp + self.fp + self.tn + self.fn
 
 
-def _class_name(positive: bool) -> str:
-    return "error" if positive else "no error"
-
-
+_CLASS_NAME = {True: "error", False: "no error"}  # by "is the positive class"
 # The four outcomes as (reference, predicted) label pairs, in the order tp, fp, tn, fn.
 _REFERENCE = np.array([1, 0, 0, 1])
 _PREDICTED = np.array([1, 1, 0, 0])
 LABELS = [0, 1]
-
-
-def _weights(tp: int, fp: int, tn: int, fn: int) -> np.ndarray:
-    return np.array([tp, fp, tn, fn], dtype=np.int64)
 
 
 def _defined(value: float, reason: str) -> tuple[float, str | None]:
@@ -92,18 +76,18 @@ def kappa(tp: int, fp: int, tn: int, fn: int, first: str = "judge",
     first_pos, second_pos = tp + fp, tp + fn
     if first_pos in (0, n) and second_pos in (0, n):
         return math.nan, (f"the {first} and the {second} each used one class only "
-                          f"({_class_name(first_pos == n)} / {_class_name(second_pos == n)}); "
+                          f"({_CLASS_NAME[first_pos == n]} / {_CLASS_NAME[second_pos == n]}); "
                           "kappa is undefined")
     if second_pos in (0, n):
-        return math.nan, (f"the {second} labels are all '{_class_name(second_pos == n)}' "
+        return math.nan, (f"the {second} labels are all '{_CLASS_NAME[second_pos == n]}' "
                           "(one class only); kappa is undefined")
     if first_pos in (0, n):
-        return math.nan, (f"the {first} gave '{_class_name(first_pos == n)}' every time "
+        return math.nan, (f"the {first} gave '{_CLASS_NAME[first_pos == n]}' every time "
                           "(one class only); kappa is undefined")
     from sklearn.metrics import cohen_kappa_score
 
     value = cohen_kappa_score(_REFERENCE, _PREDICTED, labels=LABELS,
-                              sample_weight=_weights(tp, fp, tn, fn))
+                              sample_weight=np.array([tp, fp, tn, fn], dtype=np.int64))
     return _defined(value, "Cohen's kappa is undefined on these labels")
 
 
@@ -111,7 +95,7 @@ def confusion_stats(tp: int, fp: int, tn: int, fn: int) -> Confusion:
     """Counts and every agreement statistic, each with its reason when undefined."""
     from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
-    weights = _weights(tp, fp, tn, fn)
+    weights = np.array([tp, fp, tn, fn], dtype=np.int64)
     if weights.any():
         # Rows are the reference, columns the judge; labels=[0, 1] fixes the layout.
         (tn, fp), (fn, tp) = confusion_matrix(_REFERENCE, _PREDICTED, labels=LABELS,
@@ -135,10 +119,7 @@ def confusion_stats(tp: int, fp: int, tn: int, fn: int) -> Confusion:
 
 def confusion_arrays(totals: np.ndarray) -> dict[str, np.ndarray]:
     """The statistics of `confusion_stats` for many tables at once (rows of tp, fp, tn, fn),
-    as numpy formulas (see the module docstring for why not scikit-learn).
-
-    NaN wherever the scalar version is NaN; used on bootstrap resamples.
-    """
+    as numpy formulas (see the module docstring for why), NaN wherever those are NaN."""
     t = np.asarray(totals, dtype=np.float64)
     tp, fp, tn, fn = t[:, 0], t[:, 1], t[:, 2], t[:, 3]
     n = tp + fp + tn + fn

@@ -29,34 +29,28 @@ by reason.
 from __future__ import annotations
 
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from copal_tui.domain.compass import VARIANTS
 from copal_tui.domain.compass_rules import CATEGORY_LABELS
 from copal_tui.domain.report_rows import CompassRows
 from copal_tui.metrics.document_suites import CompassSummaryRow, Correct, Pooled
-from copal_tui.metrics.pas import Exclude
+from copal_tui.metrics.pas import Exclude, variant_rank
 
 NA = "N/A"
 KEY = "compass_summary"
-_RUN_FAILURE = "the judge call failed or gave no verdict"
 
 
 def format_percent(correct: int, total: int) -> str:
     """COMPASS's `format_percent`, the same expression (its float rounding included)."""
-    if total == 0:
-        return NA
-    return f"{(correct / total) * 100:.2f}%"
+    return NA if total == 0 else f"{(correct / total) * 100:.2f}%"
 
 
 def compute_average(values: Sequence[str]) -> str:
     """COMPASS's `compute_average`: the mean of the values that are percentages, as written."""
     numeric = [float(v[:-1]) for v in values if v.endswith("%")]
-    if not numeric:
-        return NA
-    return f"{statistics.mean(numeric):.2f}%"
+    return f"{statistics.mean(numeric):.2f}%" if numeric else NA
 
 
 def model_label(model: str, variant: str) -> str:
@@ -65,9 +59,7 @@ def model_label(model: str, variant: str) -> str:
 
 def organisations(names: dict[str, str]) -> dict[str, str]:
     """World id -> column name: the world's name, with its id added where two share one."""
-    seen: dict[str, int] = defaultdict(int)
-    for name in names.values():
-        seen[name] += 1
+    seen = Counter(names.values())
     cols = {w: n if seen[n] == 1 else f"{n} ({w})" for w, n in names.items()}
     return dict(sorted(cols.items(), key=lambda kv: (kv[1], kv[0])))
 
@@ -84,15 +76,8 @@ def summary_rows(cells: Sequence[tuple[Any, ...]], columns: dict[str, str]
             cell = acc[(judge, model, variant)][(qtype, world)]
             cell[0] += int(aligned)
             cell[1] += int(count)
-    order = list(VARIANTS)
-
-    def rank(key: tuple[str, str, str]) -> tuple[Any, ...]:
-        judge, model, variant = key
-        return (judge, model, order.index(variant) if variant in order else len(order),
-                variant)
-
     rows = []
-    for key in sorted(acc, key=rank):
+    for key in sorted(acc, key=lambda k: (k[0], k[1], variant_rank(k[2]))):
         judge, model, variant = key
         for qtype, label in CATEGORY_LABELS.items():
             counts = {col: acc[key].get((qtype, w), [0, 0]) for w, col in columns.items()}
@@ -110,10 +95,9 @@ def summary_rows(cells: Sequence[tuple[Any, ...]], columns: dict[str, str]
 def section(rows: CompassRows, cells: Sequence[tuple[Any, ...]],
             exclude: Exclude) -> list[CompassSummaryRow]:
     """The rows for the worlds of the suite (`rows.suite`), recording each judgment left out
-    with its reason (`exclude(section, what, reason, count)`, as `compass_sections` calls it):
-    one of COMPASS's failures (`copal_tui.domain.compass_rules.FAILURES`), else a failed
-    judge call."""
+    with its reason: one of COMPASS's failures (`copal_tui.domain.compass_rules.FAILURES`),
+    else a failed judge call."""
     for judge, model, variant, reason, count in rows.failed:
         exclude(KEY, f"COMPASS judgments by {judge} of {model_label(model, variant)}",
-                reason or _RUN_FAILURE, int(count))
+                reason or "the judge call failed or gave no verdict", int(count))
     return summary_rows(cells, organisations(rows.world_names))

@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from copal_tui.metrics.classify import ratio
-from copal_tui.metrics.document_base import Interval, Metric
+from copal_tui.metrics.document_base import Metric
 from copal_tui.metrics.document_copal import PairedContrastRow
-from copal_tui.metrics.intervals import wilson
+from copal_tui.metrics.rates import rate
 
 # Exclusion fields of a row and the reason the report's exclusions give for each.
 EXCLUSION_REASONS: dict[str, str] = {
@@ -40,27 +40,20 @@ EXCLUSION_REASONS: dict[str, str] = {
 def paired_contrast(rows: Sequence[Sequence[Any]]) -> list[PairedContrastRow]:
     """`rows` are `copal_tui.metrics.frame.paired_contrast` tuples, one per model."""
     out = []
+    reason = "no composed item with all of its projections accepted, answered and judged"
     for (model, asked, rejected, no_proj, unanswered, unjudged, n, comp_err, n_proj, proj_err,
          induced, any_proj) in rows:
-        n, comp_err, n_proj, proj_err = int(n or 0), int(comp_err or 0), int(n_proj or 0), \
-            int(proj_err or 0)
-        induced, any_proj = int(induced or 0), int(any_proj or 0)
-        rejected, unanswered, unjudged = int(rejected or 0), int(unanswered or 0), \
-            int(unjudged or 0)
-        reason = "no composed item with all of its projections accepted, answered and judged"
-        low, high = wilson(induced, n)
         out.append(PairedContrastRow(
             model=model, n=n, n_projections=n_proj, composed_errors=comp_err,
             projection_errors=proj_err, composition_induced=induced,
             single_error_rate=Metric.of(*ratio(proj_err, n_proj,
                                                "no judged projections on paired items")),
             composed_error_rate=Metric.of(*ratio(comp_err, n, reason)),
-            composition_induced_rate=Metric.of(*ratio(induced, n, reason), interval=Interval.of(
-                low, high, None if n else reason)),
+            composition_induced_rate=rate(induced, n, reason).error_rate,
             # The item-level view: the share of paired items where some projection fails.
             any_projection_error_rate=Metric.of(*ratio(any_proj, n, reason)),
-            composed_items=int(asked or 0), excluded_rejected_projections=rejected,
-            excluded_no_projections=int(no_proj or 0), excluded_unanswered=unanswered,
+            composed_items=asked, excluded_rejected_projections=rejected,
+            excluded_no_projections=no_proj, excluded_unanswered=unanswered,
             excluded_unjudged=unjudged,
             excluded_incomplete_projections=rejected + unanswered + unjudged))
     return out

@@ -13,8 +13,7 @@
 
 All figures use the primary judge (`scope.primary_judge`), usable judgments only; pooled
 figures are over the real target models like `overall` (the offline reference bots are shown
-per model only, unless they are all there is). Every figure is `rates.rate()`: n, errors, the
-rate and its Wilson interval; an empty group has an undefined rate with a reason, never 0.
+per model only, unless they are all there is). Every figure is a `rates.rate()`.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from copal_tui.domain.report_rows import ReportReads
-from copal_tui.metrics.arrays import ints
+from copal_tui.metrics.arrays import ints, tally
 from copal_tui.metrics.document_copal import (
     ClauseGroups,
     Controls,
@@ -33,7 +32,7 @@ from copal_tui.metrics.document_copal import (
     QueryLength,
     Rate,
 )
-from copal_tui.metrics.frame import FAILED, Frame
+from copal_tui.metrics.frame import Frame
 from copal_tui.metrics.provenance import real_targets
 from copal_tui.metrics.rates import rate
 
@@ -42,15 +41,8 @@ QUARTILES = ("Q1", "Q2", "Q3", "Q4")
 UNIT = "characters"
 
 
-def item_lengths(reads: ReportReads) -> tuple[np.ndarray, np.ndarray]:
-    """Per frame item: query length in characters and, for a control, the number of clauses
-    its contract names (read with the items, in their order)."""
-    items = reads.items
-    return ints(items.lengths), ints(items.control_clauses)
-
-
-def quartile_of(items: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int,
-                                                                                        int]]]:
+def quartile_of(items: np.ndarray,
+                length: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int | None, int | None]]]:
     """Quartile index (0-3) of each of `items` (sorted item indices) by length, ties by id
     (the frame numbers items in id order), and (items, shortest, longest) per quartile."""
     m = len(items)
@@ -60,20 +52,20 @@ def quartile_of(items: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, list
     bounds = []
     for k in range(4):
         mine = length[items[q == k]]
-        bounds.append((len(mine), int(mine.min()) if len(mine) else -1,
-                       int(mine.max()) if len(mine) else -1))
+        bounds.append((len(mine), int(mine.min()) if len(mine) else None,
+                       int(mine.max()) if len(mine) else None))
     return q, bounds
 
 
 def build(f: Frame, reads: ReportReads, primary: tuple[str, str] | None) -> Controls:
-    length, named = item_lengths(reads)
-    sid = f.setting_index(primary)
-    usable = (f.j_sid == sid) & (f.j_status != FAILED) if primary else \
-        np.zeros(len(f.j_sid), dtype=bool)
+    # Per frame item: query length in characters and, for a control, the number of clauses its
+    # contract names (read with the items, in their order).
+    length, named = ints(reads.items.lengths), ints(reads.items.control_clauses)
+    usable = f.usable(f.setting_index(primary))  # none without a primary judge (index -1)
     resp = f.j_resp[usable]
     err = (f.j_status[usable] != 0).astype(np.int64)
     item, model = f.resp_item[resp], f.resp_model[resp]
-    controls = (f.method_is("control") & f.item_selected & (f.item_parent < 0) & f.item_scope)
+    controls = f.method_is("control") & f.top_items
     composed = f.composed_items[item]
     control_j = controls[item]
     present = sorted({f.models[m] for m in np.unique(model[composed | control_j]).tolist()})
@@ -81,20 +73,13 @@ def build(f: Frame, reads: ReportReads, primary: tuple[str, str] | None) -> Cont
     pooled = [f.models.index(t) for t in targets]
     none = "no primary judge (no usable judgments)" if primary is None else None
 
-    # Each figure is a sum over models of per-model counts, counted once per mask: a mask
-    # per model and figure walked every judged response about fifty times.
-    def tally(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return (np.bincount(model[mask], minlength=len(f.models)),
-                np.bincount(model[mask], weights=err[mask], minlength=len(f.models)))
-
-    def figure(counted: tuple[np.ndarray, np.ndarray], empty: str) -> Rate:
-        n, errors = counted
-        return rate(int(errors[pooled].sum()), int(n[pooled].sum()), none or empty)
-
-    def per_model(counted: tuple[np.ndarray, np.ndarray], empty: str) -> dict[str, Rate]:
-        n, errors = counted
-        return {name: rate(int(errors[k]), int(n[k]), none or empty)
-                for k, name in enumerate(f.models) if name in present}
+    def figures(mask: np.ndarray, empty: str) -> tuple[Rate, dict[str, Rate]]:
+        """The pooled figure and each model's over the judged responses under `mask`. Counted
+        once per mask: a mask per model and figure walked every response about fifty times."""
+        n, errors = tally(model, len(f.models), mask), tally(model, len(f.models), mask, err)
+        return (rate(int(errors[pooled].sum()), int(n[pooled].sum()), none or empty),
+                {name: rate(int(errors[k]), int(n[k]), none or empty)
+                 for k, name in enumerate(f.models) if name in present})
 
     # (a) by active clauses
     k_clauses = f.item_clauses[item]
@@ -105,9 +90,8 @@ def build(f: Frame, reads: ReportReads, primary: tuple[str, str] | None) -> Cont
     for g, code in zip(CLAUSE_GROUPS, (2, 3, 4), strict=True):
         word = "more than three" if g == "more" else g
         empty = f"no judged responses to selected composed items with {word} active clauses"
-        mask = tally(composed & (bucket == code))
-        clauses_pooled[g] = figure(mask, empty)
-        for name, fig in per_model(mask, empty).items():
+        clauses_pooled[g], per_model = figures(composed & (bucket == code), empty)
+        for name, fig in per_model.items():
             clauses_by_model[name][g] = fig
     by_clauses = ClauseGroups(pooled=clauses_pooled, by_model=clauses_by_model,
                               unknown_active_clauses=int((composed & (bucket == 0)).sum()))
@@ -123,17 +107,13 @@ def build(f: Frame, reads: ReportReads, primary: tuple[str, str] | None) -> Cont
         n_items, low, high = bounds[k]
         empty = ("no judged responses to the items of this quartile" if n_items else
                  "fewer than four selected composed items: this quartile is empty")
-        mask = tally(composed & (quart[item] == k))
-        fig = figure(mask, empty)
+        fig, per_model = figures(composed & (quart[item] == k), empty)
         rows.append(Quartile(
-            quartile=label, items=n_items, min_length=low if n_items else None,
-            max_length=high if n_items else None,
+            quartile=label, items=n_items, min_length=low, max_length=high,
             min_length_reason=None if n_items else empty,
-            max_length_reason=None if n_items else empty,
-            n=fig.n, errors=fig.errors, error_rate=fig.error_rate))
-        for name, one in per_model(mask, empty).items():
-            by_model_q[name].append(QuartileRate(quartile=label, n=one.n, errors=one.errors,
-                                                 error_rate=one.error_rate))
+            max_length_reason=None if n_items else empty, **dict(fig)))
+        for name, one in per_model.items():
+            by_model_q[name].append(QuartileRate(quartile=label, **dict(one)))
     by_length = QueryLength(unit=UNIT, items=int(len(suite)), quartiles=rows,
                             by_model=by_model_q)
 
@@ -142,13 +122,13 @@ def build(f: Frame, reads: ReportReads, primary: tuple[str, str] | None) -> Cont
     empty = ("no judged responses to the control items" if n_controls else
              "no non-interacting control items selected (generate and select build them)")
     counts = np.bincount(named[controls], minlength=4)
+    control_pooled, control_by_model = figures(control_j, empty)
     non_interacting = NonInteracting(
         items=n_controls,
         items_by_active_clauses={"2": int(counts[2]), "3": int(counts[3]),
                                  "more": int(counts[4:].sum())},
-        pooled=figure(tally(control_j), empty),
-        by_model=per_model(tally(control_j), empty),
-        composed_pooled=figure(tally(composed), "no judged composed responses"))
+        pooled=control_pooled, by_model=control_by_model,
+        composed_pooled=figures(composed, "no judged composed responses")[0])
     return Controls(
         judge=None if primary is None else JudgeSetting(judge=primary[0], mode=primary[1]),
         pooled_models=targets, by_active_clauses=by_clauses, by_query_length=by_length,

@@ -1,17 +1,12 @@
 """The report's `dialogue_judging` section: CompliBench metrics per judge and domain.
 
-Scores the stored truth and predictions (the report's dialogue reads,
-`copal_tui.domain.report_rows.DialogueRows`) with `copal_tui.domain.dialogue`: per judge and
-domain (and `all`), every (conversation, attempt) counted as its own judged file and the turns
-micro-averaged over all of them, as CompliBench's evaluation script pools attempts; `attempts`
-and `files` say how many attempts a row pools. A failed attempt (the call failed: no answer at
-all) is not scored but listed in `exclusions`; an attempt that left turns out is scored, the
-missing turns counting as wrong, and so is an answer no verdict could be read from
-(`unparsed_attempts`: every turn wrong). A judge whose every scored attempt gave verdicts
-without guidelines is scored as a binary judge (verdict-only accuracy, precision and recall; no
-strict figure). Which turns and attempts count and which judges are
-binary are the domain's rules (`is_scored_turn`, `scored_attempt`, `judge_is_binary`), the
-ones the store's lists call.
+Scores the stored truth and predictions (`copal_tui.domain.report_rows.DialogueRows`) with
+`copal_tui.domain.dialogue`, whose rules say which turns and attempts count and which judges are
+binary (`is_scored_turn`, `scored_attempt`, `judge_is_binary`, the ones the store's lists call):
+per judge and domain (and `all`), every (conversation, attempt) is its own judged file and the
+turns are micro-averaged over all of them, as CompliBench's evaluation script pools attempts;
+`attempts` and `files` say how many a row pools. A failed attempt is not scored but listed in
+`exclusions`; an answer no verdict could be read from is scored (`unparsed_attempts`).
 
 copal gives an unreadable answer one repair round, which CompliBench's parser does not:
 `repaired_attempts` counts the files whose predictions come from it, and the `first_answer_*`
@@ -74,18 +69,16 @@ def dialogue_judging(stored: DialogueRows) -> DialogueJudging:
     domain_of: dict[str, str] = {}
     for t in stored.truth:
         domain_of[t.dialogue_id] = t.domain
-        truth[t.dialogue_id].append(TurnTruth(t.turn_index,
-                                              Guideline.of(t.category, t.key, t.phase),
-                                              bool(t.violation), t.role))
+        truth[t.dialogue_id].append(TurnTruth(
+            t.turn_index, Guideline.of(t.category, t.key, t.phase), bool(t.violation), t.role))
     preds: dict[Key, list[TurnPrediction]] = defaultdict(list)
     for p in stored.predictions:
         g = None if p.category is None and p.key is None else \
             Guideline.of(p.category, p.key, p.phase)
         preds[(p.judge, p.attempt, p.dialogue_id)].append(
             TurnPrediction(p.turn_index, g, bool(p.violation)))
-    # judge -> attempt -> dialogues judged in it; each judge's attempts (binary, failure)
-    # for the domain's binary rule; failures; how each scored attempt's answer was read
-    scored: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
+    # each judge's attempts (binary, failure) for the domain's binary rule; failures; the
+    # scored attempts, in stored order; the predictions of their first answers
     facts: dict[str, list[tuple[bool, str | None]]] = defaultdict(list)
     exclusions: list[FailedAttempt] = []
     read: dict[Key, AttemptRow] = {}
@@ -95,20 +88,16 @@ def dialogue_judging(stored: DialogueRows) -> DialogueJudging:
         if not scored_attempt(a.failure):
             exclusions.append(FailedAttempt(a.judge, a.dialogue_id, a.attempt, a.failure))
             continue
-        scored[a.judge][a.attempt].append(a.dialogue_id)
         key = (a.judge, a.attempt, a.dialogue_id)
         read[key] = a
         if a.first_answer is not None:
             first[key] = _first_answer(a)
     rows: list[DialogueRow] = []
-    for judge in sorted(scored):
+    for judge in sorted({k[0] for k in read}):
         is_binary = judge_is_binary(facts[judge])
-        domains = sorted({domain_of[d] for ds in scored[judge].values() for d in ds})
-        for domain in [*domains, ALL]:
-            keys = [(judge, attempt, d) for attempt in sorted(scored[judge])
-                    for d in scored[judge][attempt] if domain == ALL or domain_of[d] == domain]
-            if not keys:
-                continue
+        mine = sorted((k for k in read if k[0] == judge), key=lambda k: k[1])  # by attempt
+        for domain in [*sorted({domain_of[k[2]] for k in mine}), ALL]:
+            keys = [k for k in mine if domain == ALL or domain_of[k[2]] == domain]
             convs = {d for _j, _a, d in keys}
             m = score_files([(truth[k[2]], preds.get(k, [])) for k in keys], binary=is_binary)
             raw = score_files([(truth[k[2]], first.get(k, preds.get(k, []))) for k in keys],

@@ -1,11 +1,10 @@
 """The store as integer arrays: items, responses and judgments read once, then every grouping
 the report needs is a numpy bincount/unique over them.
 
-Why not one SQL GROUP BY per table (the first design): each of those re-reads and re-sorts the
-judgments; reading them once as packed integers (`store.report.coded.judgment_codes`) and
-grouping in numpy keeps a full report over 300,000 judgments under a second (the measurements
-are in BENCHMARKS.md). The tuples produced here have the shapes the metric functions take
-(`rates`, `contrast`, `validity`, `sensitivity`).
+Not one SQL GROUP BY per table: each would re-read and re-sort the judgments, while reading them
+once as packed integers (`store.report.coded.judgment_codes`) and grouping in numpy keeps a full
+report over 300,000 judgments under a second (BENCHMARKS.md). The tuples produced here have the
+shapes the metric functions take (`rates`, `contrast`, `validity`, `sensitivity`).
 
 `load` builds the arrays from the report's reads (`copal_tui.domain.report_rows.ReportReads`;
 the decoding and grouping helpers are `copal_tui.metrics.arrays`). Indices: items are numbered
@@ -15,17 +14,17 @@ every output is sorted and the same store gives the same bytes.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import repeat
+from functools import partial
+from itertools import compress, repeat
 from typing import Any
 
 import numpy as np
 
 from copal_tui.domain.report_rows import REJECTED_PROJECTION, LabelRow, ReportReads
-from copal_tui.metrics.arrays import code, find, group, group_arrays, ints, responses, texts
-from copal_tui.metrics.reference import ADJUDICATED, MAJORITY, TIE, reference_rule
+from copal_tui.metrics.arrays import code, find, group, group_arrays, ints, responses, tally, texts
+from copal_tui.metrics.reference import ADJUDICATED, MAJORITY, SOURCES, TIE, reference_rule
 
 UNDER, OVER, MIXED, UNKNOWN, FAILED = 1, 2, 3, 4, 5
 DIRECTION = {0: "none", UNDER: "under_enforcement", OVER: "over_enforcement", MIXED: "mixed",
@@ -64,9 +63,17 @@ class Frame:
         return self.item_method == k
 
     @property
+    def top_items(self) -> np.ndarray:
+        """Selected top-level items in scope."""
+        return self.item_selected & (self.item_parent < 0) & self.item_scope
+
+    @property
     def composed_items(self) -> np.ndarray:
-        return (self.method_is("copal") & self.item_selected & (self.item_parent < 0)
-                & self.item_scope)
+        return self.method_is("copal") & self.top_items
+
+    def usable(self, sid: int) -> np.ndarray:
+        """Per judgment: is it a usable judgment of setting `sid`."""
+        return (self.j_sid == sid) & (self.j_status != FAILED)
 
     def response_index(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Positions of the responses with these rowids, and which rowids were found."""
@@ -79,8 +86,7 @@ class Frame:
         return items[self.resp_item][self.j_resp]
 
     def setting_index(self, setting: tuple[str, str] | None) -> int:
-        return -1 if setting is None or setting not in self.settings else \
-            self.settings.index(setting)
+        return self.settings.index(setting) if setting in self.settings else -1
 
 
 def load(reads: ReportReads, worlds: list[str] | None) -> Frame:
@@ -148,7 +154,7 @@ def setting_counts(f: Frame) -> list[tuple[str, str, int, int]]:
 
 def _primary(f: Frame, sid: int, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Usable judgments of setting `sid` on responses whose item is in `items`: (response, status)."""
-    keep = (f.j_sid == sid) & (f.j_status != FAILED) & f.judged(items)
+    keep = f.usable(sid) & f.judged(items)
     return f.j_resp[keep], f.j_status[keep]
 
 
@@ -164,17 +170,14 @@ def composed_cells(f: Frame, sid: int) -> tuple[list[tuple[Any, ...]], list[tupl
             f.item_facet[item] + 1, status]
     sizes = [len(f.models), len(f.worlds), len(f.patterns) + 1, len(f.facets) + 1, 5]
     (m, w, p, fa, st), count = group_arrays(cols, sizes)
-    (m1, w1, p1, fa1, e1), n1 = group_arrays([m, w, p, fa, (st != 0).astype(np.int64)],
-                                             [*sizes[:4], 2], count)
+    # Regrouped weighted by `count`: the last total of each row is its judgments.
     rated = [(f.models[a], f.worlds[b], f.patterns[c - 1] if c else None,
               f.facets[d - 1] if d else None, e, None, k)
-             for a, b, c, d, e, k in zip(m1.tolist(), w1.tolist(), p1.tolist(), fa1.tolist(),
-                                         e1.tolist(), n1.tolist(), strict=True)]
-    (m2, fa2, st2), n2 = group_arrays([m, fa, st], [sizes[0], sizes[3], 5], count)
+             for a, b, c, d, e, _cells, k in group(
+                 [m, w, p, fa, (st != 0).astype(np.int64)], [*sizes[:4], 2], count)]
     directed = [(f.models[a], "", None, f.facets[d - 1] if d else None, int(e != 0),
                  DIRECTION[e], k)
-                for a, d, e, k in zip(m2.tolist(), fa2.tolist(), st2.tolist(), n2.tolist(),
-                                      strict=True)]
+                for a, d, e, _cells, k in group([m, fa, st], [sizes[0], sizes[3], 5], count)]
     return rated, directed
 
 
@@ -182,36 +185,28 @@ def composed_coverage(f: Frame, sid: int) -> list[tuple[str, int, int, int, int]
     """Per model over composed responses: (model, failed responses, answered, failed
     judgments of the setting, answered responses it never judged)."""
     resp = f.composed_items[f.resp_item]
-    judged = np.zeros(len(f.resp_item), dtype=bool)
-    failed_j = np.zeros(len(f.resp_item), dtype=bool)
     mine = f.j_sid == sid
-    judged[f.j_resp[mine]] = True
-    failed_j[f.j_resp[mine & (f.j_status == FAILED)]] = True
-    n = len(f.models)
-    count = lambda mask: np.bincount(f.resp_model[resp & mask], minlength=n)  # noqa: E731
+    judged = tally(f.j_resp, len(f.resp_item), mine) > 0
+    failed_j = tally(f.j_resp, len(f.resp_item), mine & (f.j_status == FAILED)) > 0
     a = f.resp_answered
-    cols = [count(~a), count(a), count(failed_j), count(a & ~judged)]
-    return [(f.models[k], int(cols[0][k]), int(cols[1][k]), int(cols[2][k]), int(cols[3][k]))
-            for k in range(n) if any(c[k] for c in cols)]
+    cols = [tally(f.resp_model, len(f.models), resp & mask)
+            for mask in (~a, a, failed_j, a & ~judged)]
+    return [(name, int(cols[0][k]), int(cols[1][k]), int(cols[2][k]), int(cols[3][k]))
+            for k, name in enumerate(f.models) if any(c[k] for c in cols)]
 
 
 def method_cells(f: Frame, sid: int) -> list[tuple[str, str, int, int]]:
     """(method, model, judged, errors) over selected top-level items of every construction
     method (the non-interacting controls are no construction method: `controls` reports them)."""
-    top = f.item_selected & (f.item_parent < 0) & f.item_scope & ~f.method_is("control")
-    resp, status = _primary(f, sid, top)
+    resp, status = _primary(f, sid, f.top_items & ~f.method_is("control"))
     item = f.resp_item[resp]
-    rows = group([f.item_method[item], f.resp_model[resp], (status != 0).astype(np.int64)],
-                 [len(f.methods), len(f.models), 2])
-    acc: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
-    for meth, m, err, count in rows:
-        acc[(meth, m)][0] += count
-        acc[(meth, m)][1] += count * err
-    return [(f.methods[meth], f.models[m], n, e) for (meth, m), (n, e) in sorted(acc.items())]
+    rows = group([f.item_method[item], f.resp_model[resp]], [len(f.methods), len(f.models)],
+                 (status != 0).astype(np.int64))
+    return [(f.methods[meth], f.models[m], n, e) for meth, m, n, e in rows]
 
 
 def selected_by_method(f: Frame) -> list[tuple[str, int]]:
-    top = f.item_selected & (f.item_parent < 0) & f.item_scope & ~f.method_is("control")
+    top = f.top_items & ~f.method_is("control")
     counts = np.bincount(f.item_method[top], minlength=len(f.methods))
     return [(f.methods[k], int(c)) for k, c in enumerate(counts) if c]
 
@@ -220,13 +215,10 @@ def paired_contrast(f: Frame, sid: int) -> list[tuple[Any, ...]]:
     """Per model: (model, composed items asked, dropped for a rejected projection, dropped for
     no projections, dropped unanswered, dropped unjudged, paired items, composed errors,
     projection responses, projection errors, composition-induced, items with a failing
-    projection). A composed item the model was asked is paired when none of its projections
-    was rejected by the projection screening (those read as method REJECTED_PROJECTION), it
-    has some, and its response and every projection's response of the model were answered and
-    have a usable judgment of this setting; otherwise it counts under the first of those
-    reasons that fails (`copal_tui.metrics.contrast` documents them)."""
+    projection). Which items are paired, and the order of the reasons to drop one, are those of
+    `copal_tui.metrics.contrast`; a rejected projection reads as method REJECTED_PROJECTION."""
     n_items, n_models = len(f.item_ids), len(f.models)
-    usable = (f.j_sid == sid) & (f.j_status != FAILED)
+    usable = f.usable(sid)
     err = np.full(len(f.resp_item), -1, dtype=np.int64)
     err[f.j_resp[usable]] = (f.j_status[usable] != 0).astype(np.int64)
     child = f.item_parent >= 0
@@ -234,13 +226,9 @@ def paired_contrast(f: Frame, sid: int) -> list[tuple[Any, ...]]:
     rejected = np.bincount(f.item_parent[f.method_is(REJECTED_PROJECTION) & child],
                            minlength=n_items)
     k = np.bincount(f.item_parent[projection], minlength=n_items)
-
-    def per_parent(mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-        """Projection responses in `mask`, counted per (model, parent item)."""
-        key = f.resp_model[mask] * n_items + f.item_parent[f.resp_item[mask]]
-        w = None if weights is None else weights[mask]
-        return np.bincount(key, weights=w, minlength=n_models * n_items).astype(np.int64)
-
+    # Projection responses counted per (model, parent item).
+    per_parent = partial(tally, f.resp_model * n_items + f.item_parent[f.resp_item],
+                         n_models * n_items)
     pr = projection[f.resp_item]
     answered = per_parent(pr & f.resp_answered)
     judged = per_parent(pr & (err >= 0))
@@ -256,11 +244,7 @@ def paired_contrast(f: Frame, sid: int) -> list[tuple[Any, ...]]:
     left &= ~dropped_unanswered
     dropped_unjudged = left & ((e < 0) | (jj < kk))
     paired = left & ~dropped_unjudged
-
-    def per_model(mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-        w = None if weights is None else weights[mask]
-        return np.bincount(m[mask], weights=w, minlength=n_models).astype(np.int64)
-
+    per_model = partial(tally, m, n_models)
     cols = [per_model(np.ones(len(m), dtype=bool)), per_model(dropped_rejected),
             per_model(dropped_none), per_model(dropped_unanswered), per_model(dropped_unjudged),
             per_model(paired), per_model(paired, e), per_model(paired, kk),
@@ -276,18 +260,20 @@ def reference(f: Frame, labels: Sequence[LabelRow],
     in scope were formed."""
 
     def positions(rows: Sequence[LabelRow]) -> tuple[np.ndarray, np.ndarray]:
-        if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        idx, found = f.response_index(np.array([r[0] for r in rows], dtype=np.int64))
-        return idx, np.array([int(r[2]) for r in rows], dtype=np.int64)[found]
+        idx, found = _located(f, rows)
+        return idx, np.array([int(r[2]) for r in found], dtype=np.int64)
 
     ref, source = reference_rule(len(f.resp_item), *positions(labels), *positions(adjudications))
     scope = f.item_scope[f.resp_item]
     ref[~scope] = -1
-    counts = {name: int(((source == code) & scope).sum())
-              for code, name in ((ADJUDICATED, "adjudicated"), (MAJORITY, "majority"),
-                                 (TIE, "tie"))}
-    return ref, counts
+    return ref, {SOURCES[c]: int(((source == c) & scope).sum()) for c in (ADJUDICATED, MAJORITY,
+                                                                          TIE)}
+
+
+def _located(f: Frame, rows: Sequence[LabelRow]) -> tuple[np.ndarray, list[LabelRow]]:
+    """The response positions of the label rows whose response the frame holds, and those rows."""
+    idx, found = f.response_index(np.array([r[0] for r in rows], dtype=np.int64))
+    return idx, list(compress(rows, found.tolist()))
 
 
 def validity_cells(f: Frame, ref: np.ndarray) -> list[tuple[Any, ...]]:
@@ -299,13 +285,10 @@ def validity_cells(f: Frame, ref: np.ndarray) -> list[tuple[Any, ...]]:
     item = f.resp_item[f.j_resp[keep]]
     # (setting, item) pairs with their four counts, as arrays: a loop over the grouped rows
     # cost 10 ms on 10,000 labelled responses.
-    (sid, it, c), count = group_arrays([f.j_sid[keep], item, cell],
-                                       [len(f.settings), len(f.item_ids), 4])
-    pair = sid * len(f.item_ids) + it
-    pairs, at = np.unique(pair, return_inverse=True)  # sorted by (setting, item)
-    counts = np.zeros((len(pairs), 4), dtype=np.int64)
-    counts[at, c] = count
-    sids, items = np.divmod(pairs, len(f.item_ids))
+    cols, sizes = [f.j_sid[keep], item], [len(f.settings), len(f.item_ids)]
+    (sids, items), _n = group_arrays(cols, sizes)
+    counts = np.stack([group_arrays(cols, sizes, (cell == k).astype(np.int64))[1]
+                       for k in range(4)], axis=1)
     pattern = f.item_pattern[items]
     return [(*f.settings[s], f.item_ids[i], f.patterns[p] if p >= 0 else None, *k)
             for s, i, p, k in zip(sids.tolist(), items.tolist(), pattern.tolist(),
@@ -314,25 +297,18 @@ def validity_cells(f: Frame, ref: np.ndarray) -> list[tuple[Any, ...]]:
 
 def labels_in_scope(f: Frame, labels: Sequence[LabelRow]) -> list[tuple[int, str, int]]:
     """(response index, annotator, error) of labels on responses in scope."""
-    if not labels:
-        return []
-    idx, found = f.response_index(np.array([r[0] for r in labels], dtype=np.int64))
-    position = np.zeros(len(labels), dtype=np.int64)
-    position[found] = idx
-    scope = np.zeros(len(labels), dtype=bool)
-    scope[found] = f.item_scope[f.resp_item[idx]]
-    return [(i, r[1], int(r[2])) for i, r, s in zip(position.tolist(), labels, scope.tolist(),
-                                                     strict=True) if s]
+    idx, found = _located(f, labels)
+    scope = f.item_scope[f.resp_item[idx]].tolist()
+    return [(i, r[1], int(r[2])) for i, r, s in zip(idx.tolist(), found, scope, strict=True) if s]
 
 
 def sensitivity(f: Frame, mode: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], int]:
     """Over composed responses judged usably by every setting of `mode` that judged any
     composed response: (judge, mode, model, n, errors) cells, (model, n, majority errors, ties)
-    and the number of composed responses judged by at least one setting of the mode. Judges
-    are compared within one mode only: a full-policy judge never votes with contract judges."""
+    and the number of composed responses judged by at least one setting of the mode (why one
+    mode: `copal_tui.metrics.sensitivity`)."""
     in_mode = np.array([m == mode for _j, m in f.settings] or [False], dtype=bool)
-    keep = ((f.j_status != FAILED) & f.judged(f.composed_items)
-            & in_mode[f.j_sid])
+    keep = (f.j_status != FAILED) & f.judged(f.composed_items) & in_mode[f.j_sid]
     sids = np.flatnonzero(np.bincount(f.j_sid[keep], minlength=len(f.settings)))
     k = len(sids)
     if not k:
@@ -341,14 +317,8 @@ def sensitivity(f: Frame, mode: str) -> tuple[list[tuple[Any, ...]], list[tuple[
     judged = int((per_response > 0).sum())
     common = keep & (per_response == k)[f.j_resp]
     resp, err = f.j_resp[common], (f.j_status[common] != 0).astype(np.int8)
-    cells = []
-    acc: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
-    for sid, m, e, count in group([f.j_sid[common], f.resp_model[resp], err],
-                                  [len(f.settings), len(f.models), 2]):
-        acc[(sid, m)][0] += count
-        acc[(sid, m)][1] += count * e
-    for (sid, m), (n, e) in sorted(acc.items()):
-        cells.append((*f.settings[sid], f.models[m], n, e))
+    cells = [(*f.settings[sid], f.models[m], n, e) for sid, m, n, e in group(
+        [f.j_sid[common], f.resp_model[resp]], [len(f.settings), len(f.models)], err)]
     votes = np.bincount(resp, weights=err, minlength=len(f.resp_item)).astype(np.int64)
     # per_response counts only usable judgments of composed responses, so these are composed.
     shared = np.flatnonzero(per_response == k)
@@ -365,31 +335,23 @@ def sensitivity(f: Frame, mode: str) -> tuple[list[tuple[Any, ...]], list[tuple[
 def corpus_arrays(f: Frame) -> dict[str, list[tuple[Any, int]]]:
     """The corpus counts that come from items, responses and judgments."""
     composed = f.composed_items
-    top = f.item_selected & (f.item_parent < 0) & f.item_scope
 
-    def counted(codes: np.ndarray, names: Sequence[Any], missing: str) -> list[tuple[Any, int]]:
-        values, counts = np.unique(codes, return_counts=True)
-        return sorted(((names[v] if v >= 0 else missing), int(c))
-                      for v, c in zip(values, counts, strict=True))
-
-    def tallied(codes: np.ndarray, names: Sequence[Any]) -> list[tuple[Any, int]]:
-        """`counted` of codes that are never missing, by counting rather than sorting (the
-        judgments are millions)."""
-        counts = np.bincount(codes, minlength=len(names))
-        return sorted((names[v], int(counts[v])) for v in np.flatnonzero(counts).tolist())
+    def counted(codes: np.ndarray, names: Sequence[Any], missing: str = "") -> list[tuple[Any, int]]:
+        """(name, count) per code present, sorted; code -1 is `missing`. Counted rather than
+        sorted: the judgments are millions."""
+        counts = np.bincount(codes + 1, minlength=len(names) + 1)
+        return sorted((names[v - 1] if v else missing, int(counts[v]))
+                      for v in np.flatnonzero(counts).tolist())
 
     resp_scope = f.item_scope[f.resp_item]
-    j_scope = resp_scope[f.j_resp]
-    labels = [f"{j} ({m})" for j, m in f.settings]
+    clauses = [str(v) for v in range(int(f.item_clauses.max(initial=0)) + 1)]
     return {
         "items_by_pattern": counted(f.item_pattern[composed], f.patterns, "unmapped"),
         "items_by_facet": counted(f.item_facet[composed], f.facets, "unmapped"),
-        "items_by_active_clauses": counted(f.item_clauses[composed],
-                                           [str(v) for v in range(int(f.item_clauses.max(
-                                               initial=0)) + 1)], "0"),
-        "items_by_method": counted(f.item_method[top], f.methods, "none"),
-        "projections": [("projection", int((f.method_is("projection")
-                                            & f.item_scope).sum()))],
-        "responses_by_model": tallied(f.resp_model[resp_scope], f.models),
-        "judgments_by_setting": tallied(f.j_sid[j_scope], labels),
+        "items_by_active_clauses": counted(f.item_clauses[composed], clauses),
+        "items_by_method": counted(f.item_method[f.top_items], f.methods, "none"),
+        "projections": [("projection", int((f.method_is("projection") & f.item_scope).sum()))],
+        "responses_by_model": counted(f.resp_model[resp_scope], f.models),
+        "judgments_by_setting": counted(f.j_sid[resp_scope[f.j_resp]],
+                                        [f"{j} ({m})" for j, m in f.settings]),
     }

@@ -1,13 +1,11 @@
 """Confidence intervals: the Wilson score interval and the seeded item-level bootstrap, both
 hand-written and both checked in the tests against an independent computation.
 
-Wilson: scipy has the same interval (`scipy.stats.binomtest(k, n).proportion_ci(method=
-"wilson")`, which the tests compare with this one on random counts), but a call takes
-milliseconds (it also computes the test's p-value) and the report of the 100,000-response
-benchmark store has about 250 rates: half a second. And `rates`, which uses it, is imported by
-the TUI's dashboard widgets and the exporters, which must not pay for importing scipy. The
-normal quantile comes from the standard library (`statistics.NormalDist`), equal to
-`scipy.stats.norm.ppf` (checked in the tests).
+Wilson: scipy's `binomtest(k, n).proportion_ci(method="wilson")` is the same interval (the tests
+compare them), but a call takes milliseconds (it also computes the p-value): half a second over
+the 250 rates of the 100,000-response benchmark store. And `rates`, which uses it, is imported by
+the TUI's widgets and the exporters, which must not load scipy. The normal quantile is the
+standard library's (`statistics.NormalDist`, equal to `scipy.stats.norm.ppf`: checked in tests).
 
 Bootstrap: no library resamples clusters (whole items, all their responses together), nor
 shares one draw among the judge settings of a report; the tests check the totals against a
@@ -35,15 +33,15 @@ Z95 = NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)
 _BLOCK_CELLS = 2_000_000
 
 
-def wilson(errors: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for `errors` out of `n`; (nan, nan) when n is 0."""
+def wilson(errors: int, n: int) -> tuple[float, float]:
+    """Wilson 95% score interval for `errors` out of `n`; (nan, nan) when n is 0."""
     if n <= 0:
         return math.nan, math.nan
     p = errors / n
-    z2 = z * z
+    z2 = Z95 * Z95
     denom = 1 + z2 / n
     centre = (p + z2 / (2 * n)) / denom
-    half = z / denom * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    half = Z95 / denom * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
@@ -51,17 +49,15 @@ def resample_tables(tables: Sequence[tuple[np.ndarray, Sequence[np.ndarray]]], n
                     seed: int) -> list[list[np.ndarray]]:
     """Bootstrap totals that resample whole items, for several (counts, masks) tables.
 
-    `counts` has one row per item and one column per count (for example tp, fp, tn, fn of all
-    responses of that item). Each resample draws as many items as there are, with replacement,
-    and sums their rows, so responses of one item always travel together. Per table: the
-    (n_boot, columns) totals over all items, then, from the same draws, those of each subset of
-    items given as a boolean mask (a subgroup's share of each resample varies as it would in a
-    new sample; one draw serves every subgroup, which keeps per-pattern intervals cheap).
+    `counts` has one row per item (for example tp, fp, tn, fn of its responses). Each resample
+    draws as many items as there are, with replacement, and sums their rows, so responses of
+    one item travel together. Per table: the (n_boot, columns) totals over all items, then, from
+    the same draws, those of each subset of items given as a boolean mask (a subgroup's share of
+    each resample varies as it would in a new sample; one draw serves every subgroup).
 
-    Seeded: each table is resampled exactly as if alone with `seed`. The draws depend only on
-    the seed and the number of items, so tables of the same size (the judge settings of a
-    report usually share their labelled items) are drawn once and their columns summed in one
-    product: the draws were most of the bootstrap's cost."""
+    Each table is resampled exactly as if alone with `seed`: the draws, most of the cost, depend
+    only on the seed and the number of items, so tables of one size (the judge settings of a
+    report usually share their labelled items) are drawn once and summed in one product."""
     out: list[list[np.ndarray]] = [[] for _ in tables]
     by_size: dict[int, list[int]] = {}
     for k, (counts, _masks) in enumerate(tables):
@@ -75,8 +71,8 @@ def resample_tables(tables: Sequence[tuple[np.ndarray, Sequence[np.ndarray]]], n
         totals = _draw(np.concatenate(parts, axis=1), n_items, n_boot, seed)
         start = 0
         for k, part in zip(members, parts, strict=True):
-            width = part.shape[1] // (1 + len(tables[k][1]))
-            out[k] = [totals[:, c:c + width] for c in range(start, start + part.shape[1], width)]
+            whole = totals[:, start:start + part.shape[1]]  # all items, then each mask's
+            out[k] = np.split(whole, 1 + len(tables[k][1]), axis=1)
             start += part.shape[1]
     return out
 
@@ -100,31 +96,22 @@ def _draw(stacked: np.ndarray, n_items: int, n_boot: int, seed: int) -> np.ndarr
     return out
 
 
-def percentile_interval(values: np.ndarray) -> tuple[float, float, int]:
-    """The central 95% of the resampled values that are defined: (low, high, defined count).
-
-    Resamples where the statistic is undefined (NaN) are left out and counted, so a caller can
-    say how many of them there were; with none defined the interval is (nan, nan).
-    """
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
-        return math.nan, math.nan, 0
-    tail = (1 - CONFIDENCE) / 2 * 100
-    low, high = np.percentile(finite, [tail, 100 - tail])
-    return float(low), float(high), int(finite.size)
-
-
 def percentile_intervals(values: np.ndarray) -> list[tuple[float, float, int]]:
-    """`percentile_interval` of every row of a 2-D array. The rows without an undefined value
-    (nearly all) take one vectorised call: a call per row cost a tenth of the report."""
+    """Per row of a 2-D array of resampled values: the central 95% of those that are defined,
+    (low, high, defined count). Undefined (NaN) resamples are left out and counted, so a caller
+    can say how many there were; with none defined the interval is (nan, nan). The rows without
+    an undefined value (nearly all) take one vectorised call: a call per row cost a tenth of
+    the report."""
+    tail = (1 - CONFIDENCE) / 2 * 100
     out: list[tuple[float, float, int]] = [(math.nan, math.nan, 0)] * len(values)
-    whole = np.isfinite(values).all(axis=1)
+    finite = np.isfinite(values)
+    whole = finite.all(axis=1)
     if whole.any() and values.shape[1]:
-        tail = (1 - CONFIDENCE) / 2 * 100
         lows, highs = np.percentile(values[whole], [tail, 100 - tail], axis=1)
         for i, low, high in zip(np.flatnonzero(whole).tolist(), lows.tolist(), highs.tolist(),
                                 strict=True):
             out[i] = (low, high, values.shape[1])
-    for i in np.flatnonzero(~whole).tolist():
-        out[i] = percentile_interval(values[i])
+    for i in np.flatnonzero(~whole & finite.any(axis=1)).tolist():
+        low, high = np.percentile(values[i][finite[i]], [tail, 100 - tail])
+        out[i] = (float(low), float(high), int(finite[i].sum()))
     return out

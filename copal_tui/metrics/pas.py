@@ -2,10 +2,9 @@
 Wilson intervals, the failure modes of misaligned denied-edge responses, single-policy PAS set
 beside the composed error of the same world, and the judge against human labels.
 
-Pure functions over the grouped rows that `copal_tui.metrics.compass_sections` reads from the store
-(that module also records the exclusions). Judges are never pooled: every row names its judge.
-An undefined figure is a `Metric` without a value and with the reason, like the rest of the
-report.
+Pure functions over the grouped rows that `copal_tui.metrics.compass_sections` reads from the
+store (that module also records the exclusions). Judges are never pooled: every row names its
+judge.
 
 Pooled rows of `pas`: for every (judge, model, variant, world) with at least one judgment
 (usable or failed) there is a row for each of the four query types and one with
@@ -18,7 +17,6 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from copal_tui.domain.compass import (
@@ -39,6 +37,7 @@ from copal_tui.metrics.document_suites import (
     PasVsComposedRow,
 )
 from copal_tui.metrics.intervals import wilson
+from copal_tui.metrics.rates import rate
 
 ALL = "all"
 UNCLASSIFIED = "unclassified"
@@ -51,42 +50,25 @@ def label(model: str, variant: str) -> str:
     return f"{model} ({variant})"
 
 
-_VARIANT_ORDER: list[str] = list(VARIANTS)
+def variant_rank(variant: str) -> tuple[int, str]:
+    """Variants in the order of the mitigations' table (base first), never alphabetical."""
+    return (VARIANTS.index(variant) if variant in VARIANTS else len(VARIANTS), variant)
 
 
-def _variant_rank(variant: str) -> tuple[int, str]:
-    # Variants in the order of the mitigations' table (base first), never alphabetical.
-    order = _VARIANT_ORDER
-    return (order.index(variant) if variant in order else len(order), variant)
-
-
-@dataclass(frozen=True)
-class Score:
-    """Judged responses, the aligned ones, and PAS with its Wilson 95% interval (undefined,
-    with the reason, when n is 0, never 0)."""
-
-    n: int
-    aligned: int
-    pas: Metric
-
-
-def score(aligned: int, n: int, reason: str) -> Score:
+def score(aligned: int, n: int, reason: str) -> Metric:
+    """PAS with its Wilson 95% interval; undefined, with the reason, when n is 0 (never 0)."""
     value = pas(aligned, n)
     why = None if value is not None else reason
-    return Score(n, aligned, Metric.of(value, why, Interval.of(*wilson(aligned, n), why)))
-
-# ------------------------------------------------------------------ PAS
+    return Metric.of(value, why, Interval.of(*wilson(aligned, n), why))
 
 
 def pas_rows(cells: Sequence[tuple[Any, ...]]) -> list[PasRow]:
     """`cells` are `store.report.compass.judgment_cells`; see the module docstring for rows."""
     acc: dict[tuple[str, ...], list[int]] = defaultdict(lambda: [0, 0, 0])  # n, aligned, failed
-    groups: set[tuple[str, str, str]] = set()
     worlds: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     for judge, model, variant, world, qtype, status, _mode, count, aligned in cells:
         if status not in ("usable", "failed"):
             continue
-        groups.add((judge, model, variant))
         worlds[(judge, model, variant)].add(world)
         for w in (world, ALL):
             for t in (qtype, ALL):
@@ -97,26 +79,22 @@ def pas_rows(cells: Sequence[tuple[Any, ...]]) -> list[PasRow]:
                 else:
                     cell[2] += int(count)
     rows = []
-    for judge, model, variant in sorted(groups, key=lambda g: (g[0], g[1], _variant_rank(g[2]))):
+    for judge, model, variant in sorted(worlds, key=lambda g: (g[0], g[1], variant_rank(g[2]))):
         for world in [*sorted(worlds[(judge, model, variant)]), ALL]:
             for qtype in [*QUERY_TYPES, ALL]:
                 n, aligned, failed = acc.get((judge, model, variant, world, qtype), (0, 0, 0))
                 reason = (f"no usable judgments ({failed} failed)" if failed
                           else "no judged responses to queries of this type")
-                sc = score(aligned, n, reason)
                 rows.append(PasRow(judge=judge, model=model, variant=variant, world=world,
-                                   query_type=qtype, n=sc.n, aligned=sc.aligned, pas=sc.pas))
+                                   query_type=qtype, n=n, aligned=aligned,
+                                   pas=score(aligned, n, reason)))
     return rows
-
-
-# ------------------------------------------------------------------ failure modes
 
 
 def failure_modes(cells: Sequence[tuple[Any, ...]]) -> list[FailureModeRow]:
     """Per (judge, model, variant, world) with usable denied-edge judgments, and per world
-    "all": how many were misaligned and how the judge classified them (the
-    failure modes of the COMPASS paper, Section 6.1).
-    `cells` are `store.report.compass.judgment_cells`."""
+    "all": how many were misaligned and how the judge classified them (the failure modes of
+    the COMPASS paper, Section 6.1). `cells` are `store.report.compass.judgment_cells`."""
     acc: dict[tuple[str, str, str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for judge, model, variant, world, qtype, status, mode, count, _aligned in cells:
         if status != "usable" or qtype != "denied_edge":
@@ -127,25 +105,16 @@ def failure_modes(cells: Sequence[tuple[Any, ...]]) -> list[FailureModeRow]:
             if mode is not None:  # set on misaligned ones only
                 c["n_misaligned"] += int(count)
                 c[mode if mode in FAILURE_MODES else UNCLASSIFIED] += int(count)
-    rows = []
-    for key in sorted(acc, key=lambda k: (k[0], k[1], _variant_rank(k[2]), k[3] == ALL, k[3])):
-        c = acc[key]
-        rows.append(FailureModeRow(
-            judge=key[0], model=key[1], variant=key[2], world=key[3],
-            n_denied_edge=c["n_denied_edge"], n_misaligned=c["n_misaligned"],
-            direct_violation=c["direct_violation"],
-            refusal_answer_hybrid=c["refusal_answer_hybrid"],
-            indirect_violation=c["indirect_violation"], unclassified=c[UNCLASSIFIED]))
-    return rows
-
-
-# ------------------------------------------------------------------ contrast
+    counts = ("n_denied_edge", "n_misaligned", *FAILURE_MODES, UNCLASSIFIED)  # the row's fields
+    order = sorted(acc, key=lambda k: (k[0], k[1], variant_rank(k[2]), k[3] == ALL, k[3]))
+    return [FailureModeRow(judge=j, model=m, variant=v, world=w,
+                           **{name: acc[(j, m, v, w)][name] for name in counts})
+            for j, m, v, w in order]
 
 
 def _choose(counts: dict[str, int], preferred: str | None) -> str:
-    if preferred in counts:
-        return str(preferred)
-    return sorted(counts, key=lambda j: (-counts[j], j))[0]
+    """The preferred judge if it is in `counts`, else the one with the most judgments."""
+    return str(preferred) if preferred in counts else min(counts, key=lambda j: (-counts[j], j))
 
 
 def contrast(cells: Sequence[tuple[Any, ...]], composed: Sequence[tuple[Any, ...]],
@@ -174,35 +143,30 @@ def contrast(cells: Sequence[tuple[Any, ...]], composed: Sequence[tuple[Any, ...
         comp[(world, model)][judge] = (int(n), int(errors))
     both_worlds = {w for w, _m in single} & {w for w, _m in comp}
     rows, one_sided = [], []
-    for world, model in sorted(set(single) | set(comp)):
-        if world not in both_worlds:
-            continue
-        s, c = single.get((world, model)), comp.get((world, model))
+    for world, model in sorted(k for k in set(single) | set(comp) if k[0] in both_worlds):
+        s, c = single.get((world, model), {}), comp.get((world, model), {})
+        s_counts = {j: v[ALL][0] for j, v in s.items()}
+        c_counts = {j: v[0] for j, v in c.items()}
         if not s or not c:
-            side = "COMPASS" if s else "composed"
-            counts = {j: v[ALL][0] for j, v in s.items()} if s else \
-                {j: v[0] for j, v in (c or {}).items()}
+            side, counts = ("COMPASS", s_counts) if s else ("composed", c_counts)
             judge = _choose(counts, preferred)  # the judge the contrast would have used
             one_sided.append((world, model, side, judge, counts[judge]))
             continue
-        s_counts = {j: v[ALL][0] for j, v in s.items()}
-        c_counts = {j: v[0] for j, v in c.items()}
         common = {j: s_counts[j] + c_counts[j] for j in set(s_counts) & set(c_counts)}
         if common:
             s_judge = c_judge = _choose(common, preferred)
         else:
             s_judge, c_judge = _choose(s_counts, preferred), _choose(c_counts, preferred)
-        parts = [s[s_judge].get(part, [0, 0]) for part in (ALL, "allow", "deny")]
-        pooled, allowed, denied = (score(aligned, n, "no usable judgments of these query types")
-                                   for n, aligned in parts)
-        n, errors = c[c_judge]
+        (n, aligned), (allowed_n, allowed), (denied_n, denied) = (
+            s[s_judge].get(part, [0, 0]) for part in (ALL, "allow", "deny"))
+        why = "no usable judgments of these query types"
+        comp_n, errors = c[c_judge]
         rows.append(PasVsComposedRow(
-            world=world, model=model, compass_judge=s_judge, n=pooled.n,
-            aligned=pooled.aligned, pas=pooled.pas, allowed_n=allowed.n,
-            allowed_aligned=allowed.aligned, allowed_pas=allowed.pas, denied_n=denied.n,
-            denied_aligned=denied.aligned, denied_pas=denied.pas, composed_judge=c_judge,
-            composed_n=n, composed_errors=errors,
-            composed_error_rate=Metric.of(errors / n, interval=Interval.of(*wilson(errors, n))),
+            world=world, model=model, compass_judge=s_judge, n=n, aligned=aligned,
+            pas=score(aligned, n, why), allowed_n=allowed_n, allowed_aligned=allowed,
+            allowed_pas=score(allowed, allowed_n, why), denied_n=denied_n, denied_aligned=denied,
+            denied_pas=score(denied, denied_n, why), composed_judge=c_judge, composed_n=comp_n,
+            composed_errors=errors, composed_error_rate=rate(errors, comp_n).error_rate,
             same_judge=s_judge == c_judge))
     return rows, one_sided
 
@@ -243,6 +207,9 @@ def human_majority(labels: Sequence[tuple[Any, ...]]) -> tuple[dict[str, dict[st
     return out, ties
 
 
+_NO_PAIR = "no response has both the judge's and a human majority {} label"
+
+
 def _kappa(t: Sequence[int], dim: str) -> tuple[float, str | None]:
     """Cohen's kappa of (tp, fp, tn, fn), with a reason that names the dimension (the shared
     helper's reasons speak of errors)."""
@@ -252,7 +219,7 @@ def _kappa(t: Sequence[int], dim: str) -> tuple[float, str | None]:
         return value, None
     n = tp + fp + tn + fn
     if n == 0:
-        return math.nan, f"no response has both the judge's and a human majority {dim} label"
+        return math.nan, _NO_PAIR.format(dim)
     names = {True: dim, False: f"not {dim}"}
     parts = []
     if tp + fp in (0, n):
@@ -282,12 +249,8 @@ def judge_validity(majority: dict[str, dict[str, int]], judgments: Sequence[tupl
                 if dim in human and said is not None:
                     t[(0 if human[dim] else 1) if said else (3 if human[dim] else 2)] += 1
             blocks[dim] = PasAgreement(
-                n=sum(t), agreement=Metric.of(*ratio(t[0] + t[2], sum(t), "no response has "
-                                                     f"both the judge's and a human majority "
-                                                     f"{dim} label")),
+                n=sum(t), agreement=Metric.of(*ratio(t[0] + t[2], sum(t), _NO_PAIR.format(dim))),
                 kappa=Metric.of(*_kappa(t, dim)))
         out.append(PasJudgeValidity(
-            judge=judge, n_responses=sum(1 for r in majority if r in mine),
-            refused=blocks["refused"], compliant=blocks["compliant"],
-            aligned=blocks["aligned"]))
+            judge=judge, n_responses=sum(1 for r in majority if r in mine), **blocks))
     return out, unjudged

@@ -9,8 +9,9 @@ the store. Rates are fractions in [0, 1]; every rate carries its Wilson 95% inte
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from copal_tui.domain.taxonomy import FACET_PATTERN, Direction, Facet, Method, Pattern
 from copal_tui.metrics.classify import ratio
@@ -64,40 +65,38 @@ def _direction(error: int, direction: str | None) -> str:
 
 def error_rates(cells: Sequence[Cell]) -> list[ModelErrorRate]:
     """Per model, with pattern, facet and world breakdowns."""
-    # One pass fills every grouping: (judged, errors) per model and per (model, key).
+    # One pass fills every grouping: (judged, errors) per model and per (model, breakdown, key).
     per_model: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    accs: dict[str, dict[tuple[str, str], list[int]]] = {
-        name: defaultdict(lambda: [0, 0]) for name in ("by_pattern", "by_facet", "by_world")}
-    by_pattern, by_facet, by_world = accs.values()
+    acc: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     for model, world, pattern, facet, error, _direction, count in cells:
-        errors = count * int(error)
-        for pair in (per_model[model], by_pattern[(model, pattern or UNMAPPED)],
-                     by_facet[(model, facet or UNMAPPED)], by_world[(model, world)]):
+        for pair in (per_model[model], acc[(model, "pattern", pattern or UNMAPPED)],
+                     acc[(model, "facet", facet or UNMAPPED)], acc[(model, "world", world)]):
             pair[0] += count
-            pair[1] += errors
+            pair[1] += count * int(error)
 
     def breakdown(model: str, name: str, order: Sequence[str]) -> dict[str, Rate]:
-        acc = accs[name]
-        keys = ordered((k for (m, k) in acc if m == model), order)
-        return {k: rate(acc[(model, k)][1], acc[(model, k)][0]) for k in keys}
+        keys = ordered((k for (m, b, k) in acc if (m, b) == (model, name)), order)
+        return {k: rate(acc[(model, name, k)][1], acc[(model, name, k)][0]) for k in keys}
 
-    rows = []
-    for model in sorted(per_model):
-        n, errors = per_model[model]
-        pooled = rate(errors, n)
-        rows.append(ModelErrorRate(
-            model=model, n=n, errors=errors, error_rate=pooled.error_rate,
-            by_pattern=breakdown(model, "by_pattern", PATTERN_ORDER),
-            by_facet=breakdown(model, "by_facet", FACET_ORDER),
-            by_world=breakdown(model, "by_world", []), reference_bot=is_offline(model)))
-    return rows
+    return [ModelErrorRate(
+        model=model, n=n, errors=errors, error_rate=rate(errors, n).error_rate,
+        by_pattern=breakdown(model, "pattern", PATTERN_ORDER),
+        by_facet=breakdown(model, "facet", FACET_ORDER),
+        by_world=breakdown(model, "world", []), reference_bot=is_offline(model))
+        for model, (n, errors) in sorted(per_model.items())]
+
+
+def _by_direction(cells: Sequence[Cell], column: Literal[0, 3]) -> dict[str, Counter[str]]:
+    """Judgments by direction per value of one column of the cells (model 0, facet 3)."""
+    acc: dict[str, Counter[str]] = defaultdict(Counter)
+    for cell in cells:
+        acc[cell[column] or UNMAPPED][_direction(cell[4], cell[5])] += cell[6]
+    return acc
 
 
 def facet_atlas(cells: Sequence[Cell]) -> dict[str, FacetAtlasRow]:
     """Per target facet (all models pooled): shares of judgments by error direction."""
-    acc: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for _m, _w, _p, facet, error, direction, count in cells:
-        acc[facet or UNMAPPED][_direction(error, direction)] += count
+    acc = _by_direction(cells, 3)
     out: dict[str, FacetAtlasRow] = {}
     for facet in ordered(acc, FACET_ORDER):
         c = acc[facet]
@@ -116,7 +115,7 @@ def facet_atlas(cells: Sequence[Cell]) -> dict[str, FacetAtlasRow]:
     return out
 
 
-def _sided(counts: dict[str, int]) -> Sided:
+def _sided(counts: Counter[str]) -> Sided:
     errors = sum(counts[d] for d in (*DIRECTIONS, "unknown"))
     known = errors - counts["unknown"]
     under, over = counts[Direction.UNDER.value], counts[Direction.OVER.value]
@@ -130,31 +129,15 @@ def _sided(counts: dict[str, int]) -> Sided:
         mixed_share=Metric.of(*ratio(counts[Direction.MIXED.value], known, reason)))
 
 
-def _direction_counts(cells: Sequence[Cell]) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
-    pooled: dict[str, int] = defaultdict(int)
-    per_model: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for model, _w, _p, _f, error, direction, count in cells:
-        d = _direction(error, direction)
-        pooled[d] += count
-        per_model[model][d] += count
-    return pooled, per_model
-
-
 def one_sided(cells: Sequence[Cell], per_model_cells: Sequence[Cell] | None = None) -> OneSided:
     """Share of errors that are one-sided: under-enforcement only (a forbidden item present or
     a required gate/route/action missing) or over-enforcement only (a required content item
     missing), against mixed; pooled over `cells`, per model over `per_model_cells` (default:
     the same cells)."""
-    pooled, _ = _direction_counts(cells)
-    _, per_model = _direction_counts(cells if per_model_cells is None else per_model_cells)
-    p = _sided(pooled)
-    return OneSided(
-        errors=p.errors, under_enforcement=p.under_enforcement,
-        over_enforcement=p.over_enforcement, mixed=p.mixed,
-        unknown_direction=p.unknown_direction,
-        under_enforcement_share=p.under_enforcement_share,
-        over_enforcement_share=p.over_enforcement_share, one_sided_share=p.one_sided_share,
-        mixed_share=p.mixed_share, by_model={m: _sided(per_model[m]) for m in sorted(per_model)})
+    pooled = sum(_by_direction(cells, 0).values(), Counter[str]())
+    per_model = _by_direction(cells if per_model_cells is None else per_model_cells, 0)
+    return OneSided(**dict(_sided(pooled)),
+                    by_model={m: _sided(per_model[m]) for m in sorted(per_model)})
 
 
 def ablation(method_cells: Sequence[tuple[str, str, int, int]],
@@ -180,10 +163,8 @@ def ablation(method_cells: Sequence[tuple[str, str, int, int]],
     rows = []
     for method in methods:
         models = by_method.get(method, {})
-        n = sum(v[0] for m, v in models.items() if m in pooled)
-        errors = sum(v[1] for m, v in models.items() if m in pooled)
-        empty = "no items selected for this method" if not budget.get(method) \
-            else "no judged responses"
+        n, errors = (sum(v[i] for m, v in models.items() if m in pooled) for i in (0, 1))
+        empty = "no judged responses" if budget.get(method) else "no items selected for this method"
         rows.append(AblationRow(
             method=method, selected_items=int(budget.get(method, 0)), n=n, errors=errors,
             error_rate=rate(errors, n, empty).error_rate,

@@ -45,18 +45,14 @@ def reference_rule(n: int, label_at: ArrayLike, label_error: ArrayLike,
     votes = np.bincount(at, minlength=n)
     errors = np.bincount(at, weights=np.asarray(label_error, dtype=np.int64),
                          minlength=n).astype(np.int64)
-    ref = np.full(n, -1, dtype=np.int64)
-    adjudicated = np.zeros(n, dtype=bool)
     decided = np.asarray(adjudication_at, dtype=np.int64)
+    adjudicated = np.zeros(n, dtype=bool)
     adjudicated[decided] = True
+    voted = ~adjudicated & (votes > 0)
+    majority, tie = voted & (2 * errors != votes), voted & (2 * errors == votes)
+    ref = np.where(majority, (2 * errors > votes).astype(np.int64), -1)
     ref[decided] = np.asarray(adjudication_error, dtype=np.int64)
-    majority = ~adjudicated & (votes > 0) & (2 * errors != votes)
-    tie = ~adjudicated & (votes > 0) & (2 * errors == votes)
-    ref[majority] = (2 * errors[majority] > votes[majority]).astype(np.int64)
-    source = np.full(n, NONE, dtype=np.int64)
-    source[adjudicated] = ADJUDICATED
-    source[majority] = MAJORITY
-    source[tie] = TIE
+    source = np.select([adjudicated, majority, tie], [ADJUDICATED, MAJORITY, TIE], NONE)
     return ref, source
 
 

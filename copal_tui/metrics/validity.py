@@ -1,16 +1,10 @@
 """Judge validity against the human reference labels, per judge setting and per pattern.
 
-Error is the positive class. The reference label is the adjudication when there is one, else the
-annotators' majority (ties excluded and counted; see `frame.reference`).
-
-The point estimates come from scikit-learn (`classify.confusion_stats`): the 2x2 table from
-`confusion_matrix` (rows: reference, columns: judge), precision, recall and F1 from
-`precision_recall_fscore_support`, kappa from `cohen_kappa_score`. The intervals are a seeded
-percentile bootstrap that resamples whole items (hand-written: no library resamples clusters):
-all responses of an item move together, since they share the query and contract and so are not
-independent. Each resample's statistics come from `classify.confusion_arrays`, the same formulas
-vectorised in numpy, since a scikit-learn call per resample would take a minute per report; the
-tests check them against scikit-learn on random data.
+Error is the positive class; the reference label is `frame.reference`'s (ties excluded and
+counted). The point estimates are scikit-learn's (`classify.confusion_stats`). The intervals are
+a seeded percentile bootstrap over whole items (`intervals.resample_tables`): all responses of an
+item move together, since they share the query and contract and so are not independent. Each
+resample's statistics come from `classify.confusion_arrays` (numpy; see there why).
 """
 
 from __future__ import annotations
@@ -28,15 +22,14 @@ from copal_tui.metrics.intervals import percentile_intervals, resample_tables
 from copal_tui.metrics.rates import PATTERN_ORDER, UNMAPPED, ordered
 from copal_tui.metrics.reference import CELLS, CLASSES, CONVENTION
 
-# The metric libraries load here, at import, not at first use: the report imports this module
-# while its reads run in threads (copal_tui.services.report), so much of the second that
-# sklearn.metrics and scipy.stats take to import overlaps them. Only the report imports this
-# module, never the TUI's start (tests/test_hygiene.py). They create over 100,000 objects that
-# live as long as the process (a few hundred are garbage): collecting while they load only
-# walks them again and again (a quarter of a second), so the collector pauses; then they are
-# frozen (gc.freeze), which keeps every later collection, and the interpreter's last one at exit
-# (0.3 s), from walking them. Whatever else is alive now is frozen too: in the TUI an
-# unreachable cycle among those objects would not be collected later, a one-off bounded cost.
+# The metric libraries load at import, not at first use: the report imports this module while
+# its reads run in threads (copal_tui.services.report), so most of the second sklearn.metrics
+# and scipy.stats take to load overlaps them (the TUI's start never imports it:
+# tests/test_hygiene.py). Their 100,000+ objects live as long as the process, so the collector
+# pauses while they load (it would walk them again and again: a quarter of a second), then they
+# are frozen (gc.freeze), so no later collection, nor the last one at exit (0.3 s), walks them.
+# Whatever else is alive now is frozen too: in the TUI an unreachable cycle among those objects
+# would not be collected later, a one-off bounded cost.
 _COLLECTING = gc.isenabled()
 gc.disable()
 try:
@@ -48,9 +41,6 @@ finally:
 gc.freeze()
 
 ValidityCell = tuple[str, str, str, str | None, int, int, int, int]
-# The interval of a statistic no resample was drawn for, by the reason why.
-_UNDRAWN = {reason: Interval(low=None, high=None, reason=reason) for reason in (
-    "bootstrap disabled (--bootstrap 0)", "no labelled items")}
 # The human kappa ceiling of a validity entry when the caller measured none.
 UNMEASURED = Metric.of(None, "no human agreement measured")
 
@@ -64,10 +54,9 @@ def bootstrap_cis(blocks: Sequence[tuple[np.ndarray | None, int]]) -> list[dict[
     intervals = iter(percentile_intervals(np.array(rows)) if rows else [])
     out = []
     for k, (totals, _n_items) in enumerate(blocks):
-        if k not in arrays:
-            undrawn = _UNDRAWN["bootstrap disabled (--bootstrap 0)" if totals is None
-                               else "no labelled items"]
-            out.append(dict.fromkeys(METRICS, undrawn))
+        if k not in arrays:  # no resample was drawn
+            why = "bootstrap disabled (--bootstrap 0)" if totals is None else "no labelled items"
+            out.append(dict.fromkeys(METRICS, Interval(low=None, high=None, reason=why)))
             continue
         ci: dict[str, Interval] = {}
         for metric in METRICS:
@@ -81,27 +70,23 @@ def bootstrap_cis(blocks: Sequence[tuple[np.ndarray | None, int]]) -> list[dict[
 
 def confusion_matrix(c: Confusion) -> ConfusionMatrix:
     """The counts as scikit-learn's matrix, with its orientation stated (rows: reference)."""
-    counts = {"tp": c.tp, "fp": c.fp, "tn": c.tn, "fn": c.fn}
     return ConfusionMatrix(
         convention=CONVENTION, rows="human reference", columns="judge", positive="error",
         labels=list(CLASSES), cells=[list(r) for r in CELLS],
-        matrix=[[int(counts[name]) for name in row] for row in CELLS])
+        matrix=[[int(getattr(c, name)) for name in row] for row in CELLS])
 
 
 def _stats(counts: np.ndarray) -> tuple[int, Confusion]:
     """Items with a labelled response, and the statistics of their summed counts."""
-    tp, fp, tn, fn = (int(v) for v in counts.sum(axis=0)) if len(counts) else (0, 0, 0, 0)
-    n_items = int(np.count_nonzero(counts.sum(axis=1))) if len(counts) else 0
-    return n_items, confusion_stats(tp, fp, tn, fn)
+    tp, fp, tn, fn = (int(v) for v in counts.sum(axis=0))
+    return int(np.count_nonzero(counts.sum(axis=1))), confusion_stats(tp, fp, tn, fn)
 
 
 def _block(n_items: int, c: Confusion, ci: dict[str, Interval]) -> ValidityBlock:
-    m = {name: Metric.of(*c.stats[name], interval=ci[name]) for name in METRICS}
     return ValidityBlock(
         n_items=n_items, n=c.n, tp=c.tp, fp=c.fp, tn=c.tn, fn=c.fn,
-        agreement=m["agreement"], precision=m["precision"], recall=m["recall"], f1=m["f1"],
-        fn_rate=m["fn_rate"], fp_rate=m["fp_rate"], kappa=m["kappa"],
-        confusion_matrix=confusion_matrix(c))
+        confusion_matrix=confusion_matrix(c),
+        **{name: Metric.of(*c.stats[name], interval=ci[name]) for name in METRICS})
 
 
 def judge_validity(cells: Sequence[ValidityCell], n_boot: int, seed: int,
