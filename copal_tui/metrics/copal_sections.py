@@ -7,41 +7,23 @@ once the reads are running (it loads numpy).
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import numpy as np
 
 from copal_tui.domain.report_rows import ReportReads
 from copal_tui.metrics import controls, frame
+from copal_tui.metrics import document_copal as copal
 from copal_tui.metrics.agreement import human_agreement
 from copal_tui.metrics.contrast import EXCLUSION_REASONS, paired_contrast
 from copal_tui.metrics.corpus import corpus_profile
 from copal_tui.metrics.document import ReportDocument
 from copal_tui.metrics.document_base import Metric
-from copal_tui.metrics.document_copal import (
-    AblationRow,
-    Exclusion,
-    FacetAtlasRow,
-    HumanAgreement,
-    JudgeSetting,
-    JudgeValidity,
-    ModelErrorRate,
-    OneSided,
-    OverallRate,
-    PairedContrastRow,
-    ReferenceLabels,
-    SensitivityRow,
-)
 from copal_tui.metrics.document_suites import JudgeSettingCount, Scope
 from copal_tui.metrics.intervals import CONFIDENCE
-from copal_tui.metrics.options import (
-    REPORT_FORMAT,
-    ReportOptions,
-    parse_setting,
-    pick,
-    why_primary,
-)
+from copal_tui.metrics.options import REPORT_FORMAT, ReportOptions, parse_setting, pick, why_primary
 from copal_tui.metrics.provenance import real_targets
 from copal_tui.metrics.rates import (
     ablation,
@@ -59,16 +41,16 @@ from copal_tui.metrics.validity import judge_validity
 class Exclusions:
     """The report's `exclusions`: what each section left out, why, and how much."""
 
-    rows: list[Exclusion] = field(default_factory=list)
+    rows: list[copal.Exclusion] = field(default_factory=list)
 
     def add(self, section: str, what: str, reason: str, count: int) -> None:
         if count:  # the report lists only exclusions that left something out
-            self.rows.append(Exclusion(section=section, what=what, reason=reason,
-                                       count=int(count)))
+            self.rows.append(copal.Exclusion(section=section, what=what, reason=reason,
+                                             count=int(count)))
 
 
-def setting(chosen: tuple[str, str] | None) -> JudgeSetting | None:
-    return None if chosen is None else JudgeSetting(judge=chosen[0], mode=chosen[1])
+def setting(chosen: tuple[str, str] | None) -> copal.JudgeSetting | None:
+    return None if chosen is None else copal.JudgeSetting(judge=chosen[0], mode=chosen[1])
 
 
 def build(reads: ReportReads, worlds: list[str] | None, shown: list[str],
@@ -79,56 +61,46 @@ def build(reads: ReportReads, worlds: list[str] | None, shown: list[str],
     ex = Exclusions()
     f = frame.load(reads, worlds)
     # The labels need no judgment: worked on while the judgments are still being read.
-    people = _labels(reads, f)
+    ref, labels, agreement = _labels(reads, f)
     frame.add_judgments(f, reads)
     settings = frame.setting_counts(f)
     primary = pick(settings, opts.judge, opts.mode, "judge")
-    ref_judge, ref_mode = parse_setting(opts.reference_judge) if opts.reference_judge \
-        else (None, None)
-    reference = primary if ref_judge is None else pick(settings, ref_judge, ref_mode,
-                                                       "reference judge")
+    reference = pick(settings, *parse_setting(opts.reference_judge), "reference judge") \
+        if opts.reference_judge else primary
     for judge, mode, _usable, failed in settings:
         ex.add("judgments", f"{judge}@{mode}", "the judge call failed or gave no verdict",
                failed)
     scope = Scope(
-        worlds=shown, primary_judge=setting(primary),
+        worlds=shown, primary_judge=setting(primary), reference_judge=setting(reference),
         primary_judge_reason=why_primary(settings, primary, opts),
-        reference_judge=setting(reference),
         judge_settings=[JudgeSettingCount(judge=j, mode=m, usable=int(u), failed=int(b))
                         for j, m, u, b in settings],
         bootstrap=opts.bootstrap, seed=opts.seed, confidence=CONFIDENCE)
     rates = _rates(f, primary, ex)
-    validity = judge_validity(frame.validity_cells(f, people.ref), opts.bootstrap, opts.seed,
-                              ceiling=people.agreement.mean_pairwise_kappa)
-    _validity_exclusions(people, validity, ex)
-    found = None if primary is None else next(
-        (v for v in validity if (v.judge, v.mode) == primary), None)
-    sensitivity = _sensitivity(f, reference, ex)
+    validity = judge_validity(frame.validity_cells(f, ref), opts.bootstrap, opts.seed,
+                              ceiling=agreement.mean_pairwise_kappa)
+    _validity_exclusions(labels, agreement, validity, ex)
+    found = next((v for v in validity if (v.judge, v.mode) == primary), None)
     doc = ReportDocument(
-        format=REPORT_FORMAT, scope=scope, error_rates=rates.error_rates,
-        overall_error_rate=rates.overall_error_rate, overall=rates.overall,
-        facet_atlas=rates.facet_atlas, one_sided=rates.one_sided,
-        paired_contrast=rates.paired_contrast, ablation=rates.ablation,
-        controls=controls.build(f, reads, primary),
-        reference_labels=people.reference_labels(),
-        judge_validity=validity, human_agreement=people.agreement,
-        corrected_error_rates=corrected_error_rates(rates.error_rates, found,
+        format=REPORT_FORMAT, scope=scope, **rates,
+        controls=controls.build(f, reads, primary), reference_labels=labels,
+        judge_validity=validity, human_agreement=agreement,
+        corrected_error_rates=corrected_error_rates(rates["error_rates"], found,
                                                     *(primary or ("", "contract"))),
-        judge_sensitivity=sensitivity,
+        judge_sensitivity=_sensitivity(f, reference, ex),
         corpus=corpus_profile({**reads.corpus.by_key(), **frame.corpus_arrays(f)}),
         exclusions=ex.rows, structured_outputs=[])
     return doc, f
 
 
-@dataclass
-class _RateSections:
-    error_rates: list[ModelErrorRate]
+class _RateSections(TypedDict):
+    error_rates: list[copal.ModelErrorRate]
     overall_error_rate: Metric
-    overall: OverallRate
-    facet_atlas: dict[str, FacetAtlasRow]
-    one_sided: OneSided
-    paired_contrast: list[PairedContrastRow]
-    ablation: list[AblationRow]
+    overall: copal.OverallRate
+    facet_atlas: dict[str, copal.FacetAtlasRow]
+    one_sided: copal.OneSided
+    paired_contrast: list[copal.PairedContrastRow]
+    ablation: list[copal.AblationRow]
 
 
 def _rates(f: frame.Frame, primary: tuple[str, str] | None, ex: Exclusions) -> _RateSections:
@@ -148,14 +120,14 @@ def _rates(f: frame.Frame, primary: tuple[str, str] | None, ex: Exclusions) -> _
                    "engine): shown per model, not pooled with the real targets", row.n)
     ex.add("facet_atlas", "errors", "imported with a bare error flag and no marks, so the "
            "direction is unknown", sided.unknown_direction)
-    if primary:
-        for model, failed_resp, _answered, failed_j, unjudged in frame.composed_coverage(f, sid):
-            ex.add("error_rates", f"responses of {model}", "the target model's call failed "
-                   "(no answer to judge)", failed_resp)
-            ex.add("error_rates", f"responses of {model}", "the primary judge's call failed "
-                   "or gave no verdict", failed_j)
-            ex.add("error_rates", f"responses of {model}", "not judged by the primary judge "
-                   "(skipped)", unjudged)
+    for model, failed_resp, _answered, failed_j, unjudged in (
+            frame.composed_coverage(f, sid) if primary else []):
+        what = f"responses of {model}"
+        ex.add("error_rates", what, "the target model's call failed (no answer to judge)",
+               failed_resp)
+        ex.add("error_rates", what, "the primary judge's call failed or gave no verdict",
+               failed_j)
+        ex.add("error_rates", what, "not judged by the primary judge (skipped)", unjudged)
     contrast = paired_contrast(frame.paired_contrast(f, sid) if primary else [])
     for entry in contrast:
         for key, why in EXCLUSION_REASONS.items():
@@ -179,72 +151,56 @@ def _rates(f: frame.Frame, primary: tuple[str, str] | None, ex: Exclusions) -> _
     reason = None if overall.n else "no judged composed responses"
     return _RateSections(
         error_rates=rows, overall_error_rate=Metric.of(overall.error_rate.value, reason),
-        overall=OverallRate(n=overall.n, errors=overall.errors, error_rate=overall.error_rate,
-                            models=targets),
+        overall=copal.OverallRate(n=overall.n, errors=overall.errors,
+                                  error_rate=overall.error_rate, models=targets),
         facet_atlas=facet_atlas(pool), one_sided=sided, paired_contrast=contrast,
         ablation=by_method)
 
 
-@dataclass
-class _Labels:
+def _labels(reads: ReportReads, f: frame.Frame) -> tuple[np.ndarray, copal.ReferenceLabels,
+                                                          copal.HumanAgreement]:
     """The human side of judge validity: each response's reference label, how the references
-    were formed, the labels in scope, the adjudicators and the annotators' agreement."""
-    ref: np.ndarray
-    sources: dict[str, int]
-    scoped: list[tuple[int, str, int]]
-    adjudicators: list[str]
-    agreement: HumanAgreement
-
-    @property
-    def n_reference(self) -> int:
-        return self.sources["adjudicated"] + self.sources["majority"]
-
-    def reference_labels(self) -> ReferenceLabels:
-        return ReferenceLabels(
-            n=self.n_reference, adjudicated=self.sources["adjudicated"],
-            majority=self.sources["majority"], ties_excluded=self.sources["tie"],
-            annotators=sorted({a for _r, a, _e in self.scoped}), adjudicators=self.adjudicators)
+    were formed and the annotators' agreement."""
+    ref, sources = frame.reference(f, reads.labels, reads.adjudications)
+    scoped = frame.labels_in_scope(f, reads.labels)
+    adjudicators = frame.labels_in_scope(f, reads.adjudications)
+    labels = copal.ReferenceLabels(
+        n=sources["adjudicated"] + sources["majority"], adjudicated=sources["adjudicated"],
+        majority=sources["majority"], ties_excluded=sources["tie"],
+        annotators=sorted({a for _r, a, _e in scoped}),
+        adjudicators=sorted({a for _r, a, _e in adjudicators}))
+    return ref, labels, human_agreement(scoped)
 
 
-def _labels(reads: ReportReads, f: frame.Frame) -> _Labels:
-    labels, adjudications = reads.labels, reads.adjudications
-    ref, sources = frame.reference(f, labels, adjudications)
-    scoped = frame.labels_in_scope(f, labels)
-    adjudicators = sorted({a for _r, a, _e in frame.labels_in_scope(f, adjudications)})
-    return _Labels(ref, sources, scoped, adjudicators, human_agreement(scoped))
-
-
-def _validity_exclusions(people: _Labels, validity: list[JudgeValidity], ex: Exclusions) -> None:
+def _validity_exclusions(labels: copal.ReferenceLabels, agreement: copal.HumanAgreement,
+                         validity: list[copal.JudgeValidity], ex: Exclusions) -> None:
     ex.add("judge_validity", "labelled responses", "annotators split evenly and there is no "
-           "adjudication (tie)", people.sources["tie"])
+           "adjudication (tie)", labels.ties_excluded)
     for entry in validity:
         ex.add("judge_validity", f"reference-labelled responses for {entry.judge}@"
                f"{entry.mode}", "the judge did not judge them (skipped or failed)",
-               people.n_reference - entry.n)
-    agreement = people.agreement
+               labels.n - entry.n)
     ex.add("human_agreement", "labelled responses", "labelled by one annotator only (no "
            "agreement to measure)", agreement.n_responses - agreement.n_multiply_labelled)
 
 
 def _sensitivity(f: frame.Frame, reference: tuple[str, str] | None,
-                 ex: Exclusions) -> list[SensitivityRow]:
+                 ex: Exclusions) -> list[copal.SensitivityRow]:
     # Only settings that judged some composed response take part: a judge run on projections
     # or ablation items alone would otherwise empty the common set. Each judge mode is its own
     # family: contract judges are compared (and vote) among themselves, full-policy judges
     # likewise, each against the reference judge when it is of that mode, else against the
     # mode's setting with the most common judgments.
-    rows: list[SensitivityRow] = []
+    rows: list[copal.SensitivityRow] = []
     for mode in sorted({m for _j, m in f.settings}):
         cells, majority, judged = frame.sensitivity(f, mode)
         if not cells:
             continue
-        if reference is not None and reference[1] == mode:
-            ref = reference
-        else:
-            n_by: dict[tuple[str, str], int] = defaultdict(int)
-            for judge, m, _model, n, _e in cells:
-                n_by[(judge, m)] += int(n)
-            ref = min(n_by, key=lambda k: (-n_by[k], k))
+        n_by: Counter[tuple[str, str]] = Counter()
+        for judge, m, _model, n, _e in cells:
+            n_by[(judge, m)] += int(n)
+        ref = reference if reference is not None and reference[1] == mode \
+            else min(n_by, key=lambda k: (-n_by[k], k))
         rows += judge_sensitivity(cells, majority, ref)
         common = sum(int(m[1]) for m in majority)
         ex.add("judge_sensitivity", f"composed responses ({mode} judges)",

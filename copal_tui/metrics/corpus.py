@@ -9,14 +9,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from copal_tui.domain.selection import PAPER_PATTERN_COUNTS
+from copal_tui.domain.taxonomy import Effect
 from copal_tui.metrics.classify import ratio
 from copal_tui.metrics.document_base import Metric
 from copal_tui.metrics.document_copal import Corpus, PatternMixRow
 from copal_tui.metrics.rates import FACET_ORDER, METHOD_ORDER, PATTERN_ORDER, ordered
 
-EFFECT_ORDER = ["PERMIT", "PROHIBIT", "REQUIRE_GATE", "DISCLOSE", "WITHHOLD", "ROUTE"]
 ORDERS = {
-    "clauses_by_effect": EFFECT_ORDER,
+    "clauses_by_effect": [e.value for e in Effect],
     "compositions_by_pattern": PATTERN_ORDER,
     "items_by_pattern": PATTERN_ORDER,
     "items_by_facet": FACET_ORDER,
@@ -41,26 +41,23 @@ def pattern_mix(items_by_pattern: dict[str, int], composed_items: int) -> list[P
     rows = []
     for pattern in PATTERN_ORDER:
         selected = int(items_by_pattern.get(pattern, 0))
-        rows.append(PatternMixRow(
-            pattern=pattern, selected=selected,
-            selected_share=Metric.of(*ratio(selected, composed_items,
-                                            "no selected composed items")),
-            paper=PAPER_PATTERN_COUNTS[pattern],
-            paper_share=PAPER_PATTERN_COUNTS[pattern] / paper_total))
+        share = ratio(selected, composed_items, "no selected composed items")
+        paper = PAPER_PATTERN_COUNTS[pattern]
+        rows.append(PatternMixRow(pattern=pattern, selected=selected,
+                                  selected_share=Metric.of(*share), paper=paper,
+                                  paper_share=paper / paper_total))
     return rows
 
 
 def corpus_profile(counts: dict[str, list[tuple[Any, ...]]]) -> Corpus:
     """`counts` is the small tables' counts (`CorpusCounts.by_key()` of
-    `copal_tui.domain.report_rows`) with the frame's (`frame.corpus_arrays`); totals come
-    first, then breakdowns."""
+    `copal_tui.domain.report_rows`) with the frame's (`frame.corpus_arrays`)."""
     def total(key: str) -> int:
         return sum(int(r[1]) for r in counts[key])
 
-    def breakdown(key: str) -> dict[str, int]:
-        return _breakdown(counts[key], ORDERS.get(key, []))
-
-    items_by_pattern = breakdown("items_by_pattern")
+    # Every `*_by_*` field of the profile is the breakdown of the counts of its name.
+    breakdowns = {key: _breakdown(counts[key], ORDERS.get(key, []))
+                  for key in Corpus.model_fields if "_by_" in key}
     composed_items = total("items_by_pattern")
     return Corpus(
         worlds=len(counts["worlds"]), world_ids=[row[0] for row in counts["worlds"]],
@@ -68,13 +65,4 @@ def corpus_profile(counts: dict[str, list[tuple[Any, ...]]]) -> Corpus:
         compositions=total("compositions_by_pattern"), composed_items=composed_items,
         projections=int(counts["projections"][0][1]) if counts["projections"] else 0,
         responses=total("responses_by_model"), judgments=total("judgments_by_setting"),
-        policies_by_kind=breakdown("policies_by_kind"),
-        clauses_by_effect=breakdown("clauses_by_effect"),
-        compositions_by_pattern=breakdown("compositions_by_pattern"),
-        compositions_by_status=breakdown("compositions_by_status"),
-        items_by_pattern=items_by_pattern, items_by_facet=breakdown("items_by_facet"),
-        items_by_active_clauses=breakdown("items_by_active_clauses"),
-        items_by_method=breakdown("items_by_method"),
-        responses_by_model=breakdown("responses_by_model"),
-        judgments_by_setting=breakdown("judgments_by_setting"),
-        pattern_mix=pattern_mix(items_by_pattern, composed_items))
+        **breakdowns, pattern_mix=pattern_mix(breakdowns["items_by_pattern"], composed_items))

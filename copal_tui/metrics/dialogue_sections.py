@@ -2,9 +2,8 @@
 judge and domain, from `copal_tui.metrics.dialogue`) and `dialogue_error_taxonomy` (humans'
 reviews of judge mistakes, counted per judge, domain and error type).
 
-Left out when no dialogue has a judge attempt, so a store without dialogues gives the report
-it always gave. Failed attempts go to the report's `exclusions` with their reason. Dialogues are
-not tied to worlds: a `--world` filter does not narrow these sections.
+Left out when no dialogue has a judge attempt. Failed attempts go to the report's `exclusions`
+with their reason. Dialogues are not tied to worlds: a `--world` filter does not narrow them.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ def add_dialogues(doc: ReportDocument, stored: DialogueRows, exclude: Exclude) -
     for (judge, reason), count in sorted(reasons.items()):
         exclude("dialogue_judging", f"failed attempts of {judge}", reason, count)
     doc.dialogue_judging = judged.rows
-    doc.dialogue_error_taxonomy = [ErrorTypeCount(judge=r.judge, domain=r.domain,
-                                                  error_type=r.error_type, count=r.count)
+    doc.dialogue_error_taxonomy = [ErrorTypeCount.model_validate(r, from_attributes=True)
                                    for r in stored.error_types]
     return True

@@ -2,15 +2,13 @@
 that is either a number or undefined with the reason why, with its confidence `Interval`; and
 `FlatModel`, the base of every section model, whose serialiser writes the report's JSON layout.
 
-The section builders construct the models directly; `Metric.of` and `Interval.of` take the
-builders' NaN for an undefined figure and keep None instead.
-
-The report's JSON has one layout for every figure, kept because readers (and diffs) depend on
-it: the value under its key (NaN in `to_dict()`, null in JSON, when undefined), `<key>_reason`
-beside it when undefined, the interval as `ci_low` / `ci_high` (or prefixed names) with their
-own `_reason` keys, or as an entry of a `ci` object for the bootstrap intervals of judge
-validity. A `Flat` annotation on a metric field says which of those names and positions the
-field uses; the keys of a section come in the order of its model's fields.
+That layout is kept because readers (and diffs) depend on it: a figure's value under its key
+(NaN in `to_dict()`, null in JSON, when undefined), `<key>_reason` beside it when undefined, the
+interval as `ci_low` / `ci_high` (or prefixed names) with their own `_reason` keys, or as an
+entry of a `ci` object (judge validity's bootstrap intervals). A `Flat` annotation on a metric
+field says which names and positions it uses. The keys come in the order of the model's fields
+(a model with several bases takes its last base's fields first, as pydantic does); a field that
+defaults to None is left out, not null, when None.
 """
 
 from __future__ import annotations
@@ -30,14 +28,11 @@ def _undefined(value: float | None) -> bool:
 
 
 def _nan(value: float | None) -> float:
-    """None as NaN: `to_dict()` (and the JSON writer after it) uses NaN for an undefined
-    figure."""
     return math.nan if value is None else value
 
 
 class Interval(BaseModel):
     """A confidence interval; `low` and `high` are None when it is undefined, with `reason`.
-
     `resamples_defined` is set on bootstrap intervals: how many resamples gave a defined
     statistic, None when no resample was drawn (the bootstrap was off or had no items)."""
 
@@ -94,32 +89,23 @@ class Metric(BaseModel):
 
 @dataclass(frozen=True)
 class Flat:
-    """Where a metric field's keys go in its section's JSON.
+    """Where a metric field's keys go in its section's JSON. `prefix`: the interval's keys are
+    `<prefix>ci_low` and `<prefix>ci_high` (None: no interval); `ci`: the interval is an entry
+    of the section's `ci` object instead; `reasons_last`: the value's reason after the interval
+    (COMPASS's layout); `interval_after` / `reason_after`: the interval (or the reason) goes
+    after that later field."""
 
-    `low`/`high`: the interval's keys (none: no interval); `ci`: the interval is an entry of
-    the section's `ci` object instead; `reasons_last`: the value's reason after the interval
-    (COMPASS's layout); `interval_after` / `reason_after`: the interval (or the reason) is
-    written after that later field rather than next to the value."""
-
-    low: str | None = None
-    high: str | None = None
+    prefix: str | None = None
     ci: bool = False
     reasons_last: bool = False
     interval_after: str | None = None
     reason_after: str | None = None
 
 
-RATE = Flat(low="ci_low", high="ci_high")
+RATE = Flat(prefix="")
 CI = Flat(ci=True)
-PLAIN = Flat()
 
-
-@dataclass(frozen=True)
-class Omit:
-    """The key is left out (not null) when the field is None."""
-
-
-OMIT = Omit()
+Pairs = list[tuple[str, Any]]
 
 
 def _unfold(value: Any) -> Any:
@@ -130,60 +116,56 @@ def _unfold(value: Any) -> Any:
         return {k: _unfold(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_unfold(v) for v in value]
-    if isinstance(value, BaseModel):
-        return value.model_dump()
     return value
-
-
-def _meta(field: Any, kind: type) -> Any:
-    return next((m for m in field.metadata if isinstance(m, kind)), None)
 
 
 class FlatModel(BaseModel):
     """A section of the report (unknown fields are refused: every key of the JSON is typed)."""
 
     model_config = ConfigDict(extra="forbid")
-    _flat: ClassVar[dict[str, Flat]]
+    _flat: ClassVar[dict[str, Flat]]  # every metric field's layout
     _omit: ClassVar[frozenset[str]]
+    _ci_last: ClassVar[str | None]  # the field after which the `ci` object comes
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
         fields = cls.model_fields
-        cls._flat = {n: f for n, fi in fields.items() if (f := _meta(fi, Flat)) is not None}
-        cls._omit = frozenset(n for n, fi in fields.items() if _meta(fi, Omit) is not None)
+        cls._flat = {n: next((m for m in fi.metadata if isinstance(m, Flat)), Flat())
+                     for n, fi in fields.items() if fi.annotation is Metric}
+        cls._omit = frozenset(n for n, fi in fields.items() if fi.default is None)
+        cls._ci_last = next((n for n in reversed(cls._flat) if cls._flat[n].ci), None)
 
     @model_serializer(mode="plain")
     def _unfold(self) -> dict[str, Any]:
         # A plain walk rather than pydantic's field serialisers: nested sections are unfolded
         # by the same loop, which keeps writing a large report to tens of milliseconds.
         out: dict[str, Any] = {}
-        later: dict[str, list[tuple[str, Any]]] = {}
-        ci_fields = [n for n, s in self._flat.items() if s.ci]
+        later: dict[str, Pairs] = {}
         ci: dict[str, Any] = {}
         for name in type(self).model_fields:
             value = getattr(self, name)
             spec = self._flat.get(name)
-            if spec is not None and isinstance(value, Metric):
+            if spec is not None:
                 self._write_metric(name, value, spec, out, later, ci)
             elif not (value is None and name in self._omit):
                 out[name] = _unfold(value)
-            for key, item in later.pop(name, []):
-                out[key] = item
-            if ci_fields and name == ci_fields[-1]:
+            out.update(later.pop(name, []))
+            if name == self._ci_last:
                 out["ci"] = ci
         return out
 
     @staticmethod
     def _write_metric(name: str, m: Metric, spec: Flat, out: dict[str, Any],
-                      later: dict[str, list[tuple[str, Any]]], ci: dict[str, Any]) -> None:
-        reason = [] if m.reason is None else [(f"{name}_reason", m.reason)]
-        interval: list[tuple[str, Any]] = []
-        if spec.low and spec.high and m.interval is not None:
-            interval = [(spec.low, _nan(m.interval.low)), (spec.high, _nan(m.interval.high))]
+                      later: dict[str, Pairs], ci: dict[str, Any]) -> None:
+        reason: Pairs = [] if m.reason is None else [(f"{name}_reason", m.reason)]
+        interval: Pairs = []
+        if spec.prefix is not None and m.interval is not None:
+            low, high = f"{spec.prefix}ci_low", f"{spec.prefix}ci_high"
+            interval = [(low, _nan(m.interval.low)), (high, _nan(m.interval.high))]
             if m.interval.reason is not None:
-                interval += [(f"{spec.low}_reason", m.interval.reason),
-                             (f"{spec.high}_reason", m.interval.reason)]
+                interval += [(f"{low}_reason", m.interval.reason),
+                             (f"{high}_reason", m.interval.reason)]
         elif spec.ci and m.interval is not None:
             ci[name] = m.interval.ci_entry()
         out[name] = _nan(m.value)
@@ -193,14 +175,9 @@ class FlatModel(BaseModel):
         if spec.interval_after:
             later.setdefault(spec.interval_after, []).extend(interval)
             interval = []
-        if spec.reasons_last and interval:
-            value_reason, interval_keys = reason, interval[:2]
-            interval_reasons = interval[2:]
-            for key, item in [*interval_keys, *value_reason, *interval_reasons]:
-                out[key] = item
-            return
-        for key, item in [*reason, *interval]:
-            out[key] = item
+        if spec.reasons_last:  # the interval's bounds, then every reason
+            reason, interval = interval[:2] + reason, interval[2:]
+        out.update([*reason, *interval])
 
     def to_dict(self) -> dict[str, Any]:
         """The section in the JSON's layout (NaN where undefined, every key in its place)."""

@@ -1,19 +1,18 @@
-"""Typed models of the composed-policy (COPAL) sections of the report: error rates and their
-breakdowns, the facet atlas, one-sided failures, the paired contrast, the ablation, the
-surface-complexity controls, judge validity, human agreement, the corrected error rates, judge
-sensitivity and the corpus profile. The builders in `copal_tui.metrics` construct them; the
-order of a model's fields is the order of its keys in the JSON (see `document_base`).
+"""Typed models of the composed-policy (COPAL) sections of the report, in the report's order
+(error rates to judge sensitivity, then the corpus profile and the exclusions). The builders in
+`copal_tui.metrics` construct them; the order of a model's fields is the order of its keys in
+the JSON (see `document_base`).
 """
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from copal_tui.metrics.document_base import CI, OMIT, PLAIN, RATE, Flat, FlatModel, Metric
+from copal_tui.metrics.document_base import CI, RATE, Flat, FlatModel, Metric
 
 
 class Rate(FlatModel):
-    """`rates.rate()`: judged responses, errors and the error rate with its Wilson interval."""
+    """Judged responses, errors and the error rate with its Wilson interval."""
 
     n: int
     errors: int
@@ -31,10 +30,7 @@ class ModelErrorRate(FlatModel):
     reference_bot: bool
 
 
-class OverallRate(FlatModel):
-    n: int
-    errors: int
-    error_rate: Annotated[Metric, RATE]
+class OverallRate(Rate):
     models: list[str]
 
 
@@ -46,9 +42,9 @@ class FacetAtlasRow(FlatModel):
     over_enforcement: int
     mixed: int
     unknown_direction: int
-    under_enforcement_share: Annotated[Metric, PLAIN]
-    over_enforcement_share: Annotated[Metric, PLAIN]
-    mixed_share: Annotated[Metric, PLAIN]
+    under_enforcement_share: Metric
+    over_enforcement_share: Metric
+    mixed_share: Metric
 
 
 class Sided(FlatModel):
@@ -57,10 +53,10 @@ class Sided(FlatModel):
     over_enforcement: int
     mixed: int
     unknown_direction: int
-    under_enforcement_share: Annotated[Metric, PLAIN]
-    over_enforcement_share: Annotated[Metric, PLAIN]
-    one_sided_share: Annotated[Metric, PLAIN]
-    mixed_share: Annotated[Metric, PLAIN]
+    under_enforcement_share: Metric
+    over_enforcement_share: Metric
+    one_sided_share: Metric
+    mixed_share: Metric
 
 
 class OneSided(Sided):
@@ -74,12 +70,11 @@ class PairedContrastRow(FlatModel):
     composed_errors: int
     projection_errors: int
     composition_induced: int
-    single_error_rate: Annotated[Metric, PLAIN]
-    composed_error_rate: Annotated[Metric, PLAIN]
+    single_error_rate: Metric
+    composed_error_rate: Metric
     composition_induced_rate: Annotated[Metric, Flat(
-        low="composition_induced_ci_low", high="composition_induced_ci_high",
-        interval_after="any_projection_error_rate")]
-    any_projection_error_rate: Annotated[Metric, PLAIN]
+        prefix="composition_induced_", interval_after="any_projection_error_rate")]
+    any_projection_error_rate: Metric
     composed_items: int
     excluded_rejected_projections: int
     excluded_no_projections: int
@@ -117,15 +112,14 @@ class QuartileRate(FlatModel):
 
 
 class Quartile(FlatModel):
-    """A query-length quartile: its items, their length span (None when it is empty, with a
-    reason) and the pooled error."""
+    """A query-length quartile; its length span is None, with a reason, when it is empty."""
 
     quartile: str
     items: int
     min_length: int | None
     max_length: int | None
-    min_length_reason: Annotated[str | None, OMIT] = None
-    max_length_reason: Annotated[str | None, OMIT] = None
+    min_length_reason: str | None = None
+    max_length_reason: str | None = None
     n: int
     errors: int
     error_rate: Annotated[Metric, RATE]
@@ -152,7 +146,7 @@ class Controls(FlatModel):
     by_active_clauses: ClauseGroups
     by_query_length: QueryLength
     non_interacting: NonInteracting
-    judge_reason: Annotated[str | None, OMIT] = None
+    judge_reason: str | None = None
 
 
 class ReferenceLabels(FlatModel):
@@ -178,12 +172,7 @@ class ConfusionMatrix(FlatModel):
 VALIDITY_METRICS = ("agreement", "precision", "recall", "f1", "fn_rate", "fp_rate", "kappa")
 
 
-def validity_metrics(block: FlatModel) -> dict[str, Metric]:
-    """Statistic name -> metric of a judge-validity block."""
-    return {name: getattr(block, name) for name in VALIDITY_METRICS}
-
-
-class ValidityBlock(FlatModel):
+class Validity(FlatModel):
     """Judge against the human reference on one set of responses: the 2x2 counts and every
     statistic with its item-bootstrap interval (the `ci` object of the JSON)."""
 
@@ -200,44 +189,28 @@ class ValidityBlock(FlatModel):
     fn_rate: Annotated[Metric, CI]
     fp_rate: Annotated[Metric, CI]
     kappa: Annotated[Metric, CI]
-    confusion_matrix: ConfusionMatrix
 
     @property
     def metrics(self) -> dict[str, Metric]:
-        return validity_metrics(self)
+        return {name: getattr(self, name) for name in VALIDITY_METRICS}
 
 
-class JudgeValidity(FlatModel):
-    judge: str
-    mode: str
-    n_items: int
-    n: int
-    tp: int
-    fp: int
-    tn: int
-    fn: int
-    agreement: Annotated[Metric, CI]
-    precision: Annotated[Metric, CI]
-    recall: Annotated[Metric, CI]
-    f1: Annotated[Metric, CI]
-    fn_rate: Annotated[Metric, CI]
-    fp_rate: Annotated[Metric, CI]
-    kappa: Annotated[Metric, CI]
+class ValidityBlock(Validity):
+    confusion_matrix: ConfusionMatrix
+
+
+class JudgeValidity(Validity, JudgeSetting):  # judge and mode first
     by_pattern: dict[str, ValidityBlock]
     confusion_matrix: ConfusionMatrix
-    human_kappa_ceiling: Annotated[Metric, PLAIN]
-
-    @property
-    def metrics(self) -> dict[str, Metric]:
-        return validity_metrics(self)
+    human_kappa_ceiling: Metric
 
 
 class AnnotatorPair(FlatModel):
     annotator_a: str
     annotator_b: str
     n: int
-    agreement: Annotated[Metric, PLAIN]
-    kappa: Annotated[Metric, PLAIN]
+    agreement: Metric
+    kappa: Metric
 
 
 class HumanAgreement(FlatModel):
@@ -246,21 +219,19 @@ class HumanAgreement(FlatModel):
     n_responses: int
     n_multiply_labelled: int
     pairwise: list[AnnotatorPair]
-    mean_pairwise_kappa: Annotated[Metric, PLAIN]
-    krippendorff_alpha: Annotated[Metric, PLAIN]
+    mean_pairwise_kappa: Metric
+    krippendorff_alpha: Metric
 
 
 class CorrectedModel(FlatModel):
     model: str
     n: int
     observed_error_rate: float
-    corrected_error_rate: Annotated[Metric, PLAIN]
+    corrected_error_rate: Metric
     clipped: bool
 
 
-class CorrectedErrorRates(FlatModel):
-    judge: str
-    mode: str
+class CorrectedErrorRates(JudgeSetting):
     caveat: str
     sensitivity: Annotated[Metric, Flat(reason_after="n_labelled")]
     specificity: Annotated[Metric, Flat(reason_after="n_labelled")]
@@ -268,20 +239,18 @@ class CorrectedErrorRates(FlatModel):
     models: list[CorrectedModel]
 
 
-class SensitivityRow(FlatModel):
-    judge: str
-    mode: str
+class SensitivityRow(JudgeSetting):
     n: int
     errors: int
-    error_rate: Annotated[Metric, PLAIN]
+    error_rate: Metric
     # Per model error rates over the common responses; NaN for a model with none.
     by_model: dict[str, float]
     ranking: list[str]
-    kendall_tau: Annotated[Metric, PLAIN]
-    spearman_rho: Annotated[Metric, PLAIN]
-    max_shift: Annotated[Metric, PLAIN]
+    kendall_tau: Metric
+    spearman_rho: Metric
+    max_shift: Metric
     is_reference: bool
-    ties_excluded: Annotated[int | None, OMIT] = None
+    ties_excluded: int | None = None
 
 
 class PatternMixRow(FlatModel):
@@ -289,7 +258,7 @@ class PatternMixRow(FlatModel):
 
     pattern: str
     selected: int
-    selected_share: Annotated[Metric, PLAIN]
+    selected_share: Metric
     paper: int
     paper_share: float
 

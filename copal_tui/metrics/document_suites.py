@@ -1,22 +1,18 @@
-"""Typed models of the report's scope (judges, provenance) and of the sections of the other
-suites: COMPASS (`pas*`, `compass_summary`), dialogue judging, the observed facets and the
-structured-output counts. The builders construct them; the order of a model's fields is the
-order of its keys in the JSON (see `document_base`).
+"""Typed models, in this order, of the report's scope (judges, provenance), the structured-output
+counts and the sections of the other suites: COMPASS (`pas*`, `compass_summary`), dialogue
+judging and the observed facets. The builders construct them; the order of a model's fields is
+the order of its keys in the JSON (see `document_base`).
 """
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from copal_tui.metrics.document_base import OMIT, PLAIN, Flat, FlatModel, Metric
+from copal_tui.metrics.document_base import Flat, FlatModel, Metric
 from copal_tui.metrics.document_copal import JudgeSetting
 
-# ------------------------------------------------------------------ scope
 
-
-class JudgeSettingCount(FlatModel):
-    judge: str
-    mode: str
+class JudgeSettingCount(JudgeSetting):
     usable: int
     failed: int
 
@@ -44,11 +40,10 @@ class SuiteProvenance(FlatModel):
     imported: dict[str, int]
     sections: list[str]
     heuristic: list[str]
-    caveat: Annotated[str | None, OMIT] = None
+    caveat: str | None = None
     # COMPASS only: the allowed-edge writers of the compass_generate runs (reference, variants).
-    edge_writer: Annotated[list[str] | None, OMIT] = None
-    # Per model and role: temperature, max_tokens, reasoning effort (absent before recorded).
-    settings: Annotated[list[ModelSetting] | None, OMIT] = None
+    edge_writer: list[str] | None = None
+    settings: list[ModelSetting] | None = None  # absent when no run in scope recorded them
 
 
 class Scope(FlatModel):
@@ -60,7 +55,7 @@ class Scope(FlatModel):
     bootstrap: int
     seed: int
     confidence: float
-    provenance: Annotated[dict[str, SuiteProvenance] | None, OMIT] = None
+    provenance: dict[str, SuiteProvenance] | None = None
 
 
 class OutputCount(FlatModel):
@@ -72,10 +67,8 @@ class OutputCount(FlatModel):
     failed: int
 
 
-# ------------------------------------------------------------------ COMPASS
-
 # PAS with its Wilson interval; COMPASS's rows give the reasons after the interval.
-PAS = Flat(low="ci_low", high="ci_high", reasons_last=True)
+PAS = Flat(prefix="", reasons_last=True)
 
 
 class PasRow(FlatModel):
@@ -107,9 +100,7 @@ class Correct(FlatModel):
     total: int
 
 
-class Pooled(FlatModel):
-    correct: int
-    total: int
+class Pooled(Correct):
     percent: str
 
 
@@ -135,23 +126,21 @@ class PasVsComposedRow(FlatModel):
     pas: Annotated[Metric, PAS]
     allowed_n: int
     allowed_aligned: int
-    allowed_pas: Annotated[Metric, Flat(low="allowed_ci_low", high="allowed_ci_high",
-                                        reasons_last=True)]
+    allowed_pas: Annotated[Metric, Flat(prefix="allowed_", reasons_last=True)]
     denied_n: int
     denied_aligned: int
-    denied_pas: Annotated[Metric, Flat(low="denied_ci_low", high="denied_ci_high",
-                                       reasons_last=True)]
+    denied_pas: Annotated[Metric, Flat(prefix="denied_", reasons_last=True)]
     composed_judge: str
     composed_n: int
     composed_errors: int
-    composed_error_rate: Annotated[Metric, Flat(low="composed_ci_low", high="composed_ci_high")]
+    composed_error_rate: Annotated[Metric, Flat(prefix="composed_")]
     same_judge: bool
 
 
 class PasAgreement(FlatModel):
     n: int
-    agreement: Annotated[Metric, PLAIN]
-    kappa: Annotated[Metric, PLAIN]
+    agreement: Metric
+    kappa: Metric
 
 
 class PasJudgeValidity(FlatModel):
@@ -162,16 +151,12 @@ class PasJudgeValidity(FlatModel):
     aligned: PasAgreement
 
 
-# ------------------------------------------------------------------ dialogues
-
-
 class DialogueRow(FlatModel):
     """CompliBench's figures per judge and domain, pooling `attempts` attempts (`files`
-    conversation x attempt judgements). They are None (null, without a reason) when their
-    denominator is empty, as CompliBench writes them, so they stay plain floats. How the
-    answers were read: files whose predictions come from copal's repair round, files with no
-    readable verdict (every turn wrong), and the accuracies of the first answers alone as
-    CompliBench's parser reads them."""
+    conversation x attempt judgements): plain floats, None (null, without a reason) when their
+    denominator is empty, as CompliBench writes them. `repaired_attempts`: files whose
+    predictions come from copal's repair round; `unparsed_attempts`: files with no readable
+    verdict (every turn wrong); `first_answer_*`: the first answers as CompliBench reads them."""
 
     judge: str
     domain: str
@@ -202,9 +187,6 @@ class ErrorTypeCount(FlatModel):
     count: int
 
 
-# ------------------------------------------------------------------ observed facets
-
-
 class FacetRow(FlatModel):
     """Errors of one target facet by observed facet (the section's `columns`)."""
 
@@ -219,17 +201,17 @@ class FacetTable(FlatModel):
 
     n_errors: int
     rows: list[FacetRow]
-    error_ties_excluded: Annotated[int | None, OMIT] = None
-    facet_ties_excluded: Annotated[int | None, OMIT] = None
-    unrecognised_facets: Annotated[int | None, OMIT] = None
+    error_ties_excluded: int | None = None
+    facet_ties_excluded: int | None = None
+    unrecognised_facets: int | None = None
 
 
 class FacetAgreement(FlatModel):
     n_both_errors: int
     n_compared: int
     n_agree: int
-    agreement: Annotated[Metric, PLAIN]
-    kappa: Annotated[Metric, PLAIN]
+    agreement: Metric
+    kappa: Metric
 
 
 class ObservedFacets(FlatModel):
@@ -242,10 +224,10 @@ class ObservedFacets(FlatModel):
     columns: list[str]
     judge: str | None
     mode: str | None
-    reason: Annotated[str | None, OMIT] = None
+    reason: str | None = None
     judge_table: FacetTable
     human_table: FacetTable
     agreement: FacetAgreement
     heuristic: list[str]
-    caveat: Annotated[str | None, OMIT] = None
+    caveat: str | None = None
 

@@ -53,11 +53,9 @@ def pick(settings: Sequence[tuple[str, str, int, int]], judge: str | None,
         found = [s for s in usable if mode is None or s[1] == mode] or usable
         # A language-model judge over the offline engine's heuristic one, whatever the counts.
         found = [s for s in found if not s[0].startswith("offline/")] or found
-    if not found:
-        return None
     # Most usable judgments first; ties by name so the choice is stable.
-    best = sorted(found, key=lambda s: (-s[2], s[0], s[1]))[0]
-    return best[0], best[1]
+    best = min(found, key=lambda s: (-s[2], s[0], s[1]), default=None)
+    return None if best is None else (best[0], best[1])
 
 
 def why_primary(settings: Sequence[tuple[str, str, int, int]], chosen: tuple[str, str] | None,
@@ -67,12 +65,10 @@ def why_primary(settings: Sequence[tuple[str, str, int, int]], chosen: tuple[str
         return "no usable judgments"
     if opts.judge is not None:
         return "named with --judge"
-    usable = [s for s in settings if s[2] > 0 and s[1] == chosen[1]]
-    real = [s for s in usable if not s[0].startswith("offline/")]
     if chosen[0].startswith("offline/"):
         return (f"no language-model judge in {chosen[1]} mode: the offline heuristic judge "
                 "with the most usable judgments")
-    if len(real) < len(usable):
+    if any(s[2] > 0 and s[1] == chosen[1] and s[0].startswith("offline/") for s in settings):
         return (f"the language-model judge in {chosen[1]} mode with the most usable judgments "
                 "(preferred over the offline heuristic judge)")
     return f"the judge in {chosen[1]} mode with the most usable judgments"
