@@ -104,7 +104,7 @@ def report(ctx: click.Context, as_json: bool, fmt: str | None, plots_dir: Path |
 
     tables = report_tables(doc)
     from copal_tui.export import formats
-    from copal_tui.export.report_files import HEADING
+    from copal_tui.export.formats import HEADING
 
     text = {"md": lambda: formats.report_markdown(tables, HEADING, scope_lines(doc)),
             "csv": lambda: formats.tables_csv_stream(tables),

@@ -1,14 +1,10 @@
-"""One response behind a judge-validity count (`Case`) and its two flat layouts: a JSON object
-(`Case.record`) and a row of text cells (`Case.flat`), both in `FIELDS` order.
+"""One response behind a judge-validity count (`Case`) and its two flat layouts, both in `FIELDS`
+order: a JSON object (`Case.record`) and a row of text cells (`Case.flat`). The type lives here,
+beside its renderings, so the export formats cases without reaching up to the service that reads
+them (`copal_tui.services.cases`).
 
-`copal_tui.services.cases` reads cases from the store; the CLI, the TUI's lists and the
-export's `validity_cases` file (copal_tui.export.traceability) render them. The type lives
-here, beside its renderings, so that the export formats cases without reaching up to the
-service that reads them.
-
-Error is the positive class: tp = judge error, reference error; fp = judge error, reference no
-error; fn = judge no error, reference error; tn = neither. A response without a reference (not
-labelled, or a tie) has no cell.
+A case's confusion cell is `copal_tui.metrics.reference.cell`'s (error is the positive class); a
+response without a reference (not labelled, or a tie) has none.
 """
 
 from __future__ import annotations
@@ -47,24 +43,16 @@ class Case:
 
     @property
     def cell(self) -> str | None:
-        if self.reference is None:
-            return None
-        return cell_of(self.judge_error, self.reference)
+        return None if self.reference is None else cell_of(self.judge_error, self.reference)
 
     def record(self) -> dict[str, Any]:
         """The case as one flat JSON object, in FIELDS order."""
-        return {"response_id": self.response_id, "item_id": self.item_id,
-                "world_id": self.world_id, "model": self.model, "pattern": self.pattern,
-                "facet": self.facet, "judge": self.judge, "mode": self.mode,
-                "judge_error": self.judge_error, "judge_direction": self.judge_direction,
-                "reference": self.reference, "reference_source": self.reference_source,
+        return {**{name: getattr(self, name) for name in FIELDS},
                 "annotators": [{"annotator": a, "error": e} for a, e in self.annotators],
-                "adjudicator": self.adjudicator, "cell": self.cell,
                 "content_sha256": list(self.content_sha256)}
 
     def flat(self) -> list[Any]:
         """The case as one row of text-friendly cells, in FIELDS order (CSV, tables)."""
-        rec = self.record()
-        rec["annotators"] = "; ".join(f"{a}:{e}" for a, e in self.annotators)
-        rec["content_sha256"] = "; ".join(self.content_sha256)
+        rec = {**self.record(), "annotators": "; ".join(f"{a}:{e}" for a, e in self.annotators),
+               "content_sha256": "; ".join(self.content_sha256)}
         return [rec[k] for k in FIELDS]

@@ -2,11 +2,9 @@
 (columns) counts of errors, from the judge and from the human reference, and their agreement.
 
 Facet names are long (`protected_field_leakage`) and a table has thirteen count columns, so
-every facet is written as a two-letter code with a legend beside the table (`FACET_CODES`), the
-way `copal_tui.export.fit_table` letters long headers: with codes the terminal table fits 80
-columns. `facet_tables` gives the tables of the CSV, Markdown and LaTeX exports (the full target
-facet name stays in its row, the legend is the note); `print_observed_facets` prints the
-terminal form through `fit_table.print_table`, whose cells are made safe there.
+every facet is written as a two-letter code with a legend beside the table (`FACET_CODES`): with
+codes the terminal table (copal_tui.export.facet_terminal) fits 80 columns. In the exports' tables
+the full target facet name stays in its row and the legend is the note.
 """
 
 from __future__ import annotations
@@ -38,10 +36,6 @@ def legend_entries(names: list[str]) -> list[str]:
     return [f"{code(n)} = {n.replace('_', ' ')}" for n in names]
 
 
-def legend(names: list[str]) -> str:
-    return "; ".join(legend_entries(names))
-
-
 def observed_section(doc: ReportDocument) -> dict[str, Any] | None:
     """The section in its JSON layout (the facet tables read that layout), None without one."""
     section = doc.observed_facets
@@ -50,9 +44,8 @@ def observed_section(doc: ReportDocument) -> dict[str, Any] | None:
 
 def judge_setting(section: dict[str, Any]) -> str:
     """The section's judge setting as a phrase (`J (contract)`)."""
-    if section.get("judge") is None:
-        return "no judge setting"
-    return f"{section['judge']} ({section['mode']})"
+    judge = section.get("judge")
+    return "no judge setting" if judge is None else f"{judge} ({section['mode']})"
 
 
 def facet_tables(doc: ReportDocument) -> list[Table]:
@@ -61,23 +54,22 @@ def facet_tables(doc: ReportDocument) -> list[Table]:
     if section is None:
         return []
     columns = list(section["columns"])
-    rows_used = [r["target_facet"] for r in section["human_table"]["rows"]]
+    setting = [section.get("judge") or "", section.get("mode") or ""]
+    unmapped = [r["target_facet"] for r in section["human_table"]["rows"]
+                if r["target_facet"] == UNMAPPED]
     pivot = Table(
         "observed_facets",
-        f"Observed facet (columns) of errors by target facet (rows): judge {judge_setting(section)} "
-        "and the human reference",
+        "Observed facet (columns) of errors by target facet (rows): "
+        f"judge {judge_setting(section)} and the human reference",
         [*cols("judge:str mode:str source:str target_facet:str errors:int"),
          *((code(c), "int") for c in columns)],
         display=["source", "target_facet", "errors", *(code(c) for c in columns)],
         note=f"{section['scope']}; {section['reference']}. "
-             f"{legend([*columns, *(r for r in rows_used if r == UNMAPPED)])}")
-    for source, key in SOURCES:
-        for row in section[key]["rows"]:
-            pivot.rows.append([section.get("judge") or "", section.get("mode") or "", source,
-                               row["target_facet"], row["errors"],
-                               *(row["counts"][c] for c in columns)])
-    a = section["agreement"]
-    human = section["human_table"]
+             f"{'; '.join(legend_entries([*columns, *unmapped]))}")
+    pivot.rows = [[*setting, source, row["target_facet"], row["errors"],
+                   *(row["counts"][c] for c in columns)]
+                  for source, key in SOURCES for row in section[key]["rows"]]
+    a, human = section["agreement"], section["human_table"]
     agreement = Table(
         "observed_facet_agreement",
         "Observed facet: judge vs human reference on responses both call errors",
@@ -88,8 +80,7 @@ def facet_tables(doc: ReportDocument) -> list[Table]:
                  "kappa"],
         note="compared: both gave a facet; agreement = agree / compared; Cohen's kappa over "
              "the compared responses")
-    agreement.rows.append([section.get("judge") or "", section.get("mode") or "",
-                           a["n_both_errors"], a["n_compared"], a["n_agree"], a["agreement"],
-                           a["kappa"], str(a.get("kappa_reason") or ""), human["error_ties_excluded"],
-                           human["facet_ties_excluded"]])
+    agreement.rows.append([*setting, a["n_both_errors"], a["n_compared"], a["n_agree"],
+                           a["agreement"], a["kappa"], str(a.get("kappa_reason") or ""),
+                           human["error_ties_excluded"], human["facet_ties_excluded"]])
     return [pivot, agreement]

@@ -13,28 +13,23 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from copal_tui.export.table import Table
 
 NA = "n/a"
-
-
-def _undefined(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+HEADING = "copal report"  # the title of the Markdown and LaTeX documents
 
 
 def cell_text(value: Any, kind: str, decimals: int, missing: str) -> str:
-    if _undefined(value):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return missing
     if kind == "bool" or isinstance(value, bool):
         return "true" if value else "false"
     if kind == "float":
         return f"{float(value):.{decimals}f}"
-    if kind == "int":
-        return str(int(value))
-    return str(value)
+    return str(int(value)) if kind == "int" else str(value)
 
 
 # ------------------------------------------------------------------ CSV
@@ -44,9 +39,9 @@ def table_csv(table: Table) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
     writer.writerow([name for name, _kind in table.columns])
-    for row in table.rows:
-        writer.writerow([cell_text(v, kind, 6, "")
-                         for v, (_n, kind) in zip(row, table.columns, strict=True)])
+    writer.writerows([cell_text(v, kind, 6, "") for v, (_n, kind) in zip(row, table.columns,
+                                                                          strict=True)]
+                     for row in table.rows)
     return buf.getvalue()
 
 
@@ -56,6 +51,12 @@ def tables_csv_stream(tables: Sequence[Table]) -> str:
     return "\r\n".join(f"# {t.name}\r\n{table_csv(t)}" for t in tables)
 
 
+def _cells(row: list[Any], columns: list[tuple[str, str]],
+           escape: Callable[[str], str]) -> list[str]:
+    """A row of a Markdown or LaTeX table as escaped text."""
+    return [escape(cell_text(v, k, 3, NA)) for v, (_n, k) in zip(row, columns, strict=True)]
+
+
 # ------------------------------------------------------------------ Markdown
 
 
@@ -63,23 +64,21 @@ def _md_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
+def _md_row(cells: Iterable[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
 def table_markdown(table: Table) -> str:
     columns, rows = table.view(narrow=True)
     lines = [f"## {_md_escape(table.title)}", ""]
     if not rows:
-        lines += ["(no rows)", ""]
-        return "\n".join(lines)
-    lines.append("| " + " | ".join(_md_escape(name) for name, _k in columns) + " |")
-    lines.append("| " + " | ".join("---:" if k in ("int", "float") else "---"
-                                   for _n, k in columns) + " |")
-    for row in rows:
-        cells = [_md_escape(cell_text(v, k, 3, NA)) for v, (_n, k) in zip(row, columns,
-                                                                         strict=True)]
-        lines.append("| " + " | ".join(cells) + " |")
+        return "\n".join([*lines, "(no rows)", ""])
+    lines += [_md_row(_md_escape(name) for name, _k in columns),
+              _md_row("---:" if k in ("int", "float") else "---" for _n, k in columns),
+              *(_md_row(_cells(row, columns, _md_escape)) for row in rows)]
     if table.note:
         lines += ["", f"*{_md_escape(table.note)}*"]
-    lines.append("")
-    return "\n".join(lines)
+    return "\n".join([*lines, ""])
 
 
 def report_markdown(tables: Sequence[Table], heading: str, intro: Sequence[str] = ()) -> str:
@@ -113,22 +112,17 @@ def _latex_spec(name: str, kind: str) -> str:
 
 def table_latex(table: Table) -> str:
     columns, rows = table.view(narrow=True)
-    spec = "".join(_latex_spec(name, kind) for name, kind in columns)
-    head = " & ".join(latex_escape(name) for name, _k in columns) + r" \\"
     out = [f"\\section*{{{latex_escape(table.title)}}}"]
     if not rows:
-        out += ["(no rows)", ""]
-        return "\n".join(out)
-    out += [f"\\begin{{longtable}}{{{spec}}}", r"\hline", head, r"\hline", r"\endhead"]
-    for row in rows:
-        cells = [latex_escape(cell_text(v, k, 3, NA)) for v, (_n, k) in zip(row, columns,
-                                                                           strict=True)]
-        out.append(" & ".join(cells) + r" \\")
-    out += [r"\hline", r"\end{longtable}"]
+        return "\n".join([*out, "(no rows)", ""])
+    spec = "".join(_latex_spec(name, kind) for name, kind in columns)
+    out += [f"\\begin{{longtable}}{{{spec}}}", r"\hline",
+            " & ".join(latex_escape(name) for name, _k in columns) + r" \\", r"\hline",
+            r"\endhead", *(" & ".join(_cells(r, columns, latex_escape)) + r" \\" for r in rows),
+            r"\hline", r"\end{longtable}"]
     if table.note:
         out.append(f"\\noindent\\emph{{{latex_escape(table.note)}}}")
-    out.append("")
-    return "\n".join(out)
+    return "\n".join([*out, ""])
 
 
 def report_latex(tables: Sequence[Table], heading: str, intro: Sequence[str] = ()) -> str:

@@ -55,15 +55,12 @@ class StoreFacts:
     runs: Sequence[RunRow]  # in the order the runs started
     labels: Sequence[Vote]  # ordered by response, then annotator
     adjudications: Sequence[Vote]  # ordered by response
-    known_worlds: Sequence[str]  # the scope of an export without a report or worlds
+    known_worlds: Sequence[str]  # the scope of an export without a report
 
 
 def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _installed(dist: str) -> str | None:
@@ -82,7 +79,6 @@ def runs_summary(runs_in_scope: Sequence[RunRow]) -> dict[str, Any]:
     prompts: dict[str, set[str]] = {}
     litellm: set[str] = set()
     for run in runs_in_scope:
-        stage = run.stage
         try:
             man = json.loads(run.manifest or "{}")
         except json.JSONDecodeError:
@@ -90,9 +86,9 @@ def runs_summary(runs_in_scope: Sequence[RunRow]) -> dict[str, Any]:
         opts = man.get("options") or {}
         # The models a stage actually calls: targets answer, judges judge, the generator
         # does everything else (the options carry all three for every stage).
-        if stage == "respond":
+        if run.stage == "respond":
             used = sorted(opts.get("models") or [])
-        elif stage == "judge":
+        elif run.stage == "judge":
             used = sorted(opts.get("judges") or [])
         else:
             used = [opts["generator"]] if opts.get("generator") else []
@@ -102,8 +98,8 @@ def runs_summary(runs_in_scope: Sequence[RunRow]) -> dict[str, Any]:
             prompts.setdefault(task, set()).add(sha)
         if man.get("litellm_version"):
             litellm.add(man["litellm_version"])
-        runs.append({"id": run.id, "stage": stage, "status": run.status, "models": used,
-                     "judge_modes": sorted(opts.get("modes") or []) if stage == "judge" else [],
+        runs.append({"id": run.id, "stage": run.stage, "status": run.status, "models": used,
+                     "judge_modes": sorted(opts.get("modes") or []) if run.stage == "judge" else [],
                      "prompt_versions": dict(sorted(versions.items())),
                      "litellm_version": man.get("litellm_version")})
     return {
@@ -130,15 +126,13 @@ def label_set(labels: Sequence[Vote], adjudications: Sequence[Vote]) -> dict[str
 
 
 def build_manifest(facts: StoreFacts, *, created_at: str, fmt: str, out: Path,
-                   files: Sequence[Path], worlds: list[str] | None,
-                   report: ReportDocument | None, exclusions: list[Exclusion],
-                   content: Callable[[Path], Path] | None = None) -> dict[str, Any]:
-    """The manifest of `files` (under `out`) of an export of the database `facts` describe;
-    `content` maps a file to where its bytes are now (the export's staged temporaries, renamed
-    onto `files` after the manifest is written)."""
-    where = content or (lambda p: p)
+                   files: Sequence[Path], report: ReportDocument | None,
+                   exclusions: list[Exclusion], content: Callable[[Path], Path]) -> dict[str, Any]:
+    """The manifest of `files` (under `out`) of an export of the database `facts` describe
+    (the report's, or without one the whole store); `content` maps a file to where its bytes
+    are now (the export's staged temporaries, renamed onto `files` after the manifest)."""
     labels = label_set(facts.labels, facts.adjudications)
-    manifest: dict[str, Any] = {
+    return {
         "manifest_format": MANIFEST_FORMAT,
         "created_at": created_at,
         "tool": {"name": "copal", "version": __version__},
@@ -146,17 +140,15 @@ def build_manifest(facts: StoreFacts, *, created_at: str, fmt: str, out: Path,
         "litellm_version": _installed("litellm"),
         "format": fmt,
         "quick_check": facts.quick_check,
-        "scope": (report.scope.to_dict() if report
-                  else {"worlds": worlds or list(facts.known_worlds)}),
+        "scope": report.scope.to_dict() if report else {"worlds": list(facts.known_worlds)},
         **runs_summary(facts.runs),
         "label_set": {**labels, **({"reference_labels": report.reference_labels.to_dict()}
                                    if report else {})},
         "annotators": labels["annotators"],
         "exclusions": [e.to_dict() for e in exclusions],
         "files": [
-            {"path": p.relative_to(out).as_posix(), "bytes": where(p).stat().st_size,
-             "sha256": sha256_file(where(p))}
+            {"path": p.relative_to(out).as_posix(), "bytes": content(p).stat().st_size,
+             "sha256": sha256_file(content(p))}
             for p in sorted(files, key=lambda p: p.relative_to(out).as_posix())
         ],
     }
-    return manifest

@@ -5,8 +5,8 @@ reference, columns: judge, error positive, as on the dashboard and in the tables
 matplotlib is an optional extra (`pip install 'copal[plots]'`), imported only here and only
 when figures are asked for, with the Agg backend (no display needed over SSH). Figures are
 byte-stable for the same report: no creation date in the metadata and a fixed SVG id salt.
-Figures are rendered in memory (`render_plots`) so that `copal export --plots` can check and
-stage them with the rest of its files (copal_tui.export.safe_paths).
+Figures are rendered in memory (`render_plots`): `copal export --plots` stages them with the
+rest of its files.
 """
 
 from __future__ import annotations
@@ -64,6 +64,11 @@ def _nan(v: Any) -> float:
     return math.nan if v is None else float(v)
 
 
+def _zero(v: Any) -> float:
+    """A bar's height: an undefined figure draws no bar."""
+    return 0.0 if v is None or math.isnan(v) else float(v)
+
+
 def heatmap(plt: Any, doc: ReportDocument) -> Figures:
     rows = doc.error_rates
     patterns = PATTERN_ORDER
@@ -92,8 +97,7 @@ def atlas(plt: Any, doc: ReportDocument) -> Figures:
     fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(facets) + 2), 4))
     bottom = [0.0] * len(facets)
     for key, label, colour in parts:
-        vals = [_nan(getattr(doc.facet_atlas[f], key).value) for f in facets]
-        vals = [0.0 if math.isnan(v) else v for v in vals]
+        vals = [_zero(getattr(doc.facet_atlas[f], key).value) for f in facets]
         ax.bar(range(len(facets)), vals, bottom=bottom, label=label, color=colour)
         bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
     ax.set_xticks(range(len(facets)), facets, rotation=45, ha="right", fontsize=8)
@@ -113,9 +117,8 @@ def contrast(plt: Any, doc: ReportDocument) -> Figures:
               ("composed_error_rate", "composed", "#c0392b"),
               ("composition_induced_rate", "composition-induced", "#f39c12"))
     for k, (key, label, colour) in enumerate(series):
-        vals = [_nan(getattr(r, key).value) for r in rows]
         ax.bar([i + (k - 1) * width for i in range(len(rows))],
-               [0.0 if math.isnan(v) else v for v in vals], width, label=label, color=colour)
+               [_zero(getattr(r, key).value) for r in rows], width, label=label, color=colour)
     ax.set_xticks(range(len(rows)), [r.model for r in rows], rotation=30, ha="right",
                   fontsize=8)
     ax.set_ylim(0, 1)
@@ -152,19 +155,16 @@ def render_plots(doc: ReportDocument) -> Figures:
     return files
 
 
-def write_plots(doc: ReportDocument, out: Path, guard: OutputGuard | None = None) -> list[Path]:
-    """Write every figure into `out` (created if needed); returns the files written.
-
-    Without a guard, figures already in `out` are replaced (`copal report --plots DIR` has
-    always refreshed its figures), but never anything that is not a regular file.
-    """
-    guard = guard or OutputGuard(force=True)
+def write_plots(doc: ReportDocument, out: Path) -> list[Path]:
+    """Write every figure into `out` (created if needed); returns the files written. Figures
+    already there are replaced (`copal report --plots DIR` refreshes its figures), but never
+    anything that is not a regular file."""
+    guard = OutputGuard(force=True)
     files = render_plots(doc)
     guard.check_folder(out)
-    targets = {out / name: data for name, data in files.items()}
-    for path in targets:
-        guard.check_file(path)
+    for name in files:
+        guard.check_file(out / name)
     with Staging(guard) as staging:
-        for path, data in targets.items():
-            staging.write(path, data)
+        for name, data in files.items():
+            staging.write(out / name, data)
         return staging.commit()

@@ -26,26 +26,18 @@ from typing import IO, Any, Protocol
 
 # SQLite's own files next to a database: writing any of them corrupts or loses it.
 SIBLINGS = ("", "-wal", "-shm", "-journal")
+# The names refusals give a target that is not a regular file.
+_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device",
+          stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
 
 
 class OutputRefused(OSError):
-    """A path copal will not write; the message names it.
-
-    An OSError, so callers that already report failed writes (the dashboard's export) report
-    this one the same way.
-    """
+    """A path copal will not write; the message names it. An OSError, so callers that already
+    report failed writes (the dashboard's export) report this one the same way."""
 
 
 class _Connection(Protocol):
     def execute(self, sql: str) -> Any: ...
-
-
-def database_file(db: _Connection) -> str | None:
-    """The file the connection has open as its main database (None in memory)."""
-    for row in db.execute("PRAGMA database_list").fetchall():
-        if row[1] == "main":
-            return row[2] or None
-    return None
 
 
 @dataclass(frozen=True)
@@ -72,13 +64,15 @@ class OutputGuard:
         return replace(self, protected=frozenset(names))
 
     def with_connection(self, db: _Connection) -> OutputGuard:
-        """Also protect the file this connection has open, whatever path it was opened by."""
-        return self.protecting(database_file(db))
+        """Also protect the file this connection has open as its main database, whatever path
+        it was opened by (none in memory)."""
+        rows = db.execute("PRAGMA database_list").fetchall()
+        return self.protecting(*(row[2] for row in rows if row[1] == "main"))
 
     def check_file(self, path: Path) -> Path:
         """Refuse `path` unless it may be written; returns it with links resolved."""
         real = os.path.realpath(path)
-        self._not_database(path, real)
+        self._refuse_database(path)
         try:
             st = os.stat(real)
         except FileNotFoundError:
@@ -88,11 +82,10 @@ class OutputGuard:
             return Path(real)
         except OSError as exc:  # a parent that is a file, a loop of links, no permission
             raise OutputRefused(f"refusing to write {path}: {exc.strerror or exc}") from None
-        if self._is_database(st):
-            raise self._database_refusal(path)
+        self._refuse_database(path, st)
         if not stat.S_ISREG(st.st_mode):
-            raise OutputRefused(f"refusing to write {path}: it is {_kind(st.st_mode)}, "
-                                "not a regular file")
+            kind = _KINDS.get(stat.S_IFMT(st.st_mode), "a special file")
+            raise OutputRefused(f"refusing to write {path}: it is {kind}, not a regular file")
         if not self.force:
             raise OutputRefused(f"refusing to replace {path}: it already exists "
                                 "(--force, or \"replace existing files\" in the app, replaces "
@@ -101,36 +94,18 @@ class OutputGuard:
 
     def check_folder(self, path: Path) -> None:
         """Refuse `path` as an output folder unless it is one or does not exist yet."""
-        real = os.path.realpath(path)
-        self._not_database(path, real)
-        if os.path.lexists(path) and not os.path.isdir(real):
+        self._refuse_database(path)
+        if os.path.lexists(path) and not os.path.isdir(path):
             raise OutputRefused(f"refusing to export into {path}: it exists and is not a folder")
 
-    def _not_database(self, path: Path, real: str) -> None:
-        if real in self.protected or os.path.abspath(path) in self.protected:
-            raise self._database_refusal(path)
-
-    def _is_database(self, st: os.stat_result) -> bool:
-        for name in self.protected:
-            try:
-                other = os.stat(name)
-            except OSError:
-                continue
-            if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
-                return True
-        return False
-
-    @staticmethod
-    def _database_refusal(path: Path) -> OutputRefused:
-        return OutputRefused(f"refusing to write {path}: it is the database in use "
-                             "or one of its -wal/-shm files")
-
-
-def _kind(mode: int) -> str:
-    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
-             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-             (stat.S_ISSOCK, "a socket"))
-    return next((name for test, name in kinds if test(mode)), "a special file")
+    def _refuse_database(self, path: Path, st: os.stat_result | None = None) -> None:
+        """Refuse `path` if it names a protected file, or (given its stat) is one by inode."""
+        named = {os.path.realpath(path), os.path.abspath(path)} & self.protected
+        linked = st is not None and any(os.path.exists(name) and os.path.samestat(os.stat(name), st)
+                                        for name in self.protected)
+        if named or linked:
+            raise OutputRefused(f"refusing to write {path}: it is the database in use "
+                                "or one of its -wal/-shm files")
 
 
 @dataclass
@@ -184,10 +159,9 @@ class Staging:
             fh.flush()
             os.fsync(fh.fileno())  # complete on disk before the rename makes it visible
 
-    def write(self, target: Path, data: str | bytes) -> Path:
+    def write(self, target: Path, data: str | bytes) -> None:
         with self.writing(target, binary=isinstance(data, bytes)) as fh:
             fh.write(data)
-        return self.temporary(target)
 
     def temporary(self, target: Path) -> Path:
         """Where `target`'s content is until `commit()` (to hash it for a manifest)."""
@@ -200,11 +174,9 @@ class Staging:
                 raise OutputRefused(f"refusing to write {staged.target}: it changed while "
                                     "being written")
         done = []
-        while self._staged:
-            staged = self._staged[0]
-            os.replace(staged.temporary, staged.real)
-            self._staged.pop(0)
-            done.append(staged.target)
+        while self._staged:  # popped once renamed: a failed rename leaves the rest to discard()
+            os.replace(self._staged[0].temporary, self._staged[0].real)
+            done.append(self._staged.pop(0).target)
         return done
 
     def discard(self) -> None:
@@ -216,11 +188,11 @@ class Staging:
 
 
 @contextmanager
-def atomic_output(target: Path, guard: OutputGuard, *, binary: bool = False,
+def atomic_output(target: Path, guard: OutputGuard, *,
                   newline: str | None = "") -> Iterator[IO[Any]]:
-    """One output file, written through `Staging`."""
+    """One text output file, written through `Staging`."""
     with Staging(guard) as staging:
-        with staging.writing(target, binary=binary, newline=newline) as fh:
+        with staging.writing(target, newline=newline) as fh:
             yield fh
         staging.commit()
 

@@ -1,11 +1,10 @@
 """The tabular model behind CSV, Markdown, LaTeX and the terminal (`Table`), the spelling of
 typed columns, and the cell helpers every table module shares.
 
-Each table has typed columns (str, int, float, bool) so a CSV reader can restore the types, and a
-`display` subset for the narrow renderings (Markdown, LaTeX, terminal); CSV carries every column.
-The modules that build tables (copal_tui.export.tables, suite_tables, facet_tables,
-traceability) and the one that renders them (copal_tui.export.formats) all import this one and
-none of each other's model, so the table modules form no import cycle.
+Columns are typed (str, int, float, bool) so a CSV reader can restore the types; `display` is
+the subset of the narrow renderings (Markdown, LaTeX, terminal), CSV carries every column. The
+modules that build or render tables import this one and none of each other's model, so they
+form no import cycle.
 """
 
 from __future__ import annotations

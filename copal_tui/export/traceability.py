@@ -1,11 +1,9 @@
 """What lets a reader check the judge-validity figures of an export: the confusion matrices in
-scikit-learn's layout (a report table, in every format) and the file of every response counted
-(`validity_cases.csv`, or `validity_cases.jsonl` beside `report.json`), one row per response
-and judge setting: its item and model, the judge's verdict, the human reference and how it was
-formed (adjudicated or majority), the annotators, the cell and the content hash of what was
-labelled. Its rows per setting are exactly that setting's `n`, their cells its tp/fp/fn/tn
-(`copal_tui.services.cases` reads them, applying the report's reference rule; this module only
-formats them).
+scikit-learn's layout (a report table) and the file of every response counted
+(`validity_cases.csv`, or `.jsonl` beside `report.json`), one row per response and judge setting
+(`copal_tui.export.case_record`). Its rows per setting are exactly that setting's `n`, their
+cells its tp/fp/fn/tn: `copal_tui.services.cases` reads them, applying the report's reference
+rule; this module only formats them.
 """
 
 from __future__ import annotations

@@ -7,22 +7,21 @@ formatted by copal_tui.export.traceability). The jsonl format streams the store 
 `copal_tui.interchange.exporter`. This module owns what touches the database; every file's
 text comes from copal_tui.export, which reads no store.
 
-Every target is checked (copal_tui.export.safe_paths) before anything is written: never the
-database or its -wal/-shm files, never a non-regular file, an existing file only with `force`.
-Each file is then written to a temporary beside it and all are renamed into place together, the
-manifest last, so a failed export leaves none of its files behind; the manifest lists the sha256
-of every other file, so a folder with a manifest is complete.
+Every target is checked (copal_tui.export.safe_paths) before anything is written, and all the
+files are renamed into place together, the manifest last: a failed export leaves none of its
+files behind, and a folder with a manifest (the sha256 of every other file) is complete.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from copal_tui.export import formats
 from copal_tui.export.jsondoc import dumps
 from copal_tui.export.manifest import RunRow, StoreFacts, Vote, build_manifest
 from copal_tui.export.plots import render_plots
-from copal_tui.export.report_files import report_files
 from copal_tui.export.safe_paths import OutputGuard, Staging
+from copal_tui.export.tables import report_tables, scope_lines
 from copal_tui.export.traceability import case_files
 from copal_tui.interchange import exporter
 from copal_tui.metrics.document import ReportDocument
@@ -51,30 +50,24 @@ def export_folder(db: Database, fmt: str, out: Path, doc: ReportDocument | None,
     open is always protected.
     """
     guard = (guard or OutputGuard()).with_connection(db)
-    contents: dict[str, str | bytes] = {}  # relative path -> content (store.jsonl is streamed)
-    worlds = None
     if fmt == "jsonl":
-        names = ["store.jsonl"]
-        exclusions = _unexported(db)
+        worlds, exclusions = None, _unexported(db)
+        contents: dict[str, str | bytes] = {}  # relative path -> content
     else:
         assert doc is not None
-        worlds = doc.scope.worlds
-        contents.update(report_files(doc, fmt))
-        # Every response behind the judge-validity counts, listed and checksummed like the rest.
-        contents.update(case_files(validity_cases(db, doc), fmt))
-        names = list(contents)
-        exclusions = doc.exclusions
+        worlds, exclusions = doc.scope.worlds, doc.exclusions
+        # The report, and every response behind its judge-validity counts.
+        contents = {**report_files(doc, fmt), **case_files(validity_cases(db, doc), fmt)}
     if plots and doc is not None:
-        figures = {f"plots/{name}": data for name, data in render_plots(doc).items()}
-        contents.update(figures)
-        names += list(figures)
+        contents.update({f"plots/{name}": data for name, data in render_plots(doc).items()})
+    names = [*(["store.jsonl"] if fmt == "jsonl" else []), *contents]  # store.jsonl is streamed
     # Every target passes before the first byte is written: a refusal leaves the disk as it was.
     guard.check_folder(out)
     if plots:
         guard.check_folder(out / "plots")
     manifest_path = out / "manifest.json"
-    for name in [*names, manifest_path.name]:
-        guard.check_file(out / name)
+    for path in [*(out / name for name in names), manifest_path]:
+        guard.check_file(path)
     written = [out / name for name in names]
     with Staging(guard) as staging:
         if fmt == "jsonl":
@@ -83,11 +76,26 @@ def export_folder(db: Database, fmt: str, out: Path, doc: ReportDocument | None,
         for name, data in contents.items():
             staging.write(out / name, data)
         manifest = build_manifest(store_facts(db, worlds), created_at=utcnow(), fmt=fmt,
-                                  out=out, files=written, worlds=worlds, report=doc,
-                                  exclusions=exclusions, content=staging.temporary)
+                                  out=out, files=written, report=doc, exclusions=exclusions,
+                                  content=staging.temporary)
         staging.write(manifest_path, dumps(manifest))
         staging.commit()
     return written, manifest_path
+
+
+def report_files(doc: ReportDocument, fmt: str) -> dict[str, str]:
+    """File name -> text of the report in `fmt`: csv one file per table, json `report.json`,
+    md `report.md`, latex `report.tex`."""
+    if fmt == "json":
+        return {"report.json": dumps(doc)}
+    tables = report_tables(doc)
+    if fmt == "csv":
+        return {f"{t.name}.csv": formats.table_csv(t) for t in tables}
+    if fmt == "md":
+        return {"report.md": formats.report_markdown(tables, formats.HEADING, scope_lines(doc))}
+    if fmt == "latex":
+        return {"report.tex": formats.report_latex(tables, formats.HEADING, scope_lines(doc))}
+    raise ValueError(f"unknown report format {fmt!r}")
 
 
 def store_facts(db: Database, worlds: list[str] | None) -> StoreFacts:
