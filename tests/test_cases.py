@@ -162,9 +162,8 @@ def test_plot_rows_are_the_human_reference(fixture_db, monkeypatch):
 
     figures: list[Any] = []
     monkeypatch.setattr(plots, "_save", lambda plt, fig, stem: figures.append(fig) or {})
-    entry = build_document(connect(fixture_db), ReportOptions(bootstrap=0)).validity_of(
-        "J1", "contract")
-    assert entry is not None
+    doc = build_document(connect(fixture_db), ReportOptions(bootstrap=0))
+    [entry] = [v for v in doc.judge_validity if (v.judge, v.mode) == ("J1", "contract")]
     plt = plots._pyplot()
     plots.confusion(plt, entry)
     ax = figures[0].axes[0]

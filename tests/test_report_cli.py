@@ -96,9 +96,11 @@ def test_empty_database_reports_without_failing(cli, initialised):
 
 def test_terminal_and_stdout_formats(cli, fixture_db):
     terminal = _ok(cli("report", "--bootstrap", "20", db=fixture_db)).stdout
-    for title in ("Error rate on composed items", "Facet atlas", "Paired contrast",
-                  "Judge validity", "Human agreement", "Judge-family sensitivity",
-                  "Rogan-Gladen", "Exclusions"):
+    # The terminal shows the export tables (their titles) besides its own pivots.
+    for title in ("Error rates on composed items", "Error rate by pattern (rows)",
+                  "Facet atlas", "Paired contrast", "Controls", "Judge validity",
+                  "Confusion matrices", "Human agreement", "Judge-family sensitivity",
+                  "Rogan-Gladen", "Corpus profile", "Exclusions"):
         assert title in terminal
     md = _ok(cli("report", "--format", "md", "--bootstrap", "20", db=fixture_db)).stdout
     assert md.startswith("# copal report") and "| model | n | errors |" in md

@@ -19,11 +19,8 @@ from copal_tui.export.facet_tables import (
     observed_section,
 )
 from copal_tui.export.fit_table import packed, print_table
+from copal_tui.export.formats import NA, cell_text
 from copal_tui.metrics.document import ReportDocument
-
-
-def _fraction(value: float) -> str:
-    return "n/a" if value != value else f"{value:.3f}"  # NaN is the one value unequal to itself
 
 
 def print_observed_facets(console: Any, doc: ReportDocument) -> list[str]:
@@ -44,18 +41,19 @@ def print_observed_facets(console: Any, doc: ReportDocument) -> list[str]:
                 for r in section[key]["rows"]]
         used += [r["target_facet"] for r in section[key]["rows"] if r["target_facet"] not in used]
         who = f"judge {judge_setting(section)}" if source == "judge" else "human reference"
-        layouts.append(print_table(console, headers, rows, numeric=set(range(1, len(headers))), keys=1,
-                    title=f"Observed facet (columns) of errors by target facet (rows), {who}"))
+        layouts.append(print_table(
+            console, headers, rows, numeric=set(range(1, len(headers))),
+            title=f"Observed facet (columns) of errors by target facet (rows), {who}"))
     names = [*columns, *(u for u in used if u not in columns and u in FACET_CODES)]
     # Packed as fit_table packs its legends: an entry is never split across lines.
     for line in packed([Text(visible(e)) for e in legend_entries(names)], console.width):
         console.print(line)
     a = section["agreement"]
     human = section["human_table"]
-    kappa = _fraction(a["kappa"]) if a["kappa"] is not None else "n/a"
     summary = (f"judge vs human facet on {a['n_both_errors']} responses both call errors: "
                f"{a['n_agree']} of {a['n_compared']} with a facet from each agree "
-               f"({_fraction(a['agreement'])}); kappa {kappa}")
+               f"({cell_text(a['agreement'], 'float', 3, NA)}); "
+               f"kappa {cell_text(a['kappa'], 'float', 3, NA)}")
     if a.get("kappa_reason"):
         summary += f" ({a['kappa_reason']})"
     summary += (f"; excluded: {human['error_ties_excluded']} error ties, "

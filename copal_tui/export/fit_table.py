@@ -137,11 +137,9 @@ def _abbreviated(grid: Grid, room: int,
     The headers that save most go first, until the minimum widths fit `room`; with `every`,
     all that are longer than their data are lettered (a pivot's model columns read better
     all alike)."""
-    saving: dict[int, int] = {}
-    for i, h in enumerate(grid.headers):
-        data = max(max((_width(c) for c in grid.column(i)), default=0), 1)
-        if i in grid.numeric and _longest_word(h) > data:
-            saving[i] = _longest_word(h) - data
+    # What lettering a numeric column saves: its header's excess over its data.
+    saving = {i: grid.min_width(i, h) - grid.min_width(i, "") for i, h in enumerate(grid.headers)
+              if i in grid.numeric and grid.min_width(i, h) > grid.min_width(i, "")}
     excess = sum(grid.min_width(i, h) for i, h in enumerate(grid.headers)) - room
     chosen: list[int] = []
     for i in sorted(saving, key=lambda i: -saving[i]):

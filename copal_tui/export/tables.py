@@ -31,8 +31,6 @@ from copal_tui.metrics.provenance import line
 
 ALL = "(all models)"
 POOLED = "(pooled)"
-
-
 RATE = "n:int errors:int error_rate:float ci_low:float ci_high:float"
 
 
@@ -111,12 +109,6 @@ def contrast_tables(doc: ReportDocument) -> list[Table]:
         ab.rows += [[r.method, POOLED, r.selected_items, *_rate(r)],
                     *([r.method, model, r.selected_items, *_rate(cell)]
                       for model, cell in r.by_model.items())]
-    return [pc, ab, *control_tables(doc)]
-
-
-def control_tables(doc: ReportDocument) -> list[Table]:
-    """The paper's controls: error by active clauses, by query-length quartile, and on
-    non-interacting multi-clause controls beside the composed items of the same models."""
     c = doc.controls
     t = Table("controls", "Controls (primary judge): error by active clauses, by query-length "
               "quartile, and on non-interacting multi-clause controls", cols(
@@ -134,7 +126,7 @@ def control_tables(doc: ReportDocument) -> list[Table]:
                *_rate(c.non_interacting.pooled)],
               ["non_interacting", "composed (same models)", POOLED, None, None,
                *_rate(c.non_interacting.composed_pooled)]]
-    return [t]
+    return [pc, ab, t]
 
 
 def validity_tables(doc: ReportDocument) -> list[Table]:
@@ -284,7 +276,7 @@ def report_tables(doc: ReportDocument) -> list[Table]:
 
 
 def scope_lines(doc: ReportDocument) -> list[str]:
-    """What the report is computed over, as sentences for the Markdown and LaTeX headers."""
+    """What the report is computed over, as sentences heading the Markdown, LaTeX and terminal."""
     scope = doc.scope
     primary, reference = scope.primary_judge, scope.reference_judge
     lines = [

@@ -1,14 +1,13 @@
 """The cases behind a figure: every response a count of the report rests on, with the judge's
 verdict, the human reference and how it was formed, and its confusion cell.
 
-Shared by `copal cases`, the TUI's lists (the cases screen opened from a dashboard cell or the
-palette, the items list's `disagree:` and `cell:` filters) and the export's
-`validity_cases` file. The reference comes from `copal_tui.metrics.reference.reference_rule`,
-the function the report's `frame.reference` calls, over the same current labels and decisions
-(`store.browse.cases`), so a list has exactly the responses of the count it explains: the
-responses of cell fp of a judge setting are the report's `fp` of that setting, one by one. Each
-public read is one read transaction (the judged rows and the votes of one snapshot). A case is a
-`copal_tui.export.case_record.Case`, typed beside the renderings that format it.
+Shared by `copal cases`, the TUI's lists (the cases screen, the items list's `disagree:` and
+`cell:` filters) and the export's `validity_cases` file. The reference comes from
+`copal_tui.metrics.reference.reference_rule`, as the report's `frame.reference` does, over the
+same current labels and decisions (`store.browse.cases`), so a list has exactly the responses of
+the count it explains (cell fp of a judge setting: the report's `fp` of that setting, one by
+one). Each public read is one read transaction (the judged rows and the votes of one snapshot).
+A case is a `copal_tui.export.case_record.Case`.
 
 Error is the positive class: tp = judge error, reference error; fp = judge error, reference no
 error; fn = judge no error, reference error; tn = neither. A response without a reference (not
@@ -24,12 +23,15 @@ from typing import Any
 
 from copal_tui.export.case_record import Case
 from copal_tui.metrics.document import ReportDocument
+from copal_tui.metrics.options import parse_setting, pick
 from copal_tui.metrics.reference import CELL_NAMES as CELLS
 from copal_tui.metrics.reference import SOURCES, reference_rule
 from copal_tui.services import reading
 from store.browse import cases as sql
+from store.browse import lists
 from store.browse.lists import Filter, FilterError, Page, PageRequest
 from store.db import Database
+from store.report import reads
 
 DISAGREE = ("fp", "fn")
 AGREE = ("tp", "tn")
@@ -57,22 +59,10 @@ class CaseSpec:
 # ------------------------------------------------------------------ reading cases
 
 
-def default_setting(db: Database, mode: str = "contract",
-                    worlds: Sequence[str] = ()) -> tuple[str, str] | None:
-    """The judge setting the report would take as primary (`copal_tui.metrics.options.pick`)."""
-    from copal_tui.metrics.options import pick
-
-    with reading(db):
-        counts = sql.setting_counts(db, worlds)
-    return pick(counts, None, mode, "judge")
-
-
 def pick_setting(db: Database, judge: str | None, mode: str,
                  worlds: Sequence[str] = ()) -> tuple[str, str] | None:
     """The judge setting `judge` names in `mode`, or the report's primary when None
     (`copal_tui.metrics.options.pick`; ReportError for a judge without usable judgments)."""
-    from copal_tui.metrics.options import pick
-
     with reading(db):
         counts = sql.setting_counts(db, worlds)
     return pick(counts, judge, mode, "judge")
@@ -80,8 +70,6 @@ def pick_setting(db: Database, judge: str | None, mode: str,
 
 def known_worlds(db: Database) -> list[str]:
     """Every world id (what `--world` may name)."""
-    from store.report import reads
-
     with reading(db):
         return list(reads.known_worlds(db))
 
@@ -90,7 +78,7 @@ def resolve(db: Database, spec: CaseSpec) -> CaseSpec:
     """`spec` with its judge named (the default one when it was None); ValueError if none."""
     if spec.judge is not None:
         return spec
-    found = default_setting(db, spec.mode, spec.worlds)
+    found = pick_setting(db, None, spec.mode, spec.worlds)
     if found is None:
         raise ValueError("no judge setting has usable judgments")
     return replace(spec, judge=found[0], mode=found[1])
@@ -108,7 +96,7 @@ def with_reference(db: Database, spec: CaseSpec, rows: Sequence[sql.JudgedRow],
                    everything: bool = False) -> list[Case]:
     """The judged rows of `store.browse.cases.judged` as cases, with their reference labels (the
     votes read for these responses only, or for all when `everything`)."""
-    import numpy as np
+    import numpy as np  # here, not at the top: importing the service stays cheap (start-up)
 
     assert spec.judge is not None
     ids = [r.response_id for r in rows]
@@ -161,12 +149,10 @@ def validity_cases(db: Database, doc: ReportDocument) -> list[Case]:
     """Every response counted in the report's judge validity, setting by setting (the
     settings in the report's order): one case per response in a cell, nothing else."""
     worlds = tuple(doc.scope.worlds)
-    out: list[Case] = []
     with reading(db):
-        for entry in doc.judge_validity:
-            out += find(db, CaseSpec(judge=entry.judge, mode=entry.mode, worlds=worlds,
-                                     cells=CELLS))
-    return out
+        return [case for entry in doc.judge_validity
+                for case in find(db, CaseSpec(judge=entry.judge, mode=entry.mode,
+                                              worlds=worlds, cells=CELLS))]
 
 
 def counts(cases: Sequence[Case]) -> dict[str, int]:
@@ -212,10 +198,11 @@ def narrow(cells: tuple[str, ...], more: tuple[str, ...]) -> tuple[str, ...]:
 
 def apply_filters(spec: CaseSpec, filters: Mapping[str, str]) -> CaseSpec:
     """`spec` narrowed by `key:value` filters typed in a list (FilterError on a bad one)."""
-    from copal_tui.metrics.options import parse_setting
-
     for key, value in filters.items():
         key = key.lower()
+        if key not in CASE_FILTER_KEYS:
+            raise FilterError(f"unknown filter {key!r} (this list knows: "
+                              f"{', '.join(CASE_FILTER_KEYS)})")
         try:
             if key == "cell":
                 spec = replace(spec, cells=narrow(spec.cells, parse_cells(value)))
@@ -240,14 +227,9 @@ def apply_filters(spec: CaseSpec, filters: Mapping[str, str]) -> CaseSpec:
                     raise ValueError("expects under_enforcement, over_enforcement, mixed, "
                                      "unknown or none")
                 spec = replace(spec, direction=value)
-            else:
-                raise FilterError(f"unknown filter {key!r} (this list knows: "
-                                  f"{', '.join(CASE_FILTER_KEYS)})")
         except KeyError:
             raise FilterError(f"{key}: expects error or ok") from None
         except ValueError as exc:
-            if isinstance(exc, FilterError):
-                raise
             raise FilterError(f"{key}: {exc}") from None
     return spec
 
@@ -279,12 +261,8 @@ def page(spec: CaseSpec, db: Database, req: PageRequest) -> CasePage:
             rows, total = sql.judged_page(db, _query(spec), offset, limit)
             shown = with_reference(db, spec, rows)
     assert spec.judge is not None
-    return CasePage([_row(c) for c in shown], total, offset, limit,
-                    setting=(spec.judge, spec.mode), cases=tuple(shown))
-
-
-def _row(c: Case) -> dict[str, Any]:
-    return {**c.record(), "id": c.response_id}
+    return CasePage([{**c.record(), "id": c.response_id} for c in shown], total, offset,
+                    limit, setting=(spec.judge, spec.mode), cases=tuple(shown))
 
 
 # ------------------------------------------------------------------ the items list's filters
@@ -295,10 +273,8 @@ ITEM_KEYS = ("cell", "disagree", "judge")
 
 def items_page(db: Database, world_id: str, req: PageRequest) -> Page:
     """`store.browse.lists.items_page` with the filters of `item_filters`."""
-    from store.browse.lists import items_page as page_of_items
-
     with reading(db):
-        return page_of_items(db, world_id, req, item_filters(db, world_id, req.filters))
+        return lists.items_page(db, world_id, req, item_filters(db, world_id, req.filters))
 
 
 def item_filters(db: Database, world_id: str, filters: Mapping[str, str]
@@ -309,9 +285,6 @@ def item_filters(db: Database, world_id: str, filters: Mapping[str, str]
     default the report's primary); `disagree:no` when none of its responses is a
     disagreement (an item nobody labelled has no disagreement)."""
     mine = {k.lower(): v for k, v in filters.items() if k.lower() in ITEM_KEYS}
-    if not mine:
-        # Listed (never applied) so that a mistyped key's error names these keys too.
-        return {key: ("? IS NOT NULL", lambda _v: 1) for key in ITEM_KEYS}
     spec = apply_filters(CaseSpec(worlds=(world_id,)), mine)
     negate = "cell" not in mine and "disagree" in mine and not parse_flag(mine["disagree"])
     extra: dict[str, Filter] = {}
@@ -320,15 +293,13 @@ def item_filters(db: Database, world_id: str, filters: Mapping[str, str]
             cases = find(db, replace(spec, cells=DISAGREE) if negate else spec)
         except ValueError as exc:
             raise FilterError(str(exc)) from None
-        extra["cell" if "cell" in mine else "disagree"] = _member(
-            sorted({c.item_id for c in cases}), negate)
-    # The other keys chose the judge or narrowed the cells above: true for every item now.
+        ids = json.dumps(sorted({c.item_id for c in cases}))
+        extra["cell" if "cell" in mine else "disagree"] = (
+            f"items.id {'NOT ' if negate else ''}IN (SELECT value FROM json_each(?))",
+            lambda _v: ids)
+    # Every other key (all of them without a cell filter) is true for every item: it chose the
+    # judge or narrowed the cells above, or is listed only so that a mistyped key's error
+    # names these keys too.
     for key in ITEM_KEYS:
         extra.setdefault(key, ("? IS NOT NULL", lambda _v: 1))
     return extra
-
-
-def _member(item_ids: list[str], negate: bool) -> Filter:
-    text = json.dumps(item_ids)
-    return (f"items.id {'NOT ' if negate else ''}IN (SELECT value FROM json_each(?))",
-            lambda _v: text)
