@@ -76,8 +76,8 @@ def judgment_codes(db: Database, settings: list[tuple[str, str]]
     From the same pass, the observed facet of every error judgment that names one (the
     report's `observed_facets`), as (response rowid * S + setting) * 16 + facet code, the code
     the position in FACETS plus one, or OTHER_FACET for a stored name that is not a facet's
-    exact value (`store.report.facets.other_facets` reads those names when the metrics ask
-    for them). Reading the facets here spares a second pass over the judgments, the report's
+    exact value (`store.report.facets.other_facets` reads those names when the report has
+    some). Reading the facets here spares a second pass over the judgments, the report's
     largest read; the names are not read here, since a column for them cost the pass a third
     more even when it stayed empty.
 
