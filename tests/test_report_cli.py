@@ -102,6 +102,11 @@ def test_terminal_and_stdout_formats(cli, fixture_db):
                   "Confusion matrices", "Human agreement", "Judge-family sensitivity",
                   "Rogan-Gladen", "Corpus profile", "Exclusions"):
         assert title in terminal
+    # The controls and the ablation are shown pooled over targets (models A and B); the
+    # exports break them down by model as well.
+    controls = terminal[terminal.index("Controls"):terminal.index("Judge validity")]
+    assert "(pooled)" in controls
+    assert not re.search(r"│ [AB] +│", controls)
     md = _ok(cli("report", "--format", "md", "--bootstrap", "20", db=fixture_db)).stdout
     assert md.startswith("# copal report") and "| model | n | errors |" in md
     stream = _ok(cli("report", "--format", "csv", "--bootstrap", "20", db=fixture_db)).stdout

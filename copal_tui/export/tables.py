@@ -65,7 +65,7 @@ def atlas_tables(doc: ReportDocument) -> list[Table]:
                       "over_enforcement:int mixed:int unknown_direction:int "
                       "under_enforcement_share:float over_enforcement_share:float "
                       "mixed_share:float"),
-                  display=["pattern", "facet", "n", "errors", "under_enforcement_share",
+                  display=["facet", "n", "errors", "under_enforcement_share",
                            "over_enforcement_share", "mixed_share"])
     atlas.rows = [[a.pattern, facet, a.n, a.errors, a.under_enforcement, a.over_enforcement,
                    a.mixed, a.unknown_direction, a.under_enforcement_share.value,

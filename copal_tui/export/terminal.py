@@ -24,6 +24,7 @@ from copal_tui.export.formats import NA, cell_text
 from copal_tui.export.suite_tables import compass_tables, dialogue_tables, summary_tables
 from copal_tui.export.table import Table
 from copal_tui.export.tables import (
+    POOLED,
     atlas_tables,
     contrast_tables,
     corpus_tables,
@@ -39,6 +40,8 @@ from copal_tui.metrics.document_suites import PasRow
 from copal_tui.metrics.rates import PATTERN_ORDER
 
 INTERVAL = ("ci_low", "ci_high")  # how the names of a table's interval columns end
+# Tables the overview shows pooled over targets only (the exports add a row per model).
+POOLED_ONLY = ("controls", "ablation")
 
 
 def f3(value: Any) -> str:
@@ -106,6 +109,9 @@ def print_report(doc: ReportDocument, console: Console | None = None) -> None:
         _pivot(console, doc, key, label)
     for t in [*atlas_tables(doc), *contrast_tables(doc), *validity_tables(doc),
               *confusion_tables(doc), *sensitivity_tables(doc)]:
+        if t.name in POOLED_ONLY:
+            at = [name for name, _kind in t.columns].index("model")
+            t.rows = [row for row in t.rows if row[at] == POOLED]
         show(console, t)
     print_observed_facets(console, doc)
     _compass(console, doc)
