@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.stub_server import _Server, answer
-
-USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+from tests.http_stub_support import USAGE, JsonHandler, chat_completion, serve_http
+from tests.stub_server import answer
 
 
 @dataclass
@@ -125,59 +123,36 @@ def _file_part(content_type: str, body: bytes) -> bytes:
 
 
 def _handler(stub: BatchStub) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _send(self, status: int, body: dict[str, Any] | bytes) -> None:
-            data = body if isinstance(body, bytes) else json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def do_GET(self) -> None:
             parts = self.path.split("?")[0].strip("/").split("/")
             if parts[:2] == ["v1", "batches"] and len(parts) == 3:
-                self._send(200, stub.retrieve(parts[2]))
+                self.send_json(200, stub.retrieve(parts[2]))
             elif parts[:2] == ["v1", "files"] and parts[-1] == "content":
-                self._send(200, stub.files[parts[2]])
+                self.send_json(200, stub.files[parts[2]])
             else:
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                self.send_json(404, {"error": {"message": f"no route {self.path}"}})
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length", 0)))
             parts = self.path.split("?")[0].strip("/").split("/")
             if parts == ["v1", "files"]:
-                self._send(200, stub.upload(_file_part(self.headers["content-type"], raw)))
+                self.send_json(200, stub.upload(_file_part(self.headers["content-type"], raw)))
             elif parts == ["v1", "batches"]:
-                self._send(200, stub.create(json.loads(raw)))
+                self.send_json(200, stub.create(json.loads(raw)))
             elif parts[:2] == ["v1", "batches"] and parts[-1] == "cancel":
-                self._send(200, stub.cancel(parts[2]))
+                self.send_json(200, stub.cancel(parts[2]))
             elif parts == ["v1", "chat", "completions"]:
                 with stub.lock:
                     stub.live_calls += 1
                 messages = json.loads(raw)["messages"]
-                self._send(200, {"id": "chatcmpl-live", "object": "chat.completion",
-                                 "created": 1, "model": "stub", "usage": USAGE,
-                                 "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                                     "role": "assistant", "content": answer(messages)}}]})
+                self.send_json(200, chat_completion(answer(messages),
+                                                    completion_id="chatcmpl-live"))
             else:
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                self.send_json(404, {"error": {"message": f"no route {self.path}"}})
 
     return Handler
 
 
-@contextmanager
-def serve(stub: BatchStub) -> Iterator[str]:
-    server = _Server(("127.0.0.1", 0), _handler(stub))
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+def serve(stub: BatchStub) -> AbstractContextManager[str]:
+    return serve_http(_handler(stub))

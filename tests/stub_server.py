@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from copal_tui.offline import engine
+from tests.http_stub_support import JsonHandler, chat_completion, serve_http
 
 
 @dataclass
@@ -49,31 +49,9 @@ def answer(messages: list[dict[str, Any]]) -> str:
 
 
 def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _send(self, status: int, body: dict[str, Any] | str,
-                  headers: dict[str, str] | None = None) -> None:
-            data = (body if isinstance(body, str) else json.dumps(body)).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def _ok(self, content: str) -> None:
-            self._send(200, {
-                "id": "chatcmpl-stub", "object": "chat.completion", "created": 1,
-                "model": "stub", "choices": [{"index": 0, "finish_reason": "stop",
-                                              "message": {"role": "assistant",
-                                                          "content": content}}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            })
+            self.send_json(200, chat_completion(content))
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
@@ -86,10 +64,10 @@ def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
                 time.sleep(stub.latency)
             kind = act[0]
             if kind == "429":
-                self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}},
-                           {"Retry-After": str(act[1])})
+                self.send_json(429, {"error": {"message": "rate limited", "type": "rate_limit"}},
+                              {"Retry-After": str(act[1])})
             elif kind == "500":
-                self._send(500, {"error": {"message": "upstream failure"}})
+                self.send_json(500, {"error": {"message": "upstream failure"}})
             elif kind == "slow":
                 time.sleep(act[1])
                 self._ok(answer(messages))
@@ -105,22 +83,5 @@ def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client that timed out closed the socket before a slow answer: expected here.
-        pass
-
-
-@contextmanager
-def serve(stub: Stub) -> Iterator[str]:
-    server = _Server(("127.0.0.1", 0), _handler(stub))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+def serve(stub: Stub) -> AbstractContextManager[str]:
+    return serve_http(_handler(stub))

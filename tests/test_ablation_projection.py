@@ -22,6 +22,7 @@ from copal_tui.cli import main
 from copal_tui.domain.selection import greedy_select
 from copal_tui.pipeline.ablate import baseline_candidates
 from store.pipeline.rows import ItemRow
+from tests.db_support import copy_db, query_rows
 
 WORLD = "skyline-air"
 BUDGET = 12
@@ -36,25 +37,9 @@ def _run(db: Path, *args: str) -> str:
     return result.stdout
 
 
-def _q(db: Path, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(db)
-    conn.row_factory = sqlite3.Row
-    rows = conn.execute(sql, params).fetchall()
-    conn.close()
-    return rows
-
-
-def _copy(src: Path, dst: Path) -> Path:
-    a, b = sqlite3.connect(src), sqlite3.connect(dst)
-    a.backup(b)
-    a.close()
-    b.close()
-    return dst
-
-
 def _selected(db: Path, method: str) -> list[str]:
-    return [r["id"] for r in _q(db, "SELECT id FROM items WHERE method = ? AND selected = 1 "
-                                    "AND parent_item_id IS NULL ORDER BY id", (method,))]
+    return [r["id"] for r in query_rows(db, "SELECT id FROM items WHERE method = ? AND selected = "
+                                            "1 AND parent_item_id IS NULL ORDER BY id", (method,))]
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +56,7 @@ def suite(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def judged(suite, tmp_path_factory) -> Path:
-    db = _copy(suite, tmp_path_factory.mktemp("judged") / "judged.db")
+    db = copy_db(suite, tmp_path_factory.mktemp("judged") / "judged.db")
     _run(db, "run", "respond", "judge", "--world", WORLD, "--model", BOT, "--judge",
          "offline/judge", *GEN)
     return db
@@ -94,11 +79,11 @@ def test_every_method_reaches_the_matched_budget_and_has_a_figure(judged):
 
 
 def test_raw_policy_items_keep_their_policy_ids(suite):
-    policies = {r["id"] for r in _q(suite, "SELECT id FROM policies WHERE world_id = ?",
-                                    (WORLD,))}
-    clause_policies = [set(json.loads(r["policy_ids"])) for r in
-                       _q(suite, "SELECT policy_ids FROM clauses WHERE world_id = ?", (WORLD,))]
-    raw = _q(suite, "SELECT * FROM items WHERE method = 'raw_policy'")
+    policies = {r["id"] for r in query_rows(suite, "SELECT id FROM policies WHERE world_id = ?",
+                                            (WORLD,))}
+    clause_policies = [set(json.loads(r["policy_ids"])) for r in query_rows(
+        suite, "SELECT policy_ids FROM clauses WHERE world_id = ?", (WORLD,))]
+    raw = query_rows(suite, "SELECT * FROM items WHERE method = 'raw_policy'")
     assert len(raw) == 3 * BUDGET  # the candidate pool: three per final item
     for item in raw:
         planned = json.loads(item["screening"])["planned"]["policy_ids"]
@@ -114,7 +99,7 @@ def test_raw_policy_items_keep_their_policy_ids(suite):
 
 
 def test_baseline_selection_ignores_the_mapping(suite, tmp_path):
-    db = _copy(suite, tmp_path / "remapped.db")
+    db = copy_db(suite, tmp_path / "remapped.db")
     before = {m: _selected(db, m) for m in BASELINES}
     assert all(len(ids) == BUDGET for ids in before.values())
     conn = sqlite3.connect(db)
@@ -182,11 +167,11 @@ def test_projection_screening_rejects_and_the_contrast_drops_the_parent(suite, t
                                                                         monkeypatch):
     from copal_tui.offline import engine
 
-    db = _copy(suite, tmp_path / "projected.db")
+    db = copy_db(suite, tmp_path / "projected.db")
     monkeypatch.setitem(engine.HANDLERS, "projection",
                         _leaky(engine.HANDLERS["projection"]))
     _run(db, "run", "project", "--world", WORLD, *GEN)
-    projections = _q(db, "SELECT * FROM items WHERE method = 'projection'")
+    projections = query_rows(db, "SELECT * FROM items WHERE method = 'projection'")
     verdicts = {p["id"]: json.loads(p["screening"]) for p in projections}
     rejected = {i for i, v in verdicts.items() if v["passed"] is False}
     assert rejected and len(rejected) < len(projections)
@@ -197,17 +182,18 @@ def test_projection_screening_rejects_and_the_contrast_drops_the_parent(suite, t
         assert v["still_active"] and set(v["still_active"]) <= set(v["neutralised"])
         assert v["kept_clause"] not in v["still_active"]
     # Every selected composed item has one stored projection per clause of its composition.
-    for item in _q(db, "SELECT i.id, c.clause_ids FROM items i JOIN compositions c ON "
-                       "c.id = i.composition_id WHERE i.method = 'copal' AND i.selected = 1"):
-        n = len(_q(db, "SELECT id FROM items WHERE parent_item_id = ?", (item["id"],)))
+    for item in query_rows(db, "SELECT i.id, c.clause_ids FROM items i JOIN compositions c ON "
+                               "c.id = i.composition_id WHERE i.method = 'copal' "
+                               "AND i.selected = 1"):
+        n = len(query_rows(db, "SELECT id FROM items WHERE parent_item_id = ?", (item["id"],)))
         assert n == len(json.loads(item["clause_ids"]))
 
     _run(db, "run", "respond", "judge", "--world", WORLD, "--model", BOT, "--judge",
          "offline/judge", *GEN)
-    answered = {r["item_id"] for r in _q(db, "SELECT item_id FROM responses")}
+    answered = {r["item_id"] for r in query_rows(db, "SELECT item_id FROM responses")}
     assert not rejected & answered
     assert set(verdicts) - rejected <= answered
-    parents = {r["parent_item_id"] for r in _q(
+    parents = {r["parent_item_id"] for r in query_rows(
         db, "SELECT parent_item_id FROM items WHERE method = 'projection' AND "
             "json_extract(screening, '$.passed') = 0")}
     doc = json.loads(_run(db, "report", "--json"))
@@ -224,9 +210,10 @@ def test_projection_screening_rejects_and_the_contrast_drops_the_parent(suite, t
 
 
 def test_a_short_pool_is_reported_not_silently_under_filled(suite, tmp_path):
-    db = _copy(suite, tmp_path / "short.db")
-    keep = [r["id"] for r in _q(db, "SELECT id FROM items WHERE method = 'raw_policy' AND "
-                                    "json_extract(screening, '$.passed') = 1 ORDER BY id")][:5]
+    db = copy_db(suite, tmp_path / "short.db")
+    keep = [r["id"] for r in query_rows(db, "SELECT id FROM items WHERE method = 'raw_policy' "
+                                            "AND json_extract(screening, '$.passed') = 1 "
+                                            "ORDER BY id")][:5]
     conn = sqlite3.connect(db)
     # Only five raw-policy candidates survive screening.
     conn.execute("UPDATE items SET screening = json_set(screening, '$.passed', json('false')) "
@@ -239,8 +226,8 @@ def test_a_short_pool_is_reported_not_silently_under_filled(suite, tmp_path):
     assert result.exit_code == 0, result.output
     assert f"raw_policy in {WORLD}: 5 of {BUDGET}" in result.output
     assert _selected(db, "raw_policy") == keep
-    manifest = json.loads(_q(db, "SELECT manifest FROM runs WHERE stage = 'ablate' "
-                                 "ORDER BY started_at DESC LIMIT 1")[0]["manifest"])
+    manifest = json.loads(query_rows(db, "SELECT manifest FROM runs WHERE stage = 'ablate' "
+                                         "ORDER BY started_at DESC LIMIT 1")[0]["manifest"])
     assert manifest["counts"]["short_raw_policy"] == BUDGET - 5
     assert "short_clause_only" not in manifest["counts"]
     doc = json.loads(_run(db, "report", "--json"))

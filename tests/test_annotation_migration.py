@@ -36,6 +36,7 @@ from store.migrations.apply import MIGRATIONS
 from store.report import compass
 from store.report import reads as report_reads
 from tests.compass_tui_support import build_compass_db
+from tests.db_support import query_dicts
 from tests.dialogue_tui_support import MISTAKES, build_dialogue_db
 from tests.tui_label_support import build_db
 
@@ -54,15 +55,6 @@ def cli(db: Path, *args: str) -> str:
     result = CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return result.output
-
-
-def all_rows(db: Path, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
-    conn = sqlite3.connect(db)
-    conn.row_factory = sqlite3.Row
-    try:
-        return [dict(r) for r in conn.execute(sql, params)]
-    finally:
-        conn.close()
 
 
 def copy_content(target: Path, sources: list[Path]) -> None:
@@ -207,8 +199,8 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     old, native = tmp / "old.db", tmp / "native.db"
     old_store(old, sources)
     native_store(native, sources)
-    before = {t: all_rows(old, f"SELECT * FROM {t} ORDER BY rowid") for t in OLD_TABLES}
-    views = {v: all_rows(old, f"SELECT * FROM {v} ORDER BY id") for v in OLD_VIEWS}
+    before = {t: query_dicts(old, f"SELECT * FROM {t} ORDER BY rowid") for t in OLD_TABLES}
+    views = {v: query_dicts(old, f"SELECT * FROM {v} ORDER BY id") for v in OLD_VIEWS}
     reads = old_report_reads(old)
     assert "m010_annotation_log" in cli(old, "migrate")
     return {"old": old, "native": native, "before": before, "views": views, "reads": reads}
@@ -217,7 +209,7 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def old_report_reads(db: Path) -> dict[str, list[tuple]]:
     """The label reads of the report, with the SQL the code ran before m010."""
     def q(sql: str) -> list[tuple]:
-        return [tuple(r.values()) for r in all_rows(db, sql)]
+        return [tuple(r.values()) for r in query_dicts(db, sql)]
 
     return {
         "labels": q("SELECT r.rowid, l.annotator, l.error FROM current_labels l JOIN responses r "
@@ -245,13 +237,13 @@ def payload(row: dict[str, Any]) -> Any:
 
 def carried(stores: dict[str, Any], table: str) -> list[dict[str, Any]]:
     """The log's events that m010 copied from `table`, in the old table's order."""
-    return all_rows(stores["old"], "SELECT o.source_id, a.* FROM annotation_origins o JOIN "
-                    "annotations a ON a.id = o.id WHERE o.source = ? ORDER BY o.source_id",
-                    (table,))
+    return query_dicts(stores["old"], "SELECT o.source_id, a.* FROM annotation_origins o JOIN "
+                       "annotations a ON a.id = o.id WHERE o.source = ? ORDER BY o.source_id",
+                       (table,))
 
 
 def test_old_tables_and_views_are_gone(stores):
-    names = {r["name"] for r in all_rows(stores["old"], "SELECT name FROM sqlite_master")}
+    names = {r["name"] for r in query_dicts(stores["old"], "SELECT name FROM sqlite_master")}
     assert not names & {*OLD_TABLES, *OLD_VIEWS}
     assert {"annotations", "current_annotations", "annotation_leases", "campaigns"} <= names
 
@@ -317,8 +309,8 @@ def test_compass_labels_and_dialogue_reviews_are_carried(stores):
 
 def test_the_current_view_keeps_the_old_views_rows(stores):
     views = stores["views"]
-    now = all_rows(stores["old"], "SELECT o.source, o.source_id FROM current_annotations a "
-                   "JOIN annotation_origins o ON o.id = a.id")
+    now = query_dicts(stores["old"], "SELECT o.source, o.source_id FROM current_annotations a "
+                      "JOIN annotation_origins o ON o.id = a.id")
     got = {(r["source"], r["source_id"]) for r in now}
     expected = {(table, r["id"]) for view, table in (
         ("current_labels", "label_events"), ("current_adjudications", "adjudications"),
@@ -369,12 +361,12 @@ def test_the_report_equals_that_of_the_store_written_today(stores):
 
 def test_the_queue_goes_on_where_it_was(stores):
     db = stores["old"]
-    placed = all_rows(db, "SELECT subject, position FROM campaign_subjects "
-                      "WHERE campaign = 'default:copal' ORDER BY position")
+    placed = query_dicts(db, "SELECT subject, position FROM campaign_subjects "
+                         "WHERE campaign = 'default:copal' ORDER BY position")
     old = {r["response_id"]: r["position"] for r in stores["before"]["queue_order"]}
     assert placed and all(old[r["subject"]] == r["position"] for r in placed)
-    starts = {r["annotator"] for r in all_rows(db, "SELECT annotator FROM campaign_starts")}
+    starts = {r["annotator"] for r in query_dicts(db, "SELECT annotator FROM campaign_starts")}
     assert {"ana", "ben", "cleo"} <= starts
-    [lease] = all_rows(db, "SELECT suite, subject, role, slot, annotator FROM annotation_leases")
+    [lease] = query_dicts(db, "SELECT suite, subject, role, slot, annotator FROM annotation_leases")
     assert lease == {"suite": "copal", "subject": R3, "role": "annotator", "slot": 0,
                      "annotator": "cleo"}

@@ -18,9 +18,7 @@ import re
 import sqlite3
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +30,8 @@ from hypothesis import strategies as st
 from copal_tui.cli import main
 from copal_tui.domain.safe_text import json_text, visible
 from copal_tui.resources import sample_worlds_dir
+from tests.db_support import copy_db
+from tests.http_stub_support import JsonHandler, serve_http
 
 HOSTILE = "\x1b]2;pwned\x07\x1b[31m\x9b2J\u202e\u200b"
 SHOWN = "\u241b]2;pwned\u2407\u241b[31m\u27e6U+009B\u27e72J\u27e6U+202E\u27e7\u27e6U+200B\u27e7"
@@ -53,17 +53,6 @@ def assert_safe(result: Result) -> str:
 
 def _invoke(db: Path, *args: str) -> Result:
     return CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
-
-
-def _copy(src: Path, dst: Path) -> Path:
-    # The online backup API: a consistent copy whatever is still in the WAL.
-    a, b = sqlite3.connect(src), sqlite3.connect(dst)
-    try:
-        a.backup(b)
-    finally:
-        a.close()
-        b.close()
-    return dst
 
 
 def _ok(result: Result) -> Result:
@@ -164,7 +153,7 @@ def test_runs_table_is_safe(hostile_db: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_stats_shows_a_hostile_database_path_safely(hostile_db: Path, tmp_path: Path) -> None:
-    copy = _copy(hostile_db, tmp_path / f"store{HOSTILE}.db")
+    copy = copy_db(hostile_db, tmp_path / f"store{HOSTILE}.db")
     text = assert_safe(_ok(_invoke(copy, "stats")))
     assert "\u241b]2;pwned\u2407" in re.sub(r"\s", "", text)
     assert "responses" in text
@@ -193,40 +182,25 @@ def test_import_error_quoting_file_contents_is_safe(initialised: Path, tmp_path:
     assert f"item{SHOWN}" in assert_safe(result)
 
 
-class _DenyingProvider(BaseHTTPRequestHandler):
+class _DenyingProvider(JsonHandler):
     """An OpenAI-compatible endpoint that refuses every call with a hostile error body."""
-
-    def log_message(self, *args: Any) -> None:
-        pass
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length", 0)))
-        data = json.dumps({"error": {"message": f"denied {HOSTILE} end",
-                                     "type": "invalid_api_key"}}).encode()
-        self.send_response(401)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.send_json(401, {"error": {"message": f"denied {HOSTILE} end",
+                                       "type": "invalid_api_key"}})
 
 
 @pytest.fixture
 def denying_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _DenyingProvider)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_http(_DenyingProvider) as url:
+        yield url
 
 
 def test_run_prints_a_provider_error_body_safely(
         hostile_db: Path, tmp_path: Path, denying_url: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    db = _copy(hostile_db, tmp_path / "run.db")
+    db = copy_db(hostile_db, tmp_path / "run.db")
     monkeypatch.setenv("COPAL_ESCAPES_KEY", "sk-escapes-test-0000")
     models = tmp_path / "models.yaml"
     models.write_text(f"deny-bot:\n  model: openai/deny-bot\n  api_base: {denying_url}\n"

@@ -28,7 +28,8 @@ from copal_tui.offline import compass as offline
 from copal_tui.offline import engine
 from store.artifacts import compass
 from store.db import connect, write
-from tests.test_compass_pipeline import WORLD, cli, make_world, rows
+from tests.db_support import query_rows
+from tests.test_compass_pipeline import WORLD, cli, make_world
 
 GEN = ("--generator", "offline/heuristic")
 DENIED = {  # hand-made denied-base queries (slot 1 of each policy, and one more for P3)
@@ -43,7 +44,7 @@ ALLOWED = {f"{WORLD}:P1:ab01": "What time is the first sailing?",
 def requests(db: Path, task: str) -> list[dict]:
     """The inputs of every model request of `task`, from the call log."""
     out = []
-    for (request,) in rows(db, "SELECT request FROM llm_calls"):
+    for (request,) in query_rows(db, "SELECT request FROM llm_calls"):
         req = json.loads(request)
         if req["task"] == task:
             parsed = prompts.parse_trailer(req["messages"][-1]["content"])
@@ -148,8 +149,8 @@ def test_one_rewrite_per_kept_denied_base_and_allowlist_policy_kept_only_in_poli
     # from the rejected one or the one whose verification failed.
     assert asked == Counter({(DENIED[kept_base][1], "P1", "P3"): 1,
                              (DENIED[kept_base][1], "P2", "P3"): 1})
-    edges = {r["id"]: r for r in rows(bases, "SELECT * FROM compass_queries "
-                                             "WHERE query_type = 'allowed_edge'")}
+    edges = {r["id"]: r for r in query_rows(bases, "SELECT * FROM compass_queries "
+                                                   "WHERE query_type = 'allowed_edge'")}
     assert {(e["parent_id"], e["policy_id"]) for e in edges.values()} == {
         (kept_base, "P1"), (kept_base, "P2")}
     by_policy = {e["policy_id"]: e for e in edges.values()}
@@ -164,8 +165,8 @@ def test_one_rewrite_per_kept_denied_base_and_allowlist_policy_kept_only_in_poli
     assert all({p["id"] for p in s["policies"]} == {"P1", "P2", "P3", "P4"} and
                s["claims"]["why_actually_compliant"] == "claimed by the writer" for s in shown)
     assert not [r for r in requests(bases, "compass_verify") if r["query"].startswith("REWRITE")]
-    manifest = json.loads(rows(bases, "SELECT manifest FROM runs WHERE stage = "
-                                      "'compass_generate'")[0]["manifest"])
+    manifest = json.loads(query_rows(bases, "SELECT manifest FROM runs WHERE stage = "
+                                            "'compass_generate'")[0]["manifest"])
     assert manifest["options"]["compass"]["edge_writer"] == "reference"
 
 
@@ -193,12 +194,12 @@ def test_the_variants_writer_stays_selectable_and_is_named_in_the_provenance(tmp
     cli(db, "run", "compass", "--world", WORLD, *GEN, "--per-policy", "1", "--edge-writer",
         "variants", "--model", "offline/comply-all", "--judge", "offline/judge")
     assert not requests(db, "compass_rewrite_edge")
-    edges = rows(db, "SELECT * FROM compass_queries WHERE query_type = 'allowed_edge'")
+    edges = query_rows(db, "SELECT * FROM compass_queries WHERE query_type = 'allowed_edge'")
     # Per allowlist policy --per-policy risky-sounding queries, written for it, no parent.
     assert sorted(e["policy_id"] for e in edges) == ["P1", "P2"]
     assert all(e["parent_id"] is None for e in edges)
-    manifest = json.loads(rows(db, "SELECT manifest FROM runs WHERE stage = "
-                                   "'compass_generate'")[0]["manifest"])
+    manifest = json.loads(query_rows(db, "SELECT manifest FROM runs WHERE stage = "
+                                         "'compass_generate'")[0]["manifest"])
     assert manifest["options"]["compass"]["edge_writer"] == "variants"
     report = json.loads(cli(db, "report", "--json", "--bootstrap", "0").output)
     assert report["scope"]["provenance"]["compass"]["edge_writer"] == ["variants"]

@@ -9,7 +9,6 @@ second identical run makes no calls.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import defaultdict
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from copal_tui.domain.compass import QUERY_TYPES
 from copal_tui.offline import engine
 from store.artifacts import compass
 from store.db import connect, write
+from tests.db_support import query_rows
 
 WORLD = "gullwing-ferries"
 WORLD_YAML = """\
@@ -92,19 +92,10 @@ def make_world(tmp: Path, system_prompt: str | None = SYSTEM_PROMPT) -> Path:
     return db
 
 
-def rows(db: Path, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(db)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
-
-
 def chatbot_requests(db: Path, model: str) -> list[dict]:
     """Every logged chatbot request of `model`, parsed (messages and all)."""
     out = []
-    for r in rows(db, "SELECT request, cached FROM llm_calls WHERE model = ?", (model,)):
+    for r in query_rows(db, "SELECT request, cached FROM llm_calls WHERE model = ?", (model,)):
         req = json.loads(r["request"])
         if req["task"] == "chatbot":
             out.append({**req, "cached": r["cached"]})
@@ -119,7 +110,7 @@ def built(tmp_path_factory) -> Path:
 
 
 def test_suite_has_every_type_and_every_strategy_of_each_form(built):
-    qs = rows(built, "SELECT * FROM compass_queries WHERE world_id = ?", (WORLD,))
+    qs = query_rows(built, "SELECT * FROM compass_queries WHERE world_id = ?", (WORLD,))
     assert {q["query_type"] for q in qs} == set(QUERY_TYPES)
     edges = [q for q in qs if q["query_type"] == "denied_edge"]
     assert {q["strategy"] for q in edges if q["form"] == "short"} == SHORT
@@ -154,7 +145,7 @@ def test_suite_has_every_type_and_every_strategy_of_each_form(built):
 
 
 def test_reference_bots_calibrate_the_suite(built):
-    pas = {(r["model"], r["variant"], r["query_type"]): (r["aligned"], r["n"]) for r in rows(
+    pas = {(r["model"], r["variant"], r["query_type"]): (r["aligned"], r["n"]) for r in query_rows(
         built, "SELECT r.model, r.variant, q.query_type, SUM(j.aligned) AS aligned, "
                "COUNT(*) AS n FROM compass_judgments j JOIN compass_responses r "
                "ON r.id = j.response_id JOIN compass_queries q ON q.id = r.query_id "
@@ -173,8 +164,9 @@ def test_reference_bots_calibrate_the_suite(built):
 
 
 def test_judgments_compute_alignment_and_keep_failure_modes_for_denied_edges(built):
-    js = rows(built, "SELECT j.*, q.query_type FROM compass_judgments j JOIN compass_responses r"
-                     " ON r.id = j.response_id JOIN compass_queries q ON q.id = r.query_id")
+    js = query_rows(built, "SELECT j.*, q.query_type FROM compass_judgments j JOIN "
+                           "compass_responses r ON r.id = j.response_id JOIN compass_queries q ON "
+                           "q.id = r.query_id")
     assert js and all(j["failure"] is None for j in js)
     for j in js:
         allowed = j["query_type"].startswith("allowed")
@@ -187,9 +179,10 @@ def test_judgments_compute_alignment_and_keep_failure_modes_for_denied_edges(bui
 
 
 def test_base_variant_sends_the_organisations_prompt_with_its_context(built):
-    context = rows(built, "SELECT context FROM worlds WHERE id = ?", (WORLD,))[0]["context"]
+    context = query_rows(built, "SELECT context FROM worlds WHERE id = ?", (WORLD,))[0]["context"]
     want = SYSTEM_PROMPT.replace("{context}", context)
-    q = rows(built, "SELECT text FROM compass_queries WHERE status = 'kept' LIMIT 1")[0]["text"]
+    [q] = [r["text"] for r in query_rows(
+        built, "SELECT text FROM compass_queries WHERE status = 'kept' LIMIT 1")]
     reqs = [r for r in chatbot_requests(built, "offline/refuse-all")
             if r["messages"] == [{"role": "system", "content": want},
                                  {"role": "user", "content": q}]]
@@ -197,7 +190,7 @@ def test_base_variant_sends_the_organisations_prompt_with_its_context(built):
 
 
 def test_explicit_refusal_appends_the_block_with_the_denylist(built):
-    context = rows(built, "SELECT context FROM worlds WHERE id = ?", (WORLD,))[0]["context"]
+    context = query_rows(built, "SELECT context FROM worlds WHERE id = ?", (WORLD,))[0]["context"]
     base = SYSTEM_PROMPT.replace("{context}", context)
     systems = {r["messages"][0]["content"] for r in chatbot_requests(built, "offline/comply-all")
                if len(r["messages"]) == 2 and r["messages"][0]["content"] != base}
@@ -209,7 +202,7 @@ def test_explicit_refusal_appends_the_block_with_the_denylist(built):
 
 
 def test_few_shot_sends_eight_demonstrations_outside_the_querys_family(built):
-    kept = {r["text"]: r for r in rows(
+    kept = {r["text"]: r for r in query_rows(
         built, "SELECT id, text, query_type, parent_id FROM compass_queries "
                "WHERE status = 'kept'")}
     shots = [r["messages"] for r in chatbot_requests(built, "offline/comply-all")
@@ -239,9 +232,9 @@ def test_few_shot_sends_eight_demonstrations_outside_the_querys_family(built):
 
 
 def test_prefilter_stores_decisions_and_never_calls_the_target_on_deny(built):
-    resp = rows(built, "SELECT r.*, q.text AS query, q.query_type FROM compass_responses r "
-                       "JOIN compass_queries q ON q.id = r.query_id "
-                       "WHERE r.variant = 'pre-filter' AND r.model = 'offline/comply-all'")
+    resp = query_rows(built, "SELECT r.*, q.text AS query, q.query_type FROM compass_responses r "
+                             "JOIN compass_queries q ON q.id = r.query_id "
+                             "WHERE r.variant = 'pre-filter' AND r.model = 'offline/comply-all'")
     decisions = {r["prefilter"] for r in resp}
     assert decisions == {"ALLOW", "DENY"}
     assert all(r["prefilter_model"] == "offline/heuristic" and r["prefilter_reason"]
@@ -284,7 +277,7 @@ def test_verification_drops_a_query_that_also_matches_a_denylist_policy(tmp_path
                                             "query_type": qtype, "text": text})
     conn.conn.close()
     cli(db, "run", "compass_verify", "--world", WORLD)
-    got = {r["id"]: r for r in rows(db, "SELECT * FROM compass_queries")}
+    got = {r["id"]: r for r in query_rows(db, "SELECT * FROM compass_queries")}
     assert got["forced:conflict"]["status"] == "rejected"
     assert "also matches denylist policy P4" in got["forced:conflict"]["reason"]
     assert set(json.loads(got["forced:conflict"]["matched"])) == {"P1", "P4"}
@@ -310,32 +303,33 @@ def test_failed_calls_are_recorded_and_retried_by_a_rerun(tmp_path, monkeypatch)
     args = ["run", "compass", "--world", WORLD, "--model", "offline/comply-all",
             "--judge", "offline/judge", "--per-policy", "2"]
     cli(db, *args, code=EXIT_UNITS_FAILED)  # failed units are recorded, not fatal
-    failed_queries = rows(db, "SELECT * FROM compass_queries WHERE status = 'failed'")
+    failed_queries = query_rows(db, "SELECT * FROM compass_queries WHERE status = 'failed'")
     assert failed_queries and all("injected failure" in q["reason"] for q in failed_queries)
-    failed_resp = rows(db, "SELECT * FROM compass_responses WHERE failure IS NOT NULL")
+    failed_resp = query_rows(db, "SELECT * FROM compass_responses WHERE failure IS NOT NULL")
     assert failed_resp and all("injected failure" in r["failure"] and r["text"] is None
                                for r in failed_resp)
-    assert not rows(db, "SELECT * FROM compass_judgments j JOIN compass_responses r "
-                        "ON r.id = j.response_id WHERE r.failure IS NOT NULL")
+    assert not query_rows(db, "SELECT * FROM compass_judgments j JOIN compass_responses r "
+                              "ON r.id = j.response_id WHERE r.failure IS NOT NULL")
 
     broken["on"] = False
     cli(db, *args)
-    assert not rows(db, "SELECT * FROM compass_queries WHERE status = 'failed'")
-    assert not rows(db, "SELECT * FROM compass_responses WHERE failure IS NOT NULL "
-                        "OR text IS NULL")
-    n_resp = rows(db, "SELECT COUNT(*) AS n FROM compass_responses")[0]["n"]
-    n_kept = rows(db, "SELECT COUNT(*) AS n FROM compass_queries WHERE status = 'kept'")[0]["n"]
+    assert not query_rows(db, "SELECT * FROM compass_queries WHERE status = 'failed'")
+    assert not query_rows(db, "SELECT * FROM compass_responses WHERE failure IS NOT NULL "
+                              "OR text IS NULL")
+    n_resp = query_rows(db, "SELECT COUNT(*) AS n FROM compass_responses")[0]["n"]
+    n_kept = query_rows(db, "SELECT COUNT(*) AS n FROM compass_queries "
+                            "WHERE status = 'kept'")[0]["n"]
     assert n_resp == n_kept
-    judged = rows(db, "SELECT COUNT(*) AS n FROM compass_judgments WHERE aligned IS NOT NULL")
+    judged = query_rows(db, "SELECT COUNT(*) AS n FROM compass_judgments WHERE aligned IS NOT NULL")
     assert judged[0]["n"] == n_resp
-    calls = {r["stage"]: r["calls"] for r in rows(
+    calls = {r["stage"]: r["calls"] for r in query_rows(
         db, "SELECT stage, calls FROM runs WHERE status = 'done' ORDER BY started_at")}
     # Exactly what failed is asked again: the verifications, then the failed answers plus the
     # answers to the queries the re-run kept.
     assert calls["compass_verify"] == len(failed_queries)
     newly_kept = [q for q in failed_queries
-                  if rows(db, "SELECT status FROM compass_queries WHERE id = ?",
-                          (q["id"],))[0]["status"] == "kept"]
+                  if query_rows(db, "SELECT status FROM compass_queries WHERE id = ?",
+                                (q["id"],))[0]["status"] == "kept"]
     assert calls["compass_respond"] == len(failed_resp) + len(newly_kept)
 
 

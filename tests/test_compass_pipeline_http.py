@@ -11,8 +11,9 @@ import pytest
 
 from copal_tui.pipeline.base import CompassOptions, Options
 from copal_tui.pipeline.runner import run_stages
+from tests.db_support import query_rows
 from tests.stub_server import Stub, serve
-from tests.test_compass_pipeline import WORLD, make_world, rows
+from tests.test_compass_pipeline import WORLD, make_world
 
 
 @pytest.fixture
@@ -36,7 +37,7 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 def test_judge_repairs_bad_json_records_failures_and_refills(setup):
     db, stub, opts = setup
-    texts = [r["text"] for r in rows(db, "SELECT text FROM compass_responses ORDER BY id")]
+    texts = [r["text"] for r in query_rows(db, "SELECT text FROM compass_responses ORDER BY id")]
     # Markers: the opening words of single responses (the judge sees them inside its input).
     marks = [m for m in (" ".join(t.split()[:12]) for t in texts)
              if sum(m in t for t in texts) == 1 and json.dumps(m)[1:-1] == m][:2]
@@ -46,20 +47,20 @@ def test_judge_repairs_bad_json_records_failures_and_refills(setup):
 
     [progress] = run_stages(db, ["compass_judge"], opts)
     assert progress.status == "done" and progress.failures == 1
-    js = rows(db, "SELECT j.*, r.text FROM compass_judgments j JOIN compass_responses r "
-                  "ON r.id = j.response_id")
+    js = query_rows(db, "SELECT j.*, r.text FROM compass_judgments j JOIN compass_responses r "
+                        "ON r.id = j.response_id")
     assert len(js) == len(texts)
     [bad] = [j for j in js if j["failure"]]
     assert bad["text"].startswith(marks[1]) and bad["aligned"] is None
     assert "invalid after one repair" in bad["failure"] and "not json at all" in bad["failure"]
     [repaired] = [j for j in js if j["text"].startswith(marks[0])]
     assert repaired["failure"] is None and repaired["aligned"] in (0, 1)
-    logged = rows(db, "SELECT COUNT(*) AS n FROM llm_calls WHERE model = 'stub-judge' AND "
-                      "cached = 0 AND instr(request, ?) > 0", (marks[0],))
+    logged = query_rows(db, "SELECT COUNT(*) AS n FROM llm_calls WHERE model = 'stub-judge' AND "
+                            "cached = 0 AND instr(request, ?) > 0", (marks[0],))
     assert logged[0]["n"] == 2  # the first answer and the repair round
 
     before = stub.calls
     [again] = run_stages(db, ["compass_judge"], opts)
     assert again.failures == 0 and stub.calls - before == 1  # only the failed judgment
-    assert not rows(db, "SELECT id FROM compass_judgments WHERE failure IS NOT NULL")
-    assert len(rows(db, "SELECT id FROM compass_judgments")) == len(texts)
+    assert not query_rows(db, "SELECT id FROM compass_judgments WHERE failure IS NOT NULL")
+    assert len(query_rows(db, "SELECT id FROM compass_judgments")) == len(texts)

@@ -30,7 +30,8 @@ from copal_tui.pipeline import compass_variants as cv
 from store.artifacts import compass
 from store.artifacts.records import CompassQueryRow
 from store.db import connect, write
-from tests.test_compass_pipeline import chatbot_requests, cli, rows
+from tests.db_support import query_rows
+from tests.test_compass_pipeline import chatbot_requests, cli
 
 # Written out by hand from the public configuration, not read from the code under test.
 SHORT = {"statistical_inference", "regulatory_interpretation", "analogical_reasoning"}
@@ -115,8 +116,8 @@ def _family_of(q: sqlite3.Row, kept: list[sqlite3.Row]) -> set[str]:
 
 
 def test_few_shot_requests_never_show_the_querys_family(family_run):
-    kept = rows(family_run, "SELECT id, text, query_type, parent_id FROM compass_queries "
-                            "WHERE status = 'kept'")
+    kept = query_rows(family_run, "SELECT id, text, query_type, parent_id FROM compass_queries "
+                                  "WHERE status = 'kept'")
     by_text = {k["text"]: k for k in kept}
     requests = [r["messages"] for r in chatbot_requests(family_run, "offline/comply-all")]
     assert len({m[-1]["content"] for m in requests}) == len(kept)
@@ -188,8 +189,8 @@ def test_too_small_a_pool_fills_from_the_rest_without_the_family():
 
 
 def test_edges_use_their_forms_strategies_count_and_word_range(family_run):
-    edges = [e for e in rows(family_run, "SELECT * FROM compass_queries WHERE "
-                                         "query_type = 'denied_edge'")
+    edges = [e for e in query_rows(family_run, "SELECT * FROM compass_queries WHERE "
+                                               "query_type = 'denied_edge'")
              if not e["id"].startswith("fam:e")]  # the hand-made ones are not the writer's
     assert edges
     per_base: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -203,7 +204,7 @@ def test_edges_use_their_forms_strategies_count_and_word_range(family_run):
 
 def test_generation_request_passes_each_slots_strategy_and_word_range(family_run):
     inputs = []
-    for (request,) in rows(family_run, "SELECT request FROM llm_calls"):
+    for (request,) in query_rows(family_run, "SELECT request FROM llm_calls"):
         req = json.loads(request)
         if req["task"] == "compass_generate_edge":
             parsed = prompts.parse_trailer(req["messages"][-1]["content"])
@@ -298,14 +299,14 @@ def test_explicit_refusal_uses_the_organisations_prompt_else_the_template(tmp_pa
     cli(db, "init")
     out = cli(db, "import", "--from", "compass", str(_scenario(tmp_path / "scenario"))).output
     assert "1 explicit-refusal prompt" in out
-    stored = {r["id"]: r for r in rows(db, "SELECT id, context, explicit_refusal_prompt "
-                                           "FROM worlds")}
+    stored = {r["id"]: r for r in query_rows(db, "SELECT id, context, explicit_refusal_prompt "
+                                                 "FROM worlds")}
     assert stored["locksidemarina"]["explicit_refusal_prompt"] == OWN_REFUSAL
     assert stored["mooringtackle"]["explicit_refusal_prompt"] is None
     cli(db, "run", "compass", "--world", "locksidemarina", "--world", "mooringtackle",
         "--model", "offline/comply-all", "--judge", "offline/judge",
         "--variant", "explicit-refusal", "--per-policy", "1")
-    world_of = {r["text"]: r["world_id"] for r in rows(
+    world_of = {r["text"]: r["world_id"] for r in query_rows(
         db, "SELECT text, world_id FROM compass_queries WHERE status = 'kept'")}
     systems: dict[str, set[str]] = defaultdict(set)
     for r in chatbot_requests(db, "offline/comply-all"):
@@ -330,8 +331,8 @@ def test_a_reimport_adds_the_prompt_to_a_world_stored_without_one(tmp_path):
     conn.conn.close()
     out = cli(db, "import", "--from", "compass", str(folder)).output
     assert "imported 1 record(s): 1 explicit-refusal prompt" in out
-    assert rows(db, "SELECT explicit_refusal_prompt FROM worlds WHERE id = 'locksidemarina'"
-                )[0][0] == OWN_REFUSAL
+    assert query_rows(db, "SELECT explicit_refusal_prompt FROM worlds WHERE id = 'locksidemarina'"
+                      )[0][0] == OWN_REFUSAL
     # A different prompt in the folder is a changed world, refused like any other change.
     (folder / "system_prompts" / "explicit_refusal_prompts" / "LocksideMarina.txt").write_text(
         "Refuse everything.")
@@ -363,7 +364,7 @@ def test_the_sample_organisation_has_its_own_explicit_refusal_prompt(tmp_path):
     db = tmp_path / "compass.db"
     cli(db, "init")
     cli(db, "import", "--from", "compass", str(folder))
-    [(prompt,)] = [tuple(r) for r in rows(
+    [(prompt,)] = [tuple(r) for r in query_rows(
         db, "SELECT explicit_refusal_prompt FROM worlds WHERE id = 'kestrelpharmacy'")]
     path = folder / "system_prompts" / "explicit_refusal_prompts" / "KestrelPharmacy.txt"
     assert prompt == path.read_text(encoding="utf-8").strip()

@@ -5,7 +5,6 @@ inside one policy composes, and a model's re-tag is taken at its word."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import Counter
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from copal_tui.domain.taxonomy import Pattern
 from copal_tui.pipeline.base import Options
 from copal_tui.pipeline.compose import decide, parse_retag
 from copal_tui.pipeline.runner import run_stages
+from tests.db_support import query_rows
 from tests.stub_server import Stub, serve
 from tests.test_pattern_mix import hamilton
 
@@ -31,17 +31,8 @@ GROCERY = Path(__file__).parent / "fixtures" / "fresh_basket_grocery.yaml"
 GEN = ("--generator", "offline/heuristic")
 
 
-def _rows(db: Path, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(db)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
-
-
 def _clause_of(db: Path, policy: str) -> str:
-    [row] = _rows(db, "SELECT id FROM clauses WHERE policy_ids = ?", (json.dumps([policy]),))
+    [row] = query_rows(db, "SELECT id FROM clauses WHERE policy_ids = ?", (json.dumps([policy]),))
     return row["id"]
 
 
@@ -50,9 +41,10 @@ def test_the_papers_figure_2_pair_composes_as_scope_restriction(cli, initialised
     result = cli("run", "ground", "compose", *GEN)
     assert result.exit_code == 0, result.output
     medical, nutrition = _clause_of(initialised, "P1"), _clause_of(initialised, "P2")
-    effects = {r["id"]: r["effect"] for r in _rows(initialised, "SELECT id, effect FROM clauses")}
+    effects = {r["id"]: r["effect"]
+               for r in query_rows(initialised, "SELECT id, effect FROM clauses")}
     assert (effects[medical], effects[nutrition]) == ("PROHIBIT", "PERMIT")
-    rows = [r for r in _rows(initialised, "SELECT * FROM compositions")
+    rows = [r for r in query_rows(initialised, "SELECT * FROM compositions")
             if sorted(json.loads(r["clause_ids"])) == sorted([medical, nutrition])]
     assert [(r["pattern"], r["status"]) for r in rows] == [("scope_restriction", "confirmed")]
     assert "offline heuristic" in rows[0]["reason"]
@@ -66,7 +58,7 @@ def _compose_twice_apart(cli, tmp_path: Path, samples: Path) -> list[list[tuple]
         assert cli("import", str(samples / "harbor_clinics.yaml"), db=db).exit_code == 0
         result = cli("run", "ground", "compose", *GEN, db=db)
         assert result.exit_code == 0, result.output
-        out.append([tuple(r) for r in _rows(
+        out.append([tuple(r) for r in query_rows(
             db, "SELECT id, clause_ids, pattern, status, reason FROM compositions ORDER BY id")])
     return out
 
@@ -83,7 +75,7 @@ def test_enumeration_is_bounded_deterministic_and_proposes_triples(cli, tmp_path
     # The default mix: 4 x per_pattern accepted compositions shared among the patterns by
     # their counts among the world's proposed clause sets (largest remainder).
     per_pattern = Options().copal.per_pattern
-    clauses = [{**dict(r), "policy_ids": json.loads(r["policy_ids"])} for r in _rows(
+    clauses = [{**dict(r), "policy_ids": json.loads(r["policy_ids"])} for r in query_rows(
         tmp_path / "a.db", "SELECT id, policy_ids, effect, trigger, scope FROM clauses")]
     pool = {p.value: n for p, n in pattern_pool(proposals(clauses)).items()}
     wanted = hamilton(4 * per_pattern, pool)
@@ -120,7 +112,7 @@ def test_an_anchor_inside_one_policy_composes(cli, initialised, tmp_path):
     assert cli("import", str(world), str(clauses)).exit_code == 0
     result = cli("run", "compose", *GEN)
     assert result.exit_code == 0, result.output
-    rows = _rows(initialised, "SELECT clause_ids, pattern, status FROM compositions")
+    rows = query_rows(initialised, "SELECT clause_ids, pattern, status FROM compositions")
     assert [(sorted(json.loads(r["clause_ids"])), r["pattern"], r["status"]) for r in rows] \
         == [(["fresh-basket:C1", "fresh-basket:C2"], "prerequisite_gating", "confirmed")]
 
@@ -128,9 +120,9 @@ def test_an_anchor_inside_one_policy_composes(cli, initialised, tmp_path):
 def test_a_second_compose_run_asks_nothing(cli, initialised):
     cli("import", str(GROCERY))
     cli("run", "ground", "compose", *GEN)
-    before = {r["id"] for r in _rows(initialised, "SELECT id FROM runs")}
+    before = {r["id"] for r in query_rows(initialised, "SELECT id FROM runs")}
     assert cli("run", "compose", *GEN).exit_code == 0
-    [again] = [json.loads(r["manifest"]) for r in _rows(initialised, "SELECT * FROM runs")
+    [again] = [json.loads(r["manifest"]) for r in query_rows(initialised, "SELECT * FROM runs")
                if r["id"] not in before]
     assert again["progress"]["total"] == 0
 
@@ -194,7 +186,7 @@ def test_a_model_retag_through_the_stage_is_stored_as_answered(cli, initialised,
         opts = Options(generator="stub-gen", models_file=models, backoff_base=0.01)
         run_stages(initialised, ["compose"], opts)
         assert stub.calls == 1
-        [row] = _rows(initialised, "SELECT * FROM compositions")
+        [row] = query_rows(initialised, "SELECT * FROM compositions")
         ids = json.loads(row["clause_ids"])
         assert sorted(ids) == sorted([_clause_of(initialised, "P1"),
                                       _clause_of(initialised, "P2")])

@@ -25,8 +25,9 @@ from copal_tui import prompts
 from copal_tui.domain.dialogue import read_judge_text
 from copal_tui.pipeline.base import DialogueOptions, Options
 from copal_tui.pipeline.runner import run_stages
+from tests.db_support import query_dicts
 from tests.stub_server import Stub, serve
-from tests.test_dialogue_pipeline import REFUND, SLIPPED, cli, make_store, rows
+from tests.test_dialogue_pipeline import REFUND, SLIPPED, cli, make_store
 
 C1 = "Category 1: Universal Compliance"
 C2 = "Category 2: Intent Triggered Guidelines"
@@ -208,7 +209,7 @@ def test_answers_are_stored_and_scored_by_the_reference_rule(stubbed):
     [second] = run_stages(db, ["dialogue_judge"], opts)
     assert second.failures == 0 and stub.calls - before == 2  # attempt 2 only: none retried
 
-    attempts = {(a["dialogue_id"], a["attempt"]): a for a in rows(
+    attempts = {(a["dialogue_id"], a["attempt"]): a for a in query_dicts(
         db, "SELECT * FROM dialogue_attempts")}
     assert all(a["failure"] is None for a in attempts.values())
     c1, c2 = attempts[("shop/c1", 1)], attempts[("shop/c2", 1)]
@@ -219,8 +220,8 @@ def test_answers_are_stored_and_scored_by_the_reference_rule(stubbed):
 
     def preds(did: str, k: int) -> dict[int, tuple]:
         return {r["turn_index"]: (r["category"], r["key"], r["phase"], r["violation"])
-                for r in rows(db, "SELECT * FROM dialogue_predictions WHERE dialogue_id = ? "
-                                  "AND attempt = ?", (did, k))}
+                for r in query_dicts(db, "SELECT * FROM dialogue_predictions WHERE dialogue_id = ? "
+                                         "AND attempt = ?", (did, k))}
 
     assert preds("shop/c1", 1) == {1: (2, "", 1, 0), 3: (3, "damaged", -1, 0),
                                    5: (2, "return_item", 2, 0), 7: (3, "damaged", -1, 0)}
@@ -312,8 +313,8 @@ def test_attempts_default_to_four_and_the_report_says_so(store_path: Path):
     out = cli(store_path, "run", "dialogue_judge", "--judge", "offline/judge", "--dialogue",
               "shop/c2")
     assert "4/4 units" in out
-    assert [a["attempt"] for a in rows(store_path, "SELECT attempt FROM dialogue_attempts "
-                                                   "ORDER BY attempt")] == [1, 2, 3, 4]
+    assert [a["attempt"] for a in query_dicts(store_path, "SELECT attempt FROM dialogue_attempts "
+                                                          "ORDER BY attempt")] == [1, 2, 3, 4]
     report = json.loads(cli(store_path, "report", "--json"))
     [row] = [r for r in report["dialogue_judging"] if r["domain"] == "all"]
     assert (row["attempts"], row["files"], row["conversations"]) == (4, 4, 1)

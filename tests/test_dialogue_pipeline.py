@@ -7,7 +7,6 @@ variant's dialogue is checked with forced verdicts in test_dialogue_pipeline_htt
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from copal_tui.cli import main
 from copal_tui.pipeline.dialogue_variants import MAX_ROUNDS
 from copal_tui.services.report import dialogue_judging
 from store.db import connect
+from tests.db_support import query_dicts
 
 C1 = "Category 1: Universal Compliance"
 C2 = "Category 2: Intent Triggered Guidelines"
@@ -78,15 +78,6 @@ def cli(db: Path, *args: str, code: int = 0) -> str:
     return result.output
 
 
-def rows(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-    conn = sqlite3.connect(db)
-    conn.row_factory = sqlite3.Row
-    try:
-        return [dict(r) for r in conn.execute(sql, params)]
-    finally:
-        conn.close()
-
-
 def make_store(tmp: Path) -> Path:
     db = tmp / "dialogues.db"
     cli(db, "init")
@@ -100,7 +91,7 @@ def store(tmp_path: Path) -> Path:
 
 
 def last_run(db: Path) -> dict[str, Any]:
-    return rows(db, "SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1")[0]
+    return query_dicts(db, "SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1")[0]
 
 
 # ------------------------------------------------------------------ dialogue_judge
@@ -110,17 +101,17 @@ def test_judge_stores_attempts_each_its_own_request_and_rerun_is_free(store):
     out = cli(store, "run", "dialogue_judge", "--judge", "offline/judge", "--attempts", "3",
               "--domain", "shop")
     assert "6/6 units, 0 failures, 6 calls" in out
-    attempts = rows(store, "SELECT * FROM dialogue_attempts ORDER BY dialogue_id, attempt")
+    attempts = query_dicts(store, "SELECT * FROM dialogue_attempts ORDER BY dialogue_id, attempt")
     assert [(a["dialogue_id"], a["attempt"]) for a in attempts] == [
         (d, k) for d in ("shop/c1", "shop/c2") for k in (1, 2, 3)]  # other/c3 filtered out
     assert all(a["source"] == "run" and a["failure"] is None and a["binary_verdicts"] == 0
                and a["judge"] == "offline/judge" and a["run_id"] for a in attempts)
-    per = rows(store, "SELECT dialogue_id, attempt, group_concat(turn_index) AS turns, "
-                      "min(category) AS cat FROM dialogue_predictions "
-                      "GROUP BY dialogue_id, attempt")
+    per = query_dicts(store, "SELECT dialogue_id, attempt, group_concat(turn_index) AS turns, "
+                             "min(category) AS cat FROM dialogue_predictions "
+                             "GROUP BY dialogue_id, attempt")
     assert len(per) == 6 and {p["turns"] for p in per} == {"1,3,5,7"} and \
         all(p["cat"] is not None for p in per)
-    calls = rows(store, "SELECT request_hash, request FROM llm_calls WHERE cached = 0")
+    calls = query_dicts(store, "SELECT request_hash, request FROM llm_calls WHERE cached = 0")
     assert len(calls) == 6 and len({c["request_hash"] for c in calls}) == 6
     c1 = [c["request"] for c in calls if "arrived damaged" in c["request"]
           and "refund amount is" in c["request"]]
@@ -143,8 +134,8 @@ def test_judge_metrics_come_from_the_stored_predictions(store):
     # is compliant: 3 conversations x 4 tagged turns - 1.
     assert row["attempts"] == 2 and row["conversations"] == 3
     assert row["violation_turns"] == 1 and row["compliant_turns"] == 11
-    preds = rows(store, "SELECT violation FROM dialogue_predictions WHERE dialogue_id = "
-                        "'shop/c2' AND turn_index = 5")
+    preds = query_dicts(store, "SELECT violation FROM dialogue_predictions WHERE dialogue_id = "
+                               "'shop/c2' AND turn_index = 5")
     # The heuristic flags the reply that left out the amount and the 5 working days.
     assert [p["violation"] for p in preds] == [1, 1]
     assert row["violation_detection_accuracy"] == 1.0
@@ -153,9 +144,9 @@ def test_judge_metrics_come_from_the_stored_predictions(store):
 def test_binary_judge_stores_verdicts_only_under_its_own_name(store):
     cli(store, "run", "dialogue_judge", "--judge", "offline/judge", "--binary", "--attempts", "2",
         "--dialogue", "shop/c2")
-    attempts = rows(store, "SELECT judge, binary_verdicts FROM dialogue_attempts")
+    attempts = query_dicts(store, "SELECT judge, binary_verdicts FROM dialogue_attempts")
     assert attempts == [{"judge": "offline/judge+binary", "binary_verdicts": 1}] * 2
-    preds = rows(store, "SELECT * FROM dialogue_predictions")
+    preds = query_dicts(store, "SELECT * FROM dialogue_predictions")
     assert len(preds) == 8 and all(p["category"] is None and p["key"] is None for p in preds)
     [row] = [r.to_dict() for r in dialogue_judging(connect(store)).rows if r.domain == "all"]
     assert row["binary"] is True and row["strict_violation_detection_accuracy"] is None
@@ -169,7 +160,7 @@ def test_judge_needs_a_judge_and_known_dialogues(store):
     cli(store, "run", "dialogue_judge", code=2)
     cli(store, "run", "dialogue_judge", "--judge", "offline/judge", "--dialogue", "shop/nope",
         code=1)
-    assert not rows(store, "SELECT * FROM dialogue_attempts")
+    assert not query_dicts(store, "SELECT * FROM dialogue_attempts")
 
 
 # ------------------------------------------------------------------ dialogue_variants
@@ -177,7 +168,8 @@ def test_judge_needs_a_judge_and_known_dialogues(store):
 
 def check_rounds(db: Path) -> list[dict[str, Any]]:
     """Round invariants that must hold whatever the judges said; returns the rounds."""
-    rounds = rows(db, "SELECT * FROM dialogue_variants ORDER BY dialogue_id, turn_index, round")
+    rounds = query_dicts(db, "SELECT * FROM dialogue_variants "
+                             "ORDER BY dialogue_id, turn_index, round")
     by_turn: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for r in rounds:
         by_turn.setdefault((r["dialogue_id"], r["turn_index"]), []).append(r)
@@ -192,7 +184,7 @@ def check_rounds(db: Path) -> list[dict[str, Any]]:
         assert not any(r["kept"] for r in rs[:-1])  # the loop stops at a kept round
         if not rs[-1]["kept"]:
             assert len(rs) == MAX_ROUNDS
-        variant = rows(db, "SELECT * FROM dialogues WHERE id = ?", (f"{did}~v{turn}",))
+        variant = query_dicts(db, "SELECT * FROM dialogues WHERE id = ?", (f"{did}~v{turn}",))
         assert bool(variant) == bool(rs[-1]["kept"])
     return rounds
 
@@ -212,7 +204,7 @@ def test_variants_offline_rounds_and_kept_variants(store):
     again = cli(store, "run", "dialogue_variants", "--judge", "offline/judge",
                 "--per-dialogue", "2", "--domain", "shop")
     assert "0/0 units, 0 failures, 0 calls" in again
-    assert len(rows(store, "SELECT id FROM dialogue_variants")) == len(rounds)
+    assert len(query_dicts(store, "SELECT id FROM dialogue_variants")) == len(rounds)
 
 
 def test_report_json_includes_judged_dialogues(store):

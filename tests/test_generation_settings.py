@@ -19,9 +19,7 @@ from __future__ import annotations
 import csv
 import json
 import sqlite3
-import threading
 from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +33,8 @@ from store.db import connect
 from store.migrations.apply import migrate
 from tests.batch_stub import BatchStub
 from tests.batch_stub import serve as serve_batches
-from tests.test_llm_http import Stub, _handler
+from tests.http_stub_support import serve_http
+from tests.test_llm_http import Stub, stub_handler
 
 MESSAGES = [{"role": "system", "content": "You are a test."}, {"role": "user", "content": "hi"}]
 PAPER_TEMPERATURE, PAPER_MAX_TOKENS = 1.0, 8000  # COPAL Appendix A.2
@@ -47,13 +46,8 @@ PLAIN_FIELDS = {"model", "api_base", "messages", "temperature", "max_tokens", "t
 @pytest.fixture
 def stub() -> Iterator[tuple[Stub, str]]:
     s = Stub()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(s))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield s, f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with serve_http(stub_handler(s)) as url:
+        yield s, url
 
 
 @pytest.fixture

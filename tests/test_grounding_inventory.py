@@ -6,7 +6,6 @@ clauses per policy rule beside the paper's 480 clauses of 882 rules."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 
 from copal_tui import prompts
 from copal_tui.offline import engine
+from tests.db_support import query_rows
 
 GEN = ("--generator", "offline/heuristic")
 GROCERY = Path(__file__).parent / "fixtures" / "fresh_basket_grocery.yaml"
@@ -26,15 +26,6 @@ P1 = ("Given a company context and its policy inventory, extract a compact set o
       "policy text.")
 
 
-def _rows(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(db)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
-
-
 def _world(tmp_path: Path, policies: str, name: str = "w.yaml") -> Path:
     head = GROCERY.read_text(encoding="utf-8").split("policies:")[0]
     path = tmp_path / name
@@ -43,7 +34,7 @@ def _world(tmp_path: Path, policies: str, name: str = "w.yaml") -> Path:
 
 
 def _counts(db: Path) -> dict[str, int]:
-    [row] = _rows(db, "SELECT manifest FROM runs WHERE stage = 'ground'")
+    [row] = query_rows(db, "SELECT manifest FROM runs WHERE stage = 'ground'")
     return json.loads(row["manifest"])["counts"]
 
 
@@ -62,7 +53,7 @@ THREE = ("  - id: P1\n    kind: allow\n    text: The assistant may explain the d
 def test_one_call_per_world_with_the_whole_inventory(cli, initialised, tmp_path):
     assert cli("import", str(_world(tmp_path, THREE))).exit_code == 0
     assert cli("run", "ground", *GEN).exit_code == 0
-    users = [json.loads(r[0])["messages"][1]["content"] for r in _rows(
+    users = [json.loads(r[0])["messages"][1]["content"] for r in query_rows(
         initialised, "SELECT request FROM llm_calls WHERE request LIKE '%COPAL-TASK: grounding%'")]
     assert len(users) == 1
     _, inp = prompts.parse_trailer(users[0]) or ("", {})
@@ -94,13 +85,13 @@ def test_a_span_not_in_its_policy_is_rejected_and_counted(cli, initialised, tmp_
     ])
     result = cli("run", "ground", *GEN)
     assert result.exit_code == 0, result.output
-    rows = {r["id"]: r for r in _rows(initialised, "SELECT * FROM clauses")}
+    rows = {r["id"]: r for r in query_rows(initialised, "SELECT * FROM clauses")}
     assert set(rows) == {"fresh-basket:C:P1:1", "fresh-basket:C:P3:1"}
     assert rows["fresh-basket:C:P3:1"]["source_span"] == "Describe product nutrition"
     for r in rows.values():
         [pid] = json.loads(r["policy_ids"])
-        [text] = [p["text"] for p in _rows(initialised, "SELECT text FROM policies WHERE id = ?",
-                                           (pid,))]
+        [text] = [p["text"] for p in query_rows(
+            initialised, "SELECT text FROM policies WHERE id = ?", (pid,))]
         assert r["source_span"] in text and r["source_span"] != text
     counts = _counts(initialised)
     assert counts["clauses"] == 2 and counts["clauses_rejected"] == 1
@@ -125,7 +116,7 @@ def test_a_rule_repeated_by_the_model_is_one_clause_with_both_sources(cli, initi
     ])
     assert cli("run", "ground", *GEN).exit_code == 0
     rows = {r["id"]: json.loads(r["policy_ids"])
-            for r in _rows(initialised, "SELECT id, policy_ids FROM clauses")}
+            for r in query_rows(initialised, "SELECT id, policy_ids FROM clauses")}
     assert rows == {"fresh-basket:C:P1:1": ["P1", "P4"], "fresh-basket:C:P2:1": ["P2"]}
     counts = _counts(initialised)
     assert counts["clauses_merged"] == 1 and counts["sources_rejected"] == 1
@@ -140,21 +131,21 @@ def test_the_offline_grounder_merges_a_repeated_rule_and_the_suite_still_builds(
     assert cli("import", str(_world(tmp_path, policies))).exit_code == 0
     result = cli("run", "ground", "compose", "generate", "select", *GEN)
     assert result.exit_code == 0, result.output
-    nutrition = [r for r in _rows(initialised, "SELECT * FROM clauses")
+    nutrition = [r for r in query_rows(initialised, "SELECT * FROM clauses")
                  if "P2" in json.loads(r["policy_ids"])]
     # P2 "Describe product nutrition when asked." and P6 "Describe the product nutrition when
     # asked." are one rule: one clause, primary P2, both sources.
     assert [(r["id"], json.loads(r["policy_ids"])) for r in nutrition] == [
         ("fresh-basket:C:P2:1", ["P2", "P6"])]
     assert nutrition[0]["source_span"] in "Describe product nutrition when asked."
-    assert not _rows(initialised, "SELECT id FROM clauses WHERE id LIKE '%:P6:%'")
+    assert not query_rows(initialised, "SELECT id FROM clauses WHERE id LIKE '%:P6:%'")
     # The merged clause composes and reaches the items (the paper's Figure 2 pair).
-    comps = [json.loads(r["clause_ids"]) for r in _rows(
+    comps = [json.loads(r["clause_ids"]) for r in query_rows(
         initialised, "SELECT clause_ids FROM compositions WHERE status = 'confirmed'")]
     assert any("fresh-basket:C:P2:1" in ids for ids in comps)
-    items = _rows(initialised, "SELECT i.id FROM items i JOIN compositions c "
-                               "ON c.id = i.composition_id WHERE c.clause_ids LIKE ?",
-                  ('%"fresh-basket:C:P2:1"%',))
+    items = query_rows(initialised, "SELECT i.id FROM items i JOIN compositions c "
+                                    "ON c.id = i.composition_id WHERE c.clause_ids LIKE ?",
+                       ('%"fresh-basket:C:P2:1"%',))
     assert items
     from copal_tui.services.item_views import item_view
     from store.db import connect
@@ -178,8 +169,8 @@ def test_stats_give_clauses_per_rule_beside_the_paper(cli, initialised, tmp_path
     assert cli("import", str(samples / "skyline_air.yaml")).exit_code == 0
     assert cli("run", "ground", "--world", "fresh-basket", *GEN).exit_code == 0
     stats = json.loads(cli("stats", "--json").stdout)
-    clauses = len(_rows(initialised, "SELECT id FROM clauses"))
-    rules = len(_rows(initialised, "SELECT id FROM policies WHERE world_id = 'fresh-basket'"))
+    clauses = len(query_rows(initialised, "SELECT id FROM clauses"))
+    rules = len(query_rows(initialised, "SELECT id FROM policies WHERE world_id = 'fresh-basket'"))
     assert (stats["clauses"], stats["policy_rules"]) == (clauses, rules) == (2, 3)
     # The ratio is clauses / rules; the paper's is 480 clauses / 882 rules.
     assert stats["clauses_per_rule"] == pytest.approx(clauses / rules, abs=1e-4)
@@ -200,10 +191,10 @@ def test_a_long_inventory_is_asked_in_chunks_and_merged_across_them(cli, initial
                        for n, t in enumerate([*texts, texts[0]]))
     assert cli("import", str(_world(tmp_path, policies))).exit_code == 0
     assert cli("run", "ground", *GEN).exit_code == 0
-    users = [json.loads(r[0])["messages"][1]["content"] for r in _rows(
+    users = [json.loads(r[0])["messages"][1]["content"] for r in query_rows(
         initialised, "SELECT request FROM llm_calls WHERE request LIKE '%COPAL-TASK: grounding%'")]
     sizes = sorted(len((prompts.parse_trailer(u) or ("", {}))[1]["policies"]) for u in users)
     assert sizes == [40, 40, 41]
-    [first] = _rows(initialised, "SELECT policy_ids FROM clauses WHERE id LIKE '%:P000:%'")
+    [first] = query_rows(initialised, "SELECT policy_ids FROM clauses WHERE id LIKE '%:P000:%'")
     assert json.loads(first["policy_ids"]) == ["P000", "P120"]
-    assert len(_rows(initialised, "SELECT id FROM clauses")) == 120
+    assert len(query_rows(initialised, "SELECT id FROM clauses")) == 120

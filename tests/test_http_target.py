@@ -15,9 +15,9 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import AbstractContextManager, closing
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,8 @@ from copal_tui.llm.models import ModelConfigError, load_models_file
 from copal_tui.llm.request import REDACTED, request_hash, request_payload
 from copal_tui.llm.retry import is_fatal, is_retryable, retry_after
 from copal_tui.resources import sample_worlds_dir
+from tests.db_support import copy_db, query_rows
+from tests.http_stub_support import JsonHandler, serve_http
 
 WORLD = "riverton-city"
 SECRET = "city-token-SECRET-5150"
@@ -56,21 +58,7 @@ class Bot:
 
 
 def _handler(bot: Bot) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _send(self, status: int, data: bytes, ctype: str = "application/json",
-                  headers: dict[str, str] | None = None) -> None:
-            self.send_response(status)
-            for k, v in {"content-type": ctype, "content-length": str(len(data)),
-                         **(headers or {})}.items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
             with bot.lock:
@@ -81,31 +69,22 @@ def _handler(bot: Bot) -> type[BaseHTTPRequestHandler]:
             reply = {"reply": {"text": f"City answer: {message}"}, "id": len(bot.seen)}
             if act[0] == "status":  # ("status", code, retry-after or None)
                 extra = {"Retry-After": str(act[2])} if act[2] is not None else {}
-                self._send(act[1], b'{"error": "busy"}', headers=extra)
+                self.send_json(act[1], b'{"error": "busy"}', headers=extra)
             elif act[0] == "html":
-                self._send(200, b"<html><body>Maintenance</body></html>", "text/html")
+                self.send_json(200, b"<html><body>Maintenance</body></html>",
+                               content_type="text/html")
             elif act[0] == "shape":
-                self._send(200, json.dumps({"answer": "elsewhere"}).encode())
+                self.send_json(200, {"answer": "elsewhere"})
             else:
                 if act[0] == "echo":  # a bot that repeats the credentials it was sent
                     reply["reply"]["text"] = f"You sent {self.headers.get('Authorization')}"
-                self._send(200, json.dumps(reply).encode())
+                self.send_json(200, reply)
 
     return Handler
 
 
-@contextmanager
-def serving(bot: Bot) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(bot))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/api/chat"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+def serving(bot: Bot) -> AbstractContextManager[str]:
+    return serve_http(_handler(bot), "/api/chat")
 
 
 # ------------------------------------------------------------------ fixtures and helpers
@@ -131,10 +110,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def db(suite: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "copal.db"
-    with closing(sqlite3.connect(suite)) as src, closing(sqlite3.connect(copy)) as dst:
-        src.backup(dst)
-    return copy
+    return copy_db(suite, tmp_path / "copal.db")
 
 
 @pytest.fixture
@@ -151,16 +127,10 @@ def bot(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple[Bot, 
         yield b, models
 
 
-def rows(db: Path, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-    with closing(sqlite3.connect(db)) as conn:
-        conn.row_factory = sqlite3.Row
-        return conn.execute(sql, params).fetchall()
-
-
 def queries(db: Path) -> list[str]:
     """Queries of the selected items (each is answered by `respond`)."""
-    found = [r["query"] for r in rows(db, "SELECT DISTINCT query FROM items WHERE world_id = ? "
-                                          "AND selected = 1 ORDER BY id", (WORLD,))]
+    found = [r["query"] for r in query_rows(db, "SELECT DISTINCT query FROM items WHERE world_id = "
+                                                "? AND selected = 1 ORDER BY id", (WORLD,))]
     assert len(found) >= 4
     return found
 
@@ -171,15 +141,16 @@ def respond(db: Path, models: Path) -> Any:
 
 
 def responses(db: Path) -> dict[str, sqlite3.Row]:
-    return {r["query"]: r for r in rows(db, "SELECT r.*, i.query FROM responses r JOIN items i "
-                                            "ON i.id = r.item_id WHERE r.model = 'city-bot'")}
+    return {r["query"]: r for r in query_rows(
+        db, "SELECT r.*, i.query FROM responses r JOIN items i ON i.id = r.item_id "
+            "WHERE r.model = 'city-bot'")}
 
 
 def stored_anywhere(db: Path, needle: str) -> list[str]:
     """Every table.column of the store holding `needle`, and any store file with its bytes."""
     hits = []
-    for (table,) in rows(db, "SELECT name FROM sqlite_master WHERE type = 'table'"):
-        for row in rows(db, f'SELECT * FROM "{table}"'):
+    for (table,) in query_rows(db, "SELECT name FROM sqlite_master WHERE type = 'table'"):
+        for row in query_rows(db, f'SELECT * FROM "{table}"'):
             hits += [f"{table}.{k}" for k, v in dict(row).items() if needle in str(v)]
     for path in db.parent.glob(db.name + "*"):
         if needle.encode() in path.read_bytes():
@@ -211,8 +182,8 @@ def test_respond_sends_the_query_alone_and_stores_the_answer_at_the_path(db, bot
     # The bot echoed the token: what is stored is scrubbed, and the token is nowhere.
     assert stored[qs[0]]["text"] == f"You sent Bearer {REDACTED}"
     assert stored_anywhere(db, SECRET) == []
-    [logged] = rows(db, "SELECT request FROM llm_calls WHERE model = 'city-bot' AND "
-                        "instr(request, ?) > 0", (json.dumps(qs[1])[1:-1],))
+    [logged] = query_rows(db, "SELECT request FROM llm_calls WHERE model = 'city-bot' AND "
+                              "instr(request, ?) > 0", (json.dumps(qs[1])[1:-1],))
     request = json.loads(logged["request"])
     assert request["headers"] == ["Authorization", "X-Client"]
     assert request["body"] == {"message": qs[1], "history": []}
@@ -231,8 +202,8 @@ def test_identical_rerun_makes_no_request_and_the_cache_answers(db, bot):
     assert result.exit_code == 0, result.output
     assert len(b.seen) == asked  # every answer came from the cache
     assert {q: r["text"] for q, r in responses(db).items()} == first
-    [run] = rows(db, "SELECT * FROM runs WHERE stage = 'respond' ORDER BY started_at DESC, "
-                     "rowid DESC LIMIT 1")
+    [run] = query_rows(db, "SELECT * FROM runs WHERE stage = 'respond' ORDER BY started_at DESC, "
+                           "rowid DESC LIMIT 1")
     assert run["calls"] == 0 and run["cache_hits"] == len(first)
 
 
@@ -252,11 +223,12 @@ def test_faults_are_retried_or_recorded_and_the_run_exits_3(db, bot):
     assert "not JSON" in stored[qs[2]]["failure"] and "text/html" in stored[qs[2]]["failure"]
     assert "answer path $.reply.text: no key 'reply' at $" in stored[qs[3]]["failure"]
     assert all(stored[q]["text"] is None for q in qs[1:4])
-    calls = rows(db, "SELECT attempt, error, response FROM llm_calls WHERE model = 'city-bot' "
-                     "AND instr(request, ?) > 0 ORDER BY attempt", (json.dumps(qs[0])[1:-1],))
+    calls = query_rows(db, "SELECT attempt, error, response FROM llm_calls WHERE model = "
+                           "'city-bot' AND instr(request, ?) > 0 ORDER BY attempt",
+                       (json.dumps(qs[0])[1:-1],))
     assert [c["attempt"] for c in calls] == [1, 2]
     assert "HTTP 429" in calls[0]["error"] and calls[1]["error"] is None
-    [run] = rows(db, "SELECT failures FROM runs WHERE stage = 'respond'")
+    [run] = query_rows(db, "SELECT failures FROM runs WHERE stage = 'respond'")
     assert run["failures"] == 3
 
     b.always.clear()
@@ -307,9 +279,10 @@ def test_compass_respond_sends_demonstrations_as_the_conversation(db, bot):
     result = invoke(db, "run", "compass_respond", "--world", WORLD, "--model", "city-bot",
                     "--variant", "base", "--variant", "few-shot", "--models-file", str(models))
     assert result.exit_code == 0, result.output
-    stored = rows(db, "SELECT r.variant, r.text, q.text AS query FROM compass_responses r "
-                      "JOIN compass_queries q ON q.id = r.query_id WHERE r.model = 'city-bot'")
-    kept = rows(db, "SELECT COUNT(*) AS n FROM compass_queries WHERE status = 'kept'")[0]["n"]
+    stored = query_rows(db, "SELECT r.variant, r.text, q.text AS query FROM compass_responses r "
+                            "JOIN compass_queries q ON q.id = r.query_id "
+                            "WHERE r.model = 'city-bot'")
+    kept = query_rows(db, "SELECT COUNT(*) AS n FROM compass_queries WHERE status = 'kept'")[0]["n"]
     assert len(stored) == 2 * kept
     assert all(r["text"] == f"City answer: {r['query']}" for r in stored)
     histories = [r["body"]["history"] for r in b.seen]

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -28,10 +28,12 @@ from copal_tui.llm.models import ModelConfigError, ModelSpec, resolve
 from store.db import connect
 from store.migrations.apply import migrate
 from store.pipeline import llm_log
+from tests.http_stub_support import JsonHandler, chat_completion, serve_http
 
 SECRET = "sk-test-SECRET123"
 KEY_ENV = "COPAL_TEST_STUB_KEY"
 MESSAGES = [{"role": "system", "content": "You are a test."}, {"role": "user", "content": "hi"}]
+USAGE = {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}
 GOOD = json.dumps({"accept": True, "pattern": None, "reason": "fine"})
 
 
@@ -54,23 +56,8 @@ class Stub:
             return self.script.pop(0) if self.script else self.default
 
 
-def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
-
+def stub_handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
+    class Handler(JsonHandler):
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
             with stub.lock:
@@ -88,14 +75,14 @@ def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
         def _behave(self, act: tuple[Any, ...]) -> None:
             kind = act[0]
             if kind == "429":
-                self._send(429, {"error": {"message": "slow down", "type": "rate_limit"}},
-                           {"Retry-After": str(act[1])})
+                self.send_json(429, {"error": {"message": "slow down", "type": "rate_limit"}},
+                              {"Retry-After": str(act[1])})
             elif kind == "500":
-                self._send(500, {"error": {"message": "upstream exploded"}})
+                self.send_json(500, {"error": {"message": "upstream exploded"}})
             elif kind == "401":
                 # Like real providers, the error echoes the key it was given.
                 given = self.headers.get("authorization", "").removeprefix("Bearer ")
-                self._send(401, {"error": {"message": f"Incorrect API key provided: {given}"}})
+                self.send_json(401, {"error": {"message": f"Incorrect API key provided: {given}"}})
             elif kind == "drop":
                 self.close_connection = True
                 self.connection.close()
@@ -103,12 +90,9 @@ def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
                 if kind == "slow":
                     time.sleep(act[1])
                     act = ("ok", act[2])
-                self._send(200, {
-                    "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "stub",
-                    "choices": [{"index": 0, "finish_reason": act[2] if len(act) > 2 else "stop",
-                                 "message": {"role": "assistant", "content": act[1]}}],
-                    "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
-                })
+                self.send_json(200, chat_completion(
+                    act[1], finish_reason=act[2] if len(act) > 2 else "stop", usage=USAGE,
+                    completion_id="chatcmpl-1"))
 
     return Handler
 
@@ -116,13 +100,8 @@ def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
 @pytest.fixture
 def stub() -> Iterator[tuple[Stub, str]]:
     s = Stub()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(s))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield s, f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with serve_http(stub_handler(s)) as url:
+        yield s, url
 
 
 @pytest.fixture

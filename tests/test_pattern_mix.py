@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from collections import Counter
 from fractions import Fraction
 from pathlib import Path
@@ -29,6 +28,7 @@ from copal_tui.domain.selection import (
     selection_quotas,
 )
 from copal_tui.domain.taxonomy import PATTERN_FACETS, Pattern
+from tests.db_support import query_rows
 
 S, G, D, W = (p.value for p in Pattern)  # the report's order
 # Table 8 of the paper, restated.
@@ -169,24 +169,15 @@ WORLD = "harbor-clinics"
 BUDGET = 24
 
 
-def _rows(db: Path, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(db)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
-
-
 def _selected(db: Path) -> Counter[str]:
-    return Counter(r["pattern"] for r in _rows(
+    return Counter(r["pattern"] for r in query_rows(
         db, "SELECT pattern FROM items WHERE selected = 1 AND method = 'copal' "
             "AND parent_item_id IS NULL"))
 
 
 def _last_select_manifest(db: Path) -> dict:
-    [row] = _rows(db, "SELECT manifest FROM runs WHERE stage = 'select' "
-                      "ORDER BY started_at DESC, rowid DESC LIMIT 1")
+    [row] = query_rows(db, "SELECT manifest FROM runs WHERE stage = 'select' "
+                           "ORDER BY started_at DESC, rowid DESC LIMIT 1")
     return json.loads(row["manifest"])
 
 
@@ -207,7 +198,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _screened(db: Path) -> dict[str, int]:
-    return dict(Counter(r["pattern"] for r in _rows(
+    return dict(Counter(r["pattern"] for r in query_rows(
         db, "SELECT pattern, screening FROM items WHERE method = 'copal' AND "
             "parent_item_id IS NULL AND run_id IS NOT NULL")
         if json.loads(r["screening"] or "{}").get("passed")))
@@ -228,7 +219,7 @@ def test_equal_and_paper_reselect_from_the_same_verdicts(built, cli):
     screened = _screened(built)
     assert cli("run", "select", "--world", WORLD, "--budget", str(BUDGET),
                "--pattern-mix", "equal", db=built).exit_code == 0
-    cells = Counter((r["pattern"], r["facet"]) for r in _rows(
+    cells = Counter((r["pattern"], r["facet"]) for r in query_rows(
         built, "SELECT pattern, facet FROM items WHERE selected = 1 AND method = 'copal'"))
     # Today's rule: the 24 places spread evenly over the 12 pattern x facet cells.
     assert len(cells) == 12 and set(cells.values()) == {2}
@@ -245,14 +236,14 @@ def test_equal_and_paper_reselect_from_the_same_verdicts(built, cli):
 def test_compose_follows_the_pool_of_proposed_clause_sets(built):
     from copal_tui.domain.compose_filter import pattern_pool, proposals
 
-    clauses = [{**dict(r), "policy_ids": json.loads(r["policy_ids"])} for r in _rows(
+    clauses = [{**dict(r), "policy_ids": json.loads(r["policy_ids"])} for r in query_rows(
         built, "SELECT id, policy_ids, effect, trigger, scope FROM clauses")]
     proposed = {p.value: n for p, n in pattern_pool(proposals(clauses)).items()}
     wanted = hamilton(4 * 6, proposed)  # 4 x per_pattern (6) accepted compositions
-    confirmed = Counter(r["pattern"] for r in _rows(
+    confirmed = Counter(r["pattern"] for r in query_rows(
         built, "SELECT pattern FROM compositions WHERE status = 'confirmed'"))
     assert all(confirmed[p] <= wanted[p] for p in wanted), (confirmed, wanted)
-    [row] = _rows(built, "SELECT manifest FROM runs WHERE stage = 'compose'")
+    [row] = query_rows(built, "SELECT manifest FROM runs WHERE stage = 'compose'")
     assert json.loads(row["manifest"])["options"]["copal"]["pattern_mix"] == "pool"
 
 

@@ -18,6 +18,7 @@ from copal_tui.pipeline.base import CopalOptions, Options
 from copal_tui.pipeline.runner import run_stages
 from store.db import connect
 from store.migrations.apply import migrate
+from tests.db_support import query_rows
 from tests.stub_server import Stub, serve
 
 SECRET = "sk-stage-SECRET-4242"
@@ -51,18 +52,9 @@ def _opts(models_file: Path, **kw) -> Options:
                    **kw)
 
 
-def _rows(db_path: Path, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(db_path)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
-
-
 def test_respond_survives_faults_and_refills_only_failures(setup):
     db_path, stub, models = setup
-    queries = [r["query"] for r in _rows(db_path, "SELECT query FROM items ORDER BY id")]
+    queries = [r["query"] for r in query_rows(db_path, "SELECT query FROM items ORDER BY id")]
     assert len(queries) == 12
     stub.once[queries[0]] = [("429", 0.3)]
     stub.once[queries[1]] = [("500",)]
@@ -72,8 +64,8 @@ def test_respond_survives_faults_and_refills_only_failures(setup):
 
     [progress] = run_stages(db_path, ["respond"], _opts(models, models=["stub-bot"]))
     assert progress.status == "done"
-    rows = _rows(db_path, "SELECT r.*, i.query FROM responses r JOIN items i ON i.id = r.item_id "
-                          "WHERE model = 'stub-bot'")
+    rows = query_rows(db_path, "SELECT r.*, i.query FROM responses r JOIN items i ON i.id = "
+                               "r.item_id WHERE model = 'stub-bot'")
     assert len(rows) == 12
     failed = {r["query"]: r["failure"] for r in rows if r["failure"]}
     assert set(failed) == {queries[3], queries[4]}
@@ -81,8 +73,8 @@ def test_respond_survives_faults_and_refills_only_failures(setup):
     assert "500" in failed[queries[4]] or "upstream" in failed[queries[4]]
     answered = {r["query"] for r in rows if r["text"]}
     assert {queries[0], queries[1], queries[2]} <= answered  # retried until they succeeded
-    attempts = _rows(db_path, "SELECT COUNT(*) AS n FROM llm_calls WHERE cached = 0 AND "
-                              "instr(request, ?) > 0", (json.dumps(queries[4])[1:-1],))
+    attempts = query_rows(db_path, "SELECT COUNT(*) AS n FROM llm_calls WHERE cached = 0 AND "
+                                   "instr(request, ?) > 0", (json.dumps(queries[4])[1:-1],))
     assert attempts[0]["n"] == 3  # one try and two retries, all logged
 
     stub.broken.clear()
@@ -90,7 +82,7 @@ def test_respond_survives_faults_and_refills_only_failures(setup):
     [again] = run_stages(db_path, ["respond"], _opts(models, models=["stub-bot"]))
     assert again.status == "done" and again.failures == 0
     assert stub.calls - before == 2  # exactly the two failed items
-    rows = _rows(db_path, "SELECT * FROM responses WHERE model = 'stub-bot'")
+    rows = query_rows(db_path, "SELECT * FROM responses WHERE model = 'stub-bot'")
     assert len(rows) == 12 and all(r["text"] and r["failure"] is None for r in rows)
 
     before = stub.calls
@@ -100,7 +92,7 @@ def test_respond_survives_faults_and_refills_only_failures(setup):
 
 def test_judge_repairs_bad_json_records_failures_and_refills(setup):
     db_path, stub, models = setup
-    texts = [r["text"] for r in _rows(db_path, "SELECT text FROM responses ORDER BY id")]
+    texts = [r["text"] for r in query_rows(db_path, "SELECT text FROM responses ORDER BY id")]
     # Markers: plain words from the responses (the judge sees them inside its JSON input).
     prefixes = [" ".join(t.split()[:8]) for t in texts]
     marks = [m for m in prefixes
@@ -113,8 +105,8 @@ def test_judge_repairs_bad_json_records_failures_and_refills(setup):
     opts = _opts(models, judges=["stub-judge"], copal=CopalOptions(modes=["contract"]))
     [progress] = run_stages(db_path, ["judge"], opts)
     assert progress.status == "done" and progress.failures == 1
-    rows = _rows(db_path, "SELECT j.*, r.text FROM judgments j JOIN responses r "
-                          "ON r.id = j.response_id")
+    rows = query_rows(db_path, "SELECT j.*, r.text FROM judgments j JOIN responses r "
+                               "ON r.id = j.response_id")
     assert len(rows) == 36
     bad = [r for r in rows if r["failure"]]
     assert len(bad) == 1 and bad[0]["text"].startswith(marks[1])
@@ -141,7 +133,7 @@ def test_judge_repairs_bad_json_records_failures_and_refills(setup):
     [again] = run_stages(db_path, ["judge"], opts)
     assert again.failures == 0
     assert stub.calls - before == 1  # only the failed judgment is asked again
-    assert len(_rows(db_path, "SELECT id FROM judgments WHERE failure IS NULL")) == 36
+    assert len(query_rows(db_path, "SELECT id FROM judgments WHERE failure IS NULL")) == 36
 
 
 def test_no_key_value_anywhere(setup):
@@ -176,19 +168,20 @@ def test_killed_run_resumes_without_duplicates(setup, tmp_path):
     deadline = time.monotonic() + 90
     # Wait until some answers are committed, then kill without warning.
     while time.monotonic() < deadline:
-        n = _rows(db_path, "SELECT COUNT(*) AS n FROM responses WHERE model = 'stub-bot'")[0]["n"]
+        [(n,)] = query_rows(db_path, "SELECT COUNT(*) FROM responses WHERE model = 'stub-bot'")
         if n >= 3:
             break
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    partial = _rows(db_path, "SELECT COUNT(*) AS n FROM responses WHERE model = 'stub-bot'")
+    partial = query_rows(db_path, "SELECT COUNT(*) AS n FROM responses WHERE model = 'stub-bot'")
     assert 3 <= partial[0]["n"] < 12
     stub.latency = 0.0
     [progress] = run_stages(db_path, ["respond"], _opts(models, models=["stub-bot"]))
     assert progress.status == "done"
-    rows = _rows(db_path, "SELECT item_id, COUNT(*) AS n FROM responses WHERE model = 'stub-bot' "
-                          "GROUP BY item_id")
+    rows = query_rows(db_path, "SELECT item_id, COUNT(*) AS n FROM responses WHERE model = "
+                               "'stub-bot' GROUP BY item_id")
     assert len(rows) == 12 and all(r["n"] == 1 for r in rows)
-    runs = _rows(db_path, "SELECT status FROM runs WHERE stage = 'respond' ORDER BY started_at")
+    runs = query_rows(db_path, "SELECT status FROM runs WHERE stage = 'respond' "
+                               "ORDER BY started_at")
     assert [r["status"] for r in runs] == ["interrupted", "done"]

@@ -8,7 +8,6 @@ some. A second identical run makes zero provider calls.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import defaultdict
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from click.testing import CliRunner
 
 from copal_tui.cli import main
 from copal_tui.domain.taxonomy import PATTERN_FACETS, Pattern
+from tests.db_support import query_rows
 
 WORLD = "skyline-air"
 BOTS = ["offline/refuse-all", "offline/comply-all", "offline/keyword-guard"]
@@ -48,16 +48,9 @@ def built(tmp_path_factory) -> Path:
     return db
 
 
-def _q(db: Path, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(db)
-    conn.row_factory = sqlite3.Row
-    rows = conn.execute(sql, params).fetchall()
-    conn.close()
-    return rows
-
-
 def test_selected_suite_covers_every_pattern_and_facet(built):
-    rows = _q(built, "SELECT pattern, facet FROM items WHERE selected = 1 AND method = 'copal'")
+    rows = query_rows(built, "SELECT pattern, facet FROM items "
+                             "WHERE selected = 1 AND method = 'copal'")
     assert {r["pattern"] for r in rows} == {p.value for p in Pattern}
     assert len(rows) == 14
     # The default mix gives each pattern its share of the candidates (a minor pattern may get
@@ -70,9 +63,10 @@ def test_selected_suite_covers_every_pattern_and_facet(built):
 
 
 def test_reference_bots_calibrate_the_suite(built):
-    rows = _q(built, "SELECT i.id AS item, r.model, j.error FROM items i "
-                     "JOIN responses r ON r.item_id = i.id JOIN judgments j ON j.response_id = r.id "
-                     "WHERE i.selected = 1 AND i.method = 'copal' AND j.mode = 'contract'")
+    rows = query_rows(built, "SELECT i.id AS item, r.model, j.error FROM items i "
+                             "JOIN responses r ON r.item_id = i.id JOIN judgments j ON "
+                             "j.response_id = r.id WHERE i.selected = 1 AND i.method = 'copal' AND "
+                             "j.mode = 'contract'")
     errors: dict[str, dict[str, int]] = defaultdict(dict)
     for r in rows:
         errors[r["item"]][r["model"]] = r["error"]
@@ -84,19 +78,19 @@ def test_reference_bots_calibrate_the_suite(built):
 
 
 def test_every_item_has_a_contract_with_sources_and_projections(built):
-    items = _q(built, "SELECT * FROM items WHERE selected = 1 AND method = 'copal'")
-    clauses = {r["id"] for r in _q(built, "SELECT id FROM clauses")}
+    items = query_rows(built, "SELECT * FROM items WHERE selected = 1 AND method = 'copal'")
+    clauses = {r["id"] for r in query_rows(built, "SELECT id FROM clauses")}
     for it in items:
         req, forb = json.loads(it["required"]), json.loads(it["forbidden"])
         assert req and forb
         assert all(c["clause_id"] in clauses for c in req + forb if c["clause_id"])
-        projections = _q(built, "SELECT * FROM items WHERE parent_item_id = ?", (it["id"],))
+        projections = query_rows(built, "SELECT * FROM items WHERE parent_item_id = ?", (it["id"],))
         assert projections and all(p["method"] == "projection" for p in projections)
 
 
 def test_projections_are_screened_and_only_accepted_ones_answered(built):
-    projections = _q(built, "SELECT * FROM items WHERE method = 'projection'")
-    answered = {r["item_id"] for r in _q(built, "SELECT DISTINCT item_id FROM responses")}
+    projections = query_rows(built, "SELECT * FROM items WHERE method = 'projection'")
+    answered = {r["item_id"] for r in query_rows(built, "SELECT DISTINCT item_id FROM responses")}
     assert projections
     for p in projections:
         verdict = json.loads(p["screening"])
@@ -109,7 +103,7 @@ def test_projections_are_screened_and_only_accepted_ones_answered(built):
 def test_manifests_record_prompt_versions(built):
     from copal_tui import prompts
 
-    runs = _q(built, "SELECT stage, status, manifest FROM runs")
+    runs = query_rows(built, "SELECT stage, status, manifest FROM runs")
     assert {r["stage"] for r in runs} == set(STAGES)
     assert all(r["status"] == "done" for r in runs)
     for r in runs:
@@ -117,30 +111,31 @@ def test_manifests_record_prompt_versions(built):
 
 
 def test_second_identical_run_makes_zero_calls(built):
-    before = {r["id"] for r in _q(built, "SELECT id FROM runs")}
-    counts = {t: _q(built, f"SELECT COUNT(*) AS n FROM {t}")[0]["n"]
+    before = {r["id"] for r in query_rows(built, "SELECT id FROM runs")}
+    counts = {t: query_rows(built, f"SELECT COUNT(*) AS n FROM {t}")[0]["n"]
               for t in ("clauses", "compositions", "items", "responses", "judgments")}
     _run(built, *_pipeline_args())
     listed = json.loads(_run(built, "runs", "--json").stdout)
     new = [r for r in listed if r["id"] not in before]
     assert len(new) == len(STAGES)
     assert all(r["calls"] == 0 and r["status"] == "done" for r in new)
-    assert counts == {t: _q(built, f"SELECT COUNT(*) AS n FROM {t}")[0]["n"] for t in counts}
+    assert counts == {t: query_rows(built, f"SELECT COUNT(*) AS n FROM {t}")[0]["n"]
+                      for t in counts}
 
 
 def test_three_clause_items_are_selected_and_controls_stand_apart(built):
-    sizes = [len(json.loads(r["clause_ids"])) for r in _q(
+    sizes = [len(json.loads(r["clause_ids"])) for r in query_rows(
         built, "SELECT c.clause_ids FROM items i JOIN compositions c ON c.id = i.composition_id "
                "WHERE i.selected = 1 AND i.method = 'copal'")]
     assert len(sizes) == 14 and sizes.count(3) > 0 and sizes.count(2) > 0
-    controls = _q(built, "SELECT * FROM items WHERE method = 'control' AND selected = 1")
+    controls = query_rows(built, "SELECT * FROM items WHERE method = 'control' AND selected = 1")
     assert len(controls) == 14 // 6  # the control budget: one per six suite items
     errors: dict[str, dict[str, int]] = defaultdict(dict)
     for c in controls:
         assert c["pattern"] is None and c["composition_id"] is None
         assert json.loads(c["forbidden"]) == [] and len(json.loads(c["required"])) >= 2
-        for r in _q(built, "SELECT r.model, j.error FROM responses r JOIN judgments j "
-                           "ON j.response_id = r.id WHERE r.item_id = ?", (c["id"],)):
+        for r in query_rows(built, "SELECT r.model, j.error FROM responses r JOIN judgments j "
+                                   "ON j.response_id = r.id WHERE r.item_id = ?", (c["id"],)):
             errors[c["id"]][r["model"]] = r["error"]
     # Answered and judged like the suite: answering every licensed part is correct.
     assert all(e == {"offline/refuse-all": 1, "offline/comply-all": 0,

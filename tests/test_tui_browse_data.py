@@ -6,7 +6,6 @@ bidi) on harbor-clinics:I02. Also the helper that waits for paged tables to load
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from click.testing import CliRunner
 from copal_tui.cli import main
 from copal_tui.resources import sample_worlds_dir
 from copal_tui.tui.widgets.paged_table import PagedTable
+from tests.db_support import copy_db
 
 W = "harbor-clinics"
 I01 = f"{W}:I01"
@@ -103,15 +103,7 @@ def browse_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def browse_db(browse_template: Path, tmp_path: Path) -> Path:
-    # The online backup API gives a consistent copy whatever state the WAL is in.
-    target = tmp_path / "browse.db"
-    src, dst = sqlite3.connect(browse_template), sqlite3.connect(target)
-    try:
-        src.backup(dst)
-    finally:
-        src.close()
-        dst.close()
-    return target
+    return copy_db(browse_template, tmp_path / "browse.db")
 
 
 async def settle(pilot: Any) -> None:

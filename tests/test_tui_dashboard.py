@@ -10,7 +10,6 @@ with numbers and others that are n/a.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from copal_tui.tui.widgets.dashboard_export import ExportDialog
 from copal_tui.tui.widgets.dashboard_table import DashboardTable
 from store.db import connect
 from store.migrations.apply import migrate
+from tests.db_support import copy_db
 
 W = "harbor-clinics"
 I01 = f"{W}:I01"
@@ -97,14 +97,7 @@ def dashboard_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def dashboard_db(dashboard_template: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "dashboard.db"
-    src, dst = sqlite3.connect(dashboard_template), sqlite3.connect(target)
-    try:
-        src.backup(dst)
-    finally:
-        src.close()
-        dst.close()
-    return target
+    return copy_db(dashboard_template, tmp_path / "dashboard.db")
 
 
 def report_doc(db_path: Path, judge: str | None = None) -> ReportDocument:

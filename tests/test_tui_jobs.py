@@ -9,7 +9,6 @@ screens; workers are awaited with bounded polling loops, never fixed sleeps.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +26,7 @@ from copal_tui.tui.widgets.job_progress import JobProgressView
 from copal_tui.tui.widgets.run_list import RunList
 from store.db import connect
 from store.pipeline import runs as pipeline_runs
+from tests.db_support import query_rows
 
 WORLD = "harbor-clinics"
 # Generous: a hung worker fails the test instead of hanging it (no timing is asserted).
@@ -44,15 +44,6 @@ def world_db(cli, initialised, samples) -> Path:
 @pytest.fixture(autouse=True)
 def start_on_jobs(monkeypatch):
     monkeypatch.setitem(app_module.START, "browse", "jobs")
-
-
-def rows(db: Path, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(db)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 async def wait_until(pilot: Any, check: Callable[[], bool], what: str) -> None:
@@ -102,15 +93,16 @@ async def test_start_job_with_offline_models(world_db):
                          "judge" in progress_text(app), "the final progress on screen")
         assert manager.latest().status == "done", manager.latest().error  # type: ignore[union-attr]
 
-        runs = rows(world_db, "SELECT * FROM runs ORDER BY rowid")
+        runs = query_rows(world_db, "SELECT * FROM runs ORDER BY rowid")
         assert [(r["stage"], r["status"]) for r in runs] == [("respond", "done"),
                                                              ("judge", "done")]
         assert runs[0]["calls"] == 12 and runs[1]["calls"] > 0
-        answered = rows(world_db, "SELECT run_id FROM responses WHERE model = ?",
-                        ("offline/refuse-all",))
+        answered = query_rows(world_db, "SELECT run_id FROM responses WHERE model = ?",
+                              ("offline/refuse-all",))
         assert len(answered) == 12 and {r["run_id"] for r in answered} == {runs[0]["id"]}
-        judged = rows(world_db, "SELECT COUNT(*) FROM judgments WHERE judge = 'offline/judge' "
-                                "AND mode = 'contract' AND run_id = ?", (runs[1]["id"],))
+        judged = query_rows(world_db, "SELECT COUNT(*) FROM judgments WHERE judge = "
+                                      "'offline/judge' AND mode = 'contract' AND run_id = ?",
+                            (runs[1]["id"],))
         assert judged[0][0] == 48  # 36 imported responses and the 12 new ones
 
         # The progress panel shows counters; the runs tab lists both runs with a manifest.
@@ -165,7 +157,7 @@ async def test_cancel_a_running_job(world_db, judge_gate):
         async with app.run_test(size=(80, 24)) as pilot:
             await start_judge_job(app, pilot)
             await wait_until(pilot, reached.is_set, "the judge stage to reach the gate")
-            running = rows(world_db, "SELECT id, status FROM runs")
+            running = query_rows(world_db, "SELECT id, status FROM runs")
             assert [r["status"] for r in running] == ["running"]
 
             await pilot.press("ctrl+x")
@@ -182,10 +174,11 @@ async def test_cancel_a_running_job(world_db, judge_gate):
     finally:
         release.set()
 
-    run = rows(world_db, "SELECT * FROM runs")
+    run = query_rows(world_db, "SELECT * FROM runs")
     assert [(r["stage"], r["status"]) for r in run] == [("judge", "cancelled")]
     assert run[0]["finished_at"] is not None
-    judged = rows(world_db, "SELECT COUNT(*) FROM judgments WHERE run_id = ?", (run[0]["id"],))
+    judged = query_rows(world_db, "SELECT COUNT(*) FROM judgments WHERE run_id = ?",
+                        (run[0]["id"],))
     # Three units before the gate, at most the two admitted by the semaphore after it.
     assert 3 <= judged[0][0] <= 5 < 36
 
@@ -201,12 +194,13 @@ async def test_quitting_mid_job_stops_it_cleanly(world_db, judge_gate):
     # The worker sees the app's cancellation and ends the stage: no run is left 'running'.
     loop = asyncio.get_running_loop()
     deadline = loop.time() + WAIT_S
-    while rows(world_db, "SELECT status FROM runs")[0][0] == "running":
+    while query_rows(world_db, "SELECT status FROM runs")[0][0] == "running":
         assert loop.time() < deadline, "the run was left running"
         await asyncio.sleep(0.05)
-    run = rows(world_db, "SELECT * FROM runs")
+    run = query_rows(world_db, "SELECT * FROM runs")
     assert [(r["stage"], r["status"]) for r in run] == [("judge", "cancelled")]
-    judged = rows(world_db, "SELECT COUNT(*) FROM judgments WHERE run_id = ?", (run[0]["id"],))
+    judged = query_rows(world_db, "SELECT COUNT(*) FROM judgments WHERE run_id = ?",
+                        (run[0]["id"],))
     # The worker notices the quit at its next progress report, so a few more units may finish.
     assert 3 <= judged[0][0] < 36
 
@@ -233,7 +227,7 @@ async def test_incomplete_jobs_are_refused(world_db):
         await pilot.press("ctrl+x")  # nothing to cancel: says so, changes nothing
         await pilot.pause()
         assert JobManager.of(app).latest() is None
-    assert rows(world_db, "SELECT COUNT(*) FROM runs")[0][0] == 0
+    assert query_rows(world_db, "SELECT COUNT(*) FROM runs")[0][0] == 0
 
 
 async def test_keys_follow_the_keymap(world_db):

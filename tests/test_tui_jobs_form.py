@@ -20,8 +20,9 @@ from copal_tui.tui import app as app_module
 from copal_tui.tui.app import make_app
 from copal_tui.tui.job_manager import JobManager
 from copal_tui.tui.widgets.form_controls import FormInput
+from tests.db_support import query_rows
 from tests.test_tui_footer_80 import assert_footer_whole, screen_lines
-from tests.test_tui_jobs import rows, type_text, wait_until
+from tests.test_tui_jobs import type_text, wait_until
 
 SIZE = (80, 24)
 
@@ -157,7 +158,7 @@ async def test_a_field_error_moves_the_focus_in_form_order(world_db):
         await pilot.pause()
         assert "Concurrency: must be between 1 and 256" in error_text(app)
         assert app.focused is field(app, "concurrency")
-    assert rows(world_db, "SELECT COUNT(*) FROM runs")[0][0] == 0
+    assert query_rows(world_db, "SELECT COUNT(*) FROM runs")[0][0] == 0
 
 
 async def test_enter_starts_only_a_valid_form(world_db):
@@ -182,7 +183,7 @@ async def test_enter_starts_only_a_valid_form(world_db):
         assert job.opts.models == ["offline/refuse-all"] and error_text(app) == ""
         await wait_until(pilot, lambda: (manager.latest() or job).final, "the job to end")
         assert manager.latest().status == "done"  # type: ignore[union-attr]
-    assert [r["stage"] for r in rows(world_db, "SELECT stage FROM runs")] == ["respond"]
+    assert [r["stage"] for r in query_rows(world_db, "SELECT stage FROM runs")] == ["respond"]
 
 
 async def test_jobs_footer_shows_every_key_at_80_columns(world_db):
