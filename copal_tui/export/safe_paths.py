@@ -101,11 +101,17 @@ class OutputGuard:
     def _refuse_database(self, path: Path, st: os.stat_result | None = None) -> None:
         """Refuse `path` if it names a protected file, or (given its stat) is one by inode."""
         named = {os.path.realpath(path), os.path.abspath(path)} & self.protected
-        linked = st is not None and any(os.path.exists(name) and os.path.samestat(os.stat(name), st)
-                                        for name in self.protected)
+        linked = st is not None and any(_same_file(name, st) for name in self.protected)
         if named or linked:
             raise OutputRefused(f"refusing to write {path}: it is the database in use "
                                 "or one of its -wal/-shm files")
+
+
+def _same_file(name: str, st: os.stat_result) -> bool:
+    try:
+        return os.path.samestat(os.stat(name), st)
+    except OSError:  # gone, or not reachable: not the file being written
+        return False
 
 
 @dataclass
