@@ -147,6 +147,8 @@ async def test_palette_finds_the_disagreements_and_enter_opens_one(fixture_db):
         assert await until(pilot, lambda: cases_rows(pilot), "the list") == J1_DISAGREE
         table = pilot.app.screen.table
         assert table.filter_input.value == "disagree:yes"
+        # The list takes the focus once it has been drawn: keys go to it from then on.
+        await until(pilot, lambda: table.table.has_focus, "the list's focus")
         await keys.press("down", "enter")  # the second: B:I4
         assert await until(pilot, lambda: item_on(pilot), "the item") == ("I4", "B:I4")
         assert (keys.keys, keys.typed) == (4, 8)
