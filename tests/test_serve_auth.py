@@ -21,12 +21,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import aiohttp
 import pytest
-from aiohttp.test_utils import TestServer
 from yarl import URL
 
 import copal_tui.serve.server as serve_server
 from copal_tui.serve.auth import Grant, allowed_origins
-from copal_tui.serve.server import CopalServer, RedactTokens
+from copal_tui.serve.log_filter import RedactTokens
+from copal_tui.serve.server import CopalServer
 
 
 def free_port() -> int:
@@ -41,13 +41,10 @@ def token_of(url: str) -> str:
 
 @asynccontextmanager
 async def running(server: CopalServer) -> AsyncIterator[str]:
-    """The server's aiohttp app on its loopback port; yields the base URL, closes on exit."""
-    test_server = TestServer(await server._make_app(), host="127.0.0.1", port=server.port)
-    await test_server.start_server()
-    try:
+    """The server listening on its loopback port as `copal serve` runs it (behind its
+    connection gate); yields the base URL, stops on exit."""
+    async with server.listening():
         yield f"http://127.0.0.1:{server.port}"
-    finally:
-        await test_server.close()
 
 
 def client(cookies: dict[str, str] | None = None) -> aiohttp.ClientSession:
@@ -61,23 +58,40 @@ def client(cookies: dict[str, str] | None = None) -> aiohttp.ClientSession:
 
 
 class FakeAppService:
-    """Stands in for the server's AppSession: records the command, starts no process."""
+    """Stands in for the server's AppSession: records what it is asked, starts no process."""
 
     commands: list[str] = []
+    sizes: list[tuple[int, int]] = []  # the start size, then each resize
+    stdin: list[bytes] = []
+    stopped = 0
 
     def __init__(self, command: str, **kwargs: object) -> None:
         FakeAppService.commands.append(command)
 
     async def start(self, width: int, height: int) -> None:
+        FakeAppService.sizes.append((width, height))
+
+    async def send_bytes(self, data: bytes) -> bool:
+        FakeAppService.stdin.append(data)
+        return True
+
+    async def set_terminal_size(self, width: int, height: int) -> None:
+        FakeAppService.sizes.append((width, height))
+
+    async def blur(self) -> None:
+        pass
+
+    async def focus(self) -> None:
         pass
 
     async def stop(self) -> None:
-        pass
+        FakeAppService.stopped += 1
 
 
 @pytest.fixture
 def fake_apps(monkeypatch):
-    FakeAppService.commands = []
+    FakeAppService.commands, FakeAppService.sizes, FakeAppService.stdin = [], [], []
+    FakeAppService.stopped = 0
     monkeypatch.setattr(serve_server, "AppSession", FakeAppService)
     return FakeAppService.commands
 

@@ -116,15 +116,17 @@ def listening(port: int) -> bool:
 
 
 @contextmanager
-def copal_serve(db: Path, tmp_path: Path, end: float) -> Iterator[tuple[Served, str]]:
-    """`copal serve --mode label --annotator ana` on a free loopback port; yields it and ana's
-    URL once the port accepts connections. Stopped with SIGINT (its Ctrl+C), then killed."""
+def copal_serve(db: Path, tmp_path: Path, end: float,
+                *options: str) -> Iterator[tuple[Served, str]]:
+    """`copal serve --mode label --annotator ana [options]` on a free loopback port; yields it
+    and ana's URL once the port accepts connections. Stopped with SIGINT (its Ctrl+C), then
+    killed."""
     port = free_port()
     out, err = tmp_path / "serve.out", tmp_path / "serve.err"
     with out.open("wb") as stdout, err.open("wb") as stderr:
         process = subprocess.Popen(
             [sys.executable, "-m", "copal_tui", "--db", str(db), "serve", "--mode", "label",
-             "--annotator", "ana", "--port", str(port)],
+             "--annotator", "ana", "--port", str(port), *options],
             stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, cwd=tmp_path,
             env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
     served = Served(process, out, err)

@@ -1,17 +1,21 @@
-"""`copal serve` the command: which URLs it prints for which users, what it binds, and what it
-refuses before serving anything. The server never starts here (its `serve` is replaced); the
-requests themselves are checked in test_serve_auth.py.
+"""`copal serve` the command: which URLs it prints for which users, what it binds, its limits,
+and what it refuses before serving anything. The server never serves here (its `serve` is
+replaced, or its port is taken); the requests themselves are checked in test_serve_auth.py and
+test_serve_limits.py.
 """
 
 from __future__ import annotations
 
 import shlex
+import socket
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from copal_tui.serve.auth import Grant
+from copal_tui.serve.limits import ServeLimits
 from copal_tui.serve.server import CopalServer
+from tests.test_import import snapshot
 
 
 @pytest.fixture
@@ -107,3 +111,50 @@ def test_serve_refuses_a_missing_database(cli, tmp_path, served):
     result = cli("serve", "--mode", "label", "--annotator", "ana", db=tmp_path / "none.db")
     assert result.exit_code != 0 and "copal init" in result.stderr
     assert served == []
+
+
+def test_the_limits_are_options_with_the_documented_defaults(cli, initialised, served):
+    result = cli("serve", "--mode", "browse")
+    assert result.exit_code == 0, result.output
+    assert served[-1].limits == ServeLimits(sessions_per_token=3, sessions_total=32,
+                                            idle_close_s=1800, header_timeout_s=10,
+                                            max_connections=256)
+    result = cli("serve", "--mode", "browse", "--max-sessions-per-url", "1", "--max-sessions",
+                 "5", "--idle-minutes", "1.5", "--header-timeout", "2.5", "--max-connections",
+                 "20")
+    assert result.exit_code == 0, result.output
+    assert served[-1].limits == ServeLimits(sessions_per_token=1, sessions_total=5,
+                                            idle_close_s=90, header_timeout_s=2.5,
+                                            max_connections=20)
+
+
+@pytest.mark.parametrize("args, names", [
+    (["--max-sessions-per-url", "0"], ["--max-sessions-per-url", "0"]),
+    (["--max-sessions", "-3"], ["--max-sessions", "-3"]),
+    (["--idle-minutes", "0"], ["--idle-minutes", "0"]),
+    (["--idle-minutes", "nan"], ["--idle-minutes", "nan"]),
+    (["--idle-minutes", "inf"], ["--idle-minutes", "inf"]),
+    (["--header-timeout", "soon"], ["--header-timeout", "soon"]),
+    (["--max-connections", "10"], ["--max-connections 10", "--max-sessions 32"]),
+    (["--port", "70000"], ["--port", "70000"]),
+])
+def test_bad_limits_are_refused_before_serving(cli, initialised, served, args, names):
+    before = snapshot(initialised)
+    result = cli("serve", "--mode", "browse", *args)
+    assert result.exit_code == 2, result.output
+    # One line names the option, the value and why.
+    assert len([x for x in result.stderr.splitlines() if all(n in x for n in names)]) == 1, \
+        result.stderr
+    assert served == [] and "token=" not in result.output
+    assert snapshot(initialised) == before
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(cli, initialised):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = cli("serve", "--mode", "browse", "--port", str(port))
+    assert result.exit_code == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "Traceback" not in result.output

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 import click
 
 from copal_tui.commands.context import SuiteChoice, db_path, open_db
+from copal_tui.serve import ServeConfigError
+from copal_tui.serve.limits import ServeLimits  # light: the serve options' defaults
 
 if TYPE_CHECKING:
     from store.db import Database
@@ -44,12 +46,15 @@ def _start(ctx: click.Context, mode: str, annotator: str | None, suite: str,
     finally:
         db.conn.close()
     from copal_tui.tui.app import make_app
+    from store.db import StoreError
 
     app = make_app(db_path(ctx), mode=mode, annotator=annotator, suite=suite, judge=judge,
                    campaign=campaign, refresh=refresh)
     crash: BaseException | None = None
     try:
         app.run()
+    except StoreError:
+        raise  # the database failed under the app: the CLI's one line (copal_tui.tui.failure)
     except Exception as exc:  # noqa: BLE001 - Textual catches its own; this is a crash too
         import traceback
 
@@ -70,22 +75,22 @@ def _start(ctx: click.Context, mode: str, annotator: str | None, suite: str,
 
 
 def _check_judge(db: Database, judge: str) -> None:
+    from copal_tui.commands.choices import require_known
     from copal_tui.services.launch import dialogue_judges
 
-    known = dialogue_judges(db)
-    if judge not in known:
-        raise click.BadParameter(
-            f"no dialogue attempts by {judge!r} (judges: {', '.join(known) or 'none yet'})",
-            param_hint="--judge")
+    require_known("--judge", [judge], dialogue_judges(db), "a judge with scored dialogue "
+                  "attempts", none_yet="`copal run dialogue_judge --judge MODEL` judges the "
+                  "stored dialogues")
 
 
 def _campaign_suite(db: Database, name: str) -> str:
-    from copal_tui.services.launch import campaign_suite
+    from copal_tui.commands.choices import require_known
+    from copal_tui.services.launch import campaign_names, campaign_suite
 
+    require_known("--campaign", [name], campaign_names(db), "a campaign",
+                  none_yet="`copal campaign create NAME` draws one")
     suite = campaign_suite(db, name)
-    if suite is None:
-        raise click.BadParameter(f"no campaign named {name!r} (`copal campaign list` shows "
-                                 "them)", param_hint="--campaign")
+    assert suite is not None, "the campaigns named are sampled ones, each of a suite"
     return suite
 
 
@@ -137,7 +142,7 @@ def adjudicate(ctx: click.Context, annotator: str | None) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to bind. Anything but loopback puts the server on the network "
                    "(every request still needs a token).")
-@click.option("--port", default=8000, show_default=True)
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
 @click.option("--public-url", default=None,
               help="The URL browsers use when it is not http://HOST:PORT (a tunnel to another "
                    "port, a wildcard --host); printed URLs and the Origin check use it.")
@@ -151,18 +156,43 @@ def adjudicate(ctx: click.Context, annotator: str | None) -> None:
                    "you, the operator).")
 @click.option("--annotators-file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A file of annotator names, one per line (# comments allowed).")
+@click.option("--max-sessions-per-url", "sessions_per_token", type=click.IntRange(min=1),
+              default=ServeLimits.sessions_per_token, show_default=True,
+              help="App sessions (browser tabs, each an app process) one URL may have open; "
+                   "one more gets a page saying why.")
+@click.option("--max-sessions", "sessions_total", type=click.IntRange(min=1),
+              default=ServeLimits.sessions_total, show_default=True,
+              help="App sessions open at once, all URLs together.")
+@click.option("--idle-minutes", type=click.FloatRange(min=0, min_open=True),
+              default=ServeLimits.idle_close_s / 60, show_default=True,
+              help="Close a session after this long without input from its browser.")
+@click.option("--header-timeout", "header_timeout_s", type=click.FloatRange(min=0, min_open=True),
+              default=ServeLimits.header_timeout_s, show_default=True,
+              help="Seconds a connection has to send a request's headers (after it opens, and "
+                   "between requests); then it is closed.")
+@click.option("--max-connections", type=click.IntRange(min=1),
+              default=ServeLimits.max_connections, show_default=True,
+              help="Open connections at once; one more gets 503 and is closed.")
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int, public_url: str | None, mode: str,
-          suite: str, annotators: tuple[str, ...], annotators_file: str | None) -> None:
+          suite: str, annotators: tuple[str, ...], annotators_file: str | None,
+          sessions_per_token: int, sessions_total: int, idle_minutes: float,
+          header_timeout_s: float, max_connections: int) -> None:
     """Serve the app in a browser (textual-serve) behind one secret URL per user.
 
     Prints one URL per user (tab-separated after the name); its token is kept only hashed and
     only until the server stops. The app behind each URL runs as that URL's user.
     """
+    try:
+        limits = ServeLimits(sessions_per_token=sessions_per_token,
+                             sessions_total=sessions_total, idle_close_s=idle_minutes * 60,
+                             header_timeout_s=header_timeout_s, max_connections=max_connections)
+    except ServeConfigError as exc:
+        raise click.UsageError(str(exc)) from None
     open_db(ctx, write=mode != "browse").conn.close()
     if suite != "copal" and mode != "label":
         raise click.UsageError("--suite only applies to --mode label")
-    from copal_tui.serve.auth import ServeConfigError, is_wildcard, plan_grants, read_names_file
+    from copal_tui.serve.auth import is_wildcard, plan_grants, read_names_file
 
     if public_url is None and is_wildcard(host):
         raise click.UsageError(f"--host {host} listens everywhere: give --public-url, the "
@@ -178,14 +208,17 @@ def serve(ctx: click.Context, host: str, port: int, public_url: str | None, mode
             names += read_names_file(Path(annotators_file))
         grants = plan_grants(mode, names)
         server = CopalServer(db_path(ctx), mode=mode, suite=suite, host=host, port=port,
-                             public_url=public_url)
+                             public_url=public_url, limits=limits)
     except ServeConfigError as exc:
         raise click.UsageError(str(exc)) from None
     for grant in grants:
         click.echo(f"{grant.user or 'operator'}\t{server.issue(grant)}")
     click.echo("copal serve: give each URL to its user only; they stop working when the server "
                "stops.", err=True)
-    server.serve()
+    try:
+        server.serve()
+    except ServeConfigError as exc:  # raised before serving anything: the address is unusable
+        raise click.UsageError(str(exc)) from None
 
 
 COMMANDS = [tui, label, adjudicate, serve]

@@ -17,14 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from copal_tui.serve import ServeConfigError
+
 MODES = ("browse", "label", "adjudicate")
 MAX_NAME = 64
 # Longer than any token we issue (43 characters); anything longer is refused before hashing.
 MAX_TOKEN = 128
-
-
-class ServeConfigError(ValueError):
-    """A bad user name, names file or URL given to `copal serve` (one line, for the CLI)."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +38,14 @@ def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8", "replace")).digest()
 
 
+@dataclass(frozen=True)
+class TokenMatch:
+    """A presented token that was issued: its digest (what counts its sessions) and grant."""
+
+    digest: bytes
+    grant: Grant
+
+
 class TokenStore:
     """Issued tokens, by sha256 digest only; a lookup compares every digest in constant time."""
 
@@ -51,8 +57,8 @@ class TokenStore:
         self._grants[_digest(token)] = grant
         return token
 
-    def check(self, token: str | None) -> Grant | None:
-        """The grant of a presented token, or None."""
+    def match(self, token: str | None) -> TokenMatch | None:
+        """The issued token a presented one is, or None."""
         if not token or len(token) > MAX_TOKEN:
             return None
         presented = _digest(token)
@@ -60,8 +66,13 @@ class TokenStore:
         # No early exit: the time taken does not depend on which entry (if any) matches.
         for stored, grant in self._grants.items():
             if hmac.compare_digest(stored, presented):
-                found = grant
+                found = TokenMatch(stored, grant)
         return found
+
+    def check(self, token: str | None) -> Grant | None:
+        """The grant of a presented token, or None."""
+        found = self.match(token)
+        return None if found is None else found.grant
 
     def digests(self) -> list[bytes]:
         """What is stored (for inspection): digests, never tokens."""

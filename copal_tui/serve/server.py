@@ -7,34 +7,43 @@ a valid `token` query parameter nor the session cookie set from one (401 without
 wrong one), refuses a foreign Origin on any request and a missing Origin on a websocket upgrade
 or a state-changing request, and the websocket handler builds the app command from the token's
 grant (`copal label --annotator=NAME`...), never from anything else in the request.
+
+The server is bounded (`ServeLimits`): sessions per token and in total (beyond them the page
+says why and no process starts), sessions closed after a while without input, terminal sizes
+clamped, and the listening socket behind `ConnectionGate` (open connections capped, request
+heads on a deadline). Its log lines go through `RedactTokens`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
-import re
 import shlex
+import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from urllib.parse import urlencode
 
 import aiohttp_jinja2
 import jinja2
-from aiohttp import web
-from textual_serve.app_service import AppService
+from aiohttp import WSCloseCode, web
 from textual_serve.server import Server, to_int
 
-from copal_tui.serve.auth import Grant, TokenStore, allowed_origins, url_host
+from copal_tui.serve import ServeConfigError
+from copal_tui.serve.auth import Grant, TokenMatch, TokenStore, allowed_origins, url_host
+from copal_tui.serve.connections import ConnectionGate
+from copal_tui.serve.limits import Full, ServeLimits, Sessions
+from copal_tui.serve.log_filter import RedactTokens
+from copal_tui.serve.session import MAX_COLUMNS, MAX_ROWS, AppSession, cells, relay
 
 log = logging.getLogger("copal.serve")
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-QUIT_GRACE_S = 10
 
 # Headers on every response we build: no framing by another site (the cookie would not be sent
 # cross-site anyway, but a framed page is a clickjacking surface), no Referer carrying a URL.
@@ -45,58 +54,14 @@ HARDENING = {
     "X-Content-Type-Options": "nosniff",
 }
 
-_TOKEN_IN_URL = re.compile(r"(token=)[^&\s\"]*")
-
-
-class RedactTokens(logging.Filter):
-    """Blanks `token=...` in log records: aiohttp's access log prints every request line, and
-    a user's first request carries the token."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.msg, str):
-            record.msg = _TOKEN_IN_URL.sub(r"\1<redacted>", record.msg)
-        line = getattr(record, "first_request_line", None)
-        if isinstance(line, str):
-            record.first_request_line = _TOKEN_IN_URL.sub(r"\1<redacted>", line)
-        return True
-
-
-class AppSession(AppService):
-    """textual-serve's AppService, which also waits for its app process to end.
-
-    The base class asks the app to quit and reads its output to the end, but never reaps the
-    process: each closed session would leave a zombie, and an app that ignores the request
-    would keep running with the user's database open. Here it gets a grace period, then a kill.
-    """
-
-    async def run(self) -> None:
-        # The base class closes the browser's websocket only when the app reports its exit, so
-        # an app that ends without starting (a database that needs `copal migrate`, a missing
-        # database) left the page on its splash screen for good. Closing the socket whenever
-        # the process ends shows the page's "Session ended." instead.
-        try:
-            await super().run()
-        finally:
-            await self.remote_close()
-
-    async def stop(self) -> None:
-        await super().stop()
-        process = self._process
-        if process is None or process.returncode is not None:
-            return
-        try:
-            await asyncio.wait_for(process.wait(), QUIT_GRACE_S)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
-
 
 class CopalServer(Server):
-    """textual-serve's Server with per-user tokens, Origin checks and a command per grant."""
+    """textual-serve's Server with per-user tokens, Origin checks, a command per grant and
+    bounds on what any client can make it hold."""
 
     def __init__(self, db_path: str | os.PathLike[str], *, mode: str, suite: str = "copal",
-                 host: str = "127.0.0.1", port: int = 8000,
-                 public_url: str | None = None) -> None:
+                 host: str = "127.0.0.1", port: int = 8000, public_url: str | None = None,
+                 limits: ServeLimits | None = None) -> None:
         public = (public_url or f"http://{url_host(host)}:{port}").rstrip("/")
         # The base class's fixed command is never run (handle_websocket is replaced below);
         # `false` keeps it harmless should any base code path reach it.
@@ -107,6 +72,9 @@ class CopalServer(Server):
         self.suite = suite
         self.tokens = TokenStore()
         self.origins = allowed_origins(self.public_url)
+        self.limits = limits or ServeLimits()
+        self.sessions = Sessions(self.limits)
+        self._sockets: set[web.WebSocketResponse] = set()
         # Cookies are per host, not per port: the port in the name keeps two servers on one
         # machine from overwriting each other's session.
         self.cookie_name = f"copal_session_{port}"
@@ -136,11 +104,16 @@ class CopalServer(Server):
                 args.append(f"--adjudicator={grant.user}")
         return shlex.join(args)
 
-    def grant_of(self, request: web.Request) -> Grant | None:
-        """The grant of the request's token: the query parameter if given, else the cookie."""
+    def token_of(self, request: web.Request) -> TokenMatch | None:
+        """The request's issued token: the query parameter if given, else the cookie."""
         if "token" in request.query:
-            return self.tokens.check(request.query["token"])
-        return self.tokens.check(request.cookies.get(self.cookie_name))
+            return self.tokens.match(request.query["token"])
+        return self.tokens.match(request.cookies.get(self.cookie_name))
+
+    def grant_of(self, request: web.Request) -> Grant | None:
+        """The grant of the request's token, or None."""
+        found = self.token_of(request)
+        return None if found is None else found.grant
 
     # -- the guard -------------------------------------------------------------------------
 
@@ -201,15 +174,70 @@ class CopalServer(Server):
         app.on_shutdown.append(self.on_shutdown)
         return app
 
+    @contextlib.asynccontextmanager
+    async def listening(self) -> AsyncIterator[asyncio.AbstractServer]:
+        """The app on `host:port` behind the connection gate, until the block ends.
+
+        aiohttp's keep-alive timeout is the header deadline: it is how long a kept-alive
+        connection may take to deliver its next request head.
+        """
+        runner = web.AppRunner(await self._make_app(), handle_signals=False,
+                               keepalive_timeout=self.limits.header_timeout_s)
+        await runner.setup()
+        try:
+            assert runner.server is not None
+            gate = ConnectionGate(runner.server, max_connections=self.limits.max_connections,
+                                  head_timeout_s=self.limits.header_timeout_s)
+            try:
+                listener = await asyncio.get_running_loop().create_server(gate, self.host,
+                                                                          self.port)
+            except OSError as exc:  # the port is taken, the host is not this machine's...
+                raise ServeConfigError(f"cannot listen on {url_host(self.host)}:{self.port}: "
+                                       f"{exc.strerror or exc}") from None
+            try:
+                yield listener
+            finally:
+                listener.close()
+        finally:
+            await runner.cleanup()
+
+    def serve(self, debug: bool = False) -> None:
+        """Serves until Ctrl+C or SIGTERM (textual-serve's `serve`, on `listening`)."""
+        self.debug = debug
+        self.initialize_logging()
+        asyncio.run(self._serve_until_stopped())
+
+    async def _serve_until_stopped(self) -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(signum, stop.set)
+        async with self.listening():
+            await stop.wait()
+
     def initialize_logging(self) -> None:
         super().initialize_logging()
-        logging.getLogger("aiohttp.access").addFilter(RedactTokens())
+        # On the handlers, not a logger: every record printed passes, whichever logger
+        # (aiohttp's access log, its server log, textual-serve's) wrote it.
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(RedactTokens())
 
     async def on_startup(self, app: web.Application) -> None:
         self.console.print(f"copal serve: {self.mode} on {self.public_url} "
                            f"({len(self.tokens)} URL(s) valid until Ctrl+C stops the server)")
 
+    async def on_shutdown(self, app: web.Application) -> None:
+        # Open sessions end with the server (their handlers then stop the app processes)
+        # rather than holding the shutdown until its timeout.
+        for websocket in list(self._sockets):
+            await websocket.close(code=WSCloseCode.GOING_AWAY, message=b"server stopped")
+
     async def handle_index(self, request: web.Request) -> web.StreamResponse:
+        found = self.token_of(request)
+        full = None if found is None else self.sessions.refusal(found.digest)
+        if full is not None:
+            raise _full(request, full)
         # Our template: relative URLs (the page works through 127.0.0.1, localhost or a
         # tunnel) and only the packaged font, nothing from another host.
         context = {"font_size": to_int(request.query.get("fontsize", "16"), 16),
@@ -217,39 +245,59 @@ class CopalServer(Server):
         return aiohttp_jinja2.render_template("app_index.html", request, context)
 
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
-        """textual-serve's handler, with the command of the request's grant."""
-        grant = self.grant_of(request)
-        if grant is None:  # the guard refused it already; checked again so this stands alone
+        """textual-serve's handler, with the command of the request's grant, in a session
+        slot of its token (none free: refused before any process starts)."""
+        found = self.token_of(request)
+        if found is None:  # the guard refused it already; checked again so this stands alone
             raise web.HTTPForbidden(text="invalid token")
+        full = self.sessions.open(found.digest)
+        if full is not None:
+            log.info("session refused for %s: %s", found.grant.user or "the operator",
+                     full.title)
+            raise _full(request, full)
+        try:
+            return await self._run_session(request, found.grant)
+        finally:
+            self.sessions.close(found.digest)
+
+    async def _run_session(self, request: web.Request, grant: Grant) -> web.WebSocketResponse:
         command = self.command_for(grant)
         log.info("session for %s: %s", grant.user or "the operator", grant.mode)
 
         websocket = web.WebSocketResponse(heartbeat=15)
-        width = to_int(request.query.get("width", "80"), 80)
-        height = to_int(request.query.get("height", "24"), 24)
+        width = cells(request.query.get("width"), 80, MAX_COLUMNS)
+        height = cells(request.query.get("height"), 24, MAX_ROWS)
         app_service: AppSession | None = None
 
         async def close() -> None:
             await websocket.close()
 
+        self._sockets.add(websocket)
         try:
             await websocket.prepare(request)
             app_service = AppSession(command, write_bytes=websocket.send_bytes,
                                      write_str=websocket.send_str, close=close,
                                      download_manager=self.download_manager, debug=self.debug)
             await app_service.start(width, height)
-            try:
-                await self._process_messages(websocket, app_service)
-            finally:
-                await app_service.stop()
+            await relay(websocket, app_service, idle_close_s=self.limits.idle_close_s)
         except asyncio.CancelledError:
             await websocket.close()
         except Exception as error:  # noqa: BLE001 - one broken session must not stop the server
             log.exception(error)
         finally:
+            self._sockets.discard(websocket)
             if app_service is not None:
                 await app_service.stop()
         return websocket
+
+
+def _full(request: web.Request, full: Full) -> web.HTTPException:
+    """The page that says why no session can open (also the answer to a refused websocket)."""
+    page = aiohttp_jinja2.render_string("full.html", request,
+                                        {"title": full.title, "message": full.message})
+    kind = web.HTTPTooManyRequests if full.status == 429 else web.HTTPServiceUnavailable
+    headers = {**HARDENING, "Retry-After": "60"}
+    return kind(text=page, content_type="text/html", headers=headers)
 
 
 def _refuse(status: int, reason: str) -> web.Response:
