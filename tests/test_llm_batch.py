@@ -9,6 +9,7 @@ models without a batch API run live with a one-line notice.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -202,3 +203,32 @@ def test_models_without_a_batch_api_run_live_with_a_notice(cli, world, stub, tmp
     assert q(world, "SELECT COUNT(*) FROM llm_calls WHERE model = 'local' AND cached = 0 "
                     "AND json_extract(request, '$.batch') IS NULL") == [(12,)]
     assert s.creates == 0
+
+
+class ExtraLines(BatchStub):
+    """A provider whose output file repeats one answer and adds one for a request it was never
+    sent (a custom_id of no batch of this store)."""
+
+    def _finish(self, bid: str) -> None:
+        super()._finish(bid)
+        fid = self.batches[bid]["output_file_id"]
+        lines = self.files[fid].decode().splitlines()
+        stranger = json.loads(lines[0]) | {"custom_id": "f" * 64}
+        self.files[fid] = "\n".join([*lines, lines[0], json.dumps(stranger)]).encode() + b"\n"
+
+
+def test_result_lines_not_of_the_batch_are_ignored_and_a_repeat_counts_once(cli, world,
+                                                                           tmp_path):
+    s = ExtraLines()
+    with serve(s) as url:
+        result = respond(cli, models_file(tmp_path / "m.yaml", url), "--batch")
+    assert result.exit_code == 0, result.output
+    assert ("batch batch_1: 1 result line(s) for requests it does not hold ignored, 1 repeated "
+            "line(s) counted once") in result.output
+    calls = q(world, "SELECT request_hash FROM llm_calls WHERE cached = 0")
+    assert len(calls) == len({c[0] for c in calls}) == 12  # one row per request of the batch
+    [(run_calls, run_cost)] = q(world, "SELECT calls, cost FROM runs")
+    assert run_calls == 12 and run_cost == pytest.approx(12 * batch_price())
+    assert q(world, "SELECT COUNT(*) FROM llm_cache WHERE request_hash = ?", ("f" * 64,)) == [(0,)]
+    assert q(world, "SELECT COUNT(*) FROM llm_cache") == [(12,)]
+    assert s.live_calls == 0

@@ -69,6 +69,7 @@ quick-judge:
     ("m: openai/x\n", "must be a mapping of fields"),
     ("m:\n  model: [unclosed\n", "not valid YAML"),
     ("m:\n  name: other\n  model: openai/x\n", "different `name`"),
+    ("m:\n  model: openai/x\n  api_base: file:///etc/passwd\n", "api_base"),
 ])
 def test_bad_models_file_is_a_clear_error(tmp_path, text, message):
     path = write(tmp_path, text)

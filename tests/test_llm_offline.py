@@ -16,10 +16,11 @@ import pytest
 
 from copal_tui.domain.outputs import CompositionOut
 from copal_tui.llm.client import LLMClient, LLMError
-from copal_tui.llm.models import resolve
+from copal_tui.llm.models import ModelConfigError, resolve
 from copal_tui.llm.offline_provider import ENGINE_MODULE
 from store.db import connect
 from store.migrations.apply import migrate
+from tests.db_support import query_rows
 
 MESSAGES = [{"role": "system", "content": "sys"}, {"role": "user", "content": "q"}]
 
@@ -113,10 +114,11 @@ async def test_missing_engine_or_unknown_provider_is_fatal(db, monkeypatch):
             await c.structured(resolve("offline/judge"), MESSAGES, CompositionOut,
                                task="composition", template_version="v")
         assert info.value.fatal and "offline engine not available" in info.value.reason
-        with pytest.raises(LLMError) as info:
+        # A model litellm cannot place is a setup error before its first call, not a call.
+        with pytest.raises(ModelConfigError, match="litellm cannot tell its provider"):
             await c.complete(resolve("nosuchprovider/model"), MESSAGES, task="chatbot",
                              template_version="v")
-        assert info.value.fatal and info.value.attempts == 1
+    assert query_rows(db, "SELECT model FROM llm_calls WHERE model = 'nosuchprovider/model'") == []
 
 
 async def test_real_engine_when_present(db):

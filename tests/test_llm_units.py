@@ -105,3 +105,25 @@ def test_missing_credentials_is_fatal_not_retried():
     exc = InternalServerError("OpenAIException - Missing credentials. Please pass an `api_key`")
     assert is_fatal(exc) and not is_retryable(exc)
     assert is_retryable(InternalServerError("upstream exploded"))
+
+
+@pytest.mark.parametrize("url, public", [
+    ("https://copal:sk-u-1234567@h:8443/v1", "https://h:8443/v1"),
+    ("http://h/key/sk-path-123456/v1", "http://h/key/[redacted]/v1"),
+    ("http://h/v1/abcdEFGH1234ijklMNOP5678/x", "http://h/v1/[redacted]/x"),
+    ("http://h/v1?key=AIzaSyD-0123456789abcdef&api-version=2024-06-01",
+     "http://h/v1?key=[redacted]&api-version=2024-06-01"),
+    ("http://h/v1?x=1&Access_Token=short", "http://h/v1?x=1&Access_Token=[redacted]"),
+    ("http://h/v1?sk-bare-0123456789", "http://h/v1?[redacted]"),
+    ("http://h/v1#token=abc123456", "http://h/v1#token=[redacted]"),
+    # What is not a credential stays: model and deployment names, versions, ports.
+    ("http://h:8000/openai/deployments/Meta-Llama-3.1-70B-Instruct-Turbo/x?api-version=1",
+     "http://h:8000/openai/deployments/Meta-Llama-3.1-70B-Instruct-Turbo/x?api-version=1"),
+])
+def test_credentials_in_every_part_of_a_url_are_redacted(url, public):
+    assert public_url(url) == public
+    spec = ModelSpec(name="n", model="openai/x", api_base=url)
+    stored = scrub(f"error calling {url}", spec.url_secrets()) or ""
+    for part in ("sk-u-1234567", "sk-path-123456", "AIzaSyD-0123456789abcdef", "sk-bare-0123456789",
+                 "abc123456", "abcdEFGH1234ijklMNOP5678"):
+        assert part not in stored

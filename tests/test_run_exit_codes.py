@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from copal_tui.commands.run_cmds import EXIT_UNITS_FAILED
+from tests.http_stub_support import JsonHandler, serve_http
 from tests.stub_server import Stub, serve
 
 WORLD = "meridian-bank"
@@ -165,6 +166,40 @@ def test_bad_input_exits_2(cli, world, args):
     result = cli(*args)
     assert result.exit_code == 2, result.output
     assert q(world, "SELECT COUNT(*) FROM runs") == [(0,)]
+
+
+class RefusesTheKey(JsonHandler):
+    """A provider that refuses every request's key (HTTP 401), counting them."""
+
+    calls = 0
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        type(self).calls += 1
+        self.send_json(401, {"error": {"message": "Incorrect API key provided",
+                                       "type": "invalid_request_error"}})
+
+
+def test_a_refused_key_stops_the_run_reporting_its_failed_units(world, tmp_path, monkeypatch):
+    monkeypatch.setenv("COPAL_TEST_KEY", SECRET)
+    with serve_http(RefusesTheKey) as url:
+        proc = copal(world, "run", "respond", "--world", WORLD, "--model", "stub-bot",
+                     "--models-file", str(models_file(tmp_path / "m.yaml", url)),
+                     "--concurrency", "2")
+        out, err = proc.communicate(timeout=DEADLINE)
+    assert proc.returncode == 1, out + err
+    [line] = [x for x in err.splitlines() if x.strip()]  # one line: no warning, no traceback
+    assert line.startswith("copal: error: model 'stub-bot': ") and "401" in line, err
+    [(status, calls, failures, manifest)] = q(world, "SELECT status, calls, failures, manifest "
+                                                     "FROM runs")
+    assert status == "failed"
+    # No request after the provider refused the key: at most the two already under way.
+    assert 1 <= calls == RefusesTheKey.calls <= 2
+    # Each unit under way failed, and says why: the run does not report `failures 0`.
+    assert failures >= calls
+    reasons = [e["reason"] for e in json.loads(manifest)["errors"]]
+    assert sum("401" in r for r in reasons) >= failures
+    assert f"failures {failures} " in out
 
 
 # ------------------------------------------------------------------ a killed run

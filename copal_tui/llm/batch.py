@@ -10,7 +10,9 @@ stage, run right after, and any later live run read it instead of calling again)
 row whose request JSON carries `"batch": <batch id>`, priced by litellm's batch prices
 (`batch_cost_calculator`: the model map's `*_batches` rates, else half the live rates; None when
 the model has no price, as for live calls). A line the provider failed, or an empty answer, is
-logged with its error and not cached: the stage then asks for it live.
+logged with its error and not cached: the stage then asks for it live. Only the requests the
+batch was submitted with are read from its result files: a line with any other `custom_id` is
+ignored (counted, and said), and a request on several lines is stored and paid for once.
 
 A batch is recorded in the store (`store.pipeline.batches`) with the request keys it covers
 before it is polled: a run killed while waiting leaves it pending, and a re-run needing any of
@@ -30,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from copal_tui.llm import provider
-from copal_tui.llm.batch_results import answer_of, read_lines
+from copal_tui.llm.batch_results import BatchAnswer, answer_of, read_lines
 from copal_tui.llm.models import ModelSpec
 from copal_tui.llm.request import scrub, secret_values
 from copal_tui.llm.results import LLMError
@@ -67,6 +69,8 @@ class BatchTotals:
     answered: int = 0  # answers stored in the cache
     cost: float = 0.0
     stopped: bool = False  # the run was cancelled while a batch was pending
+    ignored: int = 0  # result lines not of their batch (a custom_id it never held)
+    duplicates: int = 0  # further lines of a request already answered (counted once)
     notes: list[str] = field(default_factory=list)
 
 
@@ -136,7 +140,7 @@ async def run_batches(db: Database, requests: Sequence[BatchRequest], *, run_id:
         for row, keys in batches.pending(db, name):
             if keys & todo:
                 say(f"{name}: resuming batch {row.id} ({len(keys)} requests)")
-                jobs.append(_Job(row, spec, prov, by_key))
+                jobs.append(_Job(row, spec, prov, by_key, frozenset(keys)))
                 todo -= keys
         if todo:
             job = await _submit(db, spec, prov, [by_key[k] for k in sorted(todo)], run_id, say,
@@ -168,6 +172,7 @@ class _Job:
     spec: ModelSpec
     provider: str
     requests: dict[str, BatchRequest]  # what this run knows of the requests, by key
+    keys: frozenset[str]  # the request keys the batch was submitted with (its custom_ids)
     done: bool = False
 
 
@@ -207,7 +212,7 @@ async def _submit(db: Database, spec: ModelSpec, prov: str, group: list[BatchReq
                                provider_status=str(batch.status))
     batches.record(db, row, [r.key for r in group])
     say(f"{spec.name}: submitted batch {row.id} ({len(group)} requests)")
-    return _Job(row, spec, prov, by_key)
+    return _Job(row, spec, prov, by_key, frozenset(r.key for r in group))
 
 
 async def _poll(db: Database, jobs: list[_Job], *, run_id: str | None,
@@ -232,8 +237,13 @@ async def _poll(db: Database, jobs: list[_Job], *, run_id: str | None,
             total = counts.total if counts else job.row.requests
             say(f"batch {job.row.id} ({job.spec.name}): {done}/{total} requests, {status}")
             if status in TERMINAL:
+                ignored, duplicates = totals.ignored, totals.duplicates
                 await _ingest(db, job, batch, status, run_id, totals)
                 job.done = True
+                if totals.ignored > ignored or totals.duplicates > duplicates:
+                    say(f"batch {job.row.id}: {totals.ignored - ignored} result line(s) for "
+                        "requests it does not hold ignored, "
+                        f"{totals.duplicates - duplicates} repeated line(s) counted once")
             elif status != job.row.provider_status:
                 batches.seen(db, job.row.id, status)
         if all(j.done for j in jobs):
@@ -258,13 +268,9 @@ async def _ingest(db: Database, job: _Job, batch: Any, status: str, run_id: str 
     secrets = secret_values(job.spec)
     calls: list[llm_log.CallRow] = []
     cache: list[llm_log.CacheRow] = []
-    for line in lines:
-        key = str(line.get("custom_id") or "")
-        if not key:
-            continue
-        known = job.requests.get(key)
-        request = _marked(known.request_json if known else None, job, key)
-        got = answer_of(line, job.provider, job.spec)
+    for key, got in _answers(lines, job, totals).items():
+        request = _marked(job.requests[key].request_json if key in job.requests else None, job,
+                          key)
         text = scrub(got.text, secrets) or ""
         error = scrub(got.error, secrets)
         if error is None and not text.strip():
@@ -282,6 +288,27 @@ async def _ingest(db: Database, job: _Job, batch: Any, status: str, run_id: str 
     batches.finish(db, job.row.id, status=ours, provider_status=status,
                        output_file_id=batch.output_file_id, error_file_id=batch.error_file_id,
                        calls=calls, cache=cache)
+
+
+def _answers(lines: list[dict[str, Any]], job: _Job, totals: BatchTotals
+             ) -> dict[str, BatchAnswer]:
+    """One answer per request of the batch. A line whose custom_id the batch does not hold
+    (another batch's, or made up) is ignored: it is neither paid for nor cached under a key
+    this store never asked. A request answered on several lines counts once, an answer
+    preferred to an error."""
+    out: dict[str, BatchAnswer] = {}
+    for line in lines:
+        key = str(line.get("custom_id") or "")
+        if key not in job.keys:
+            totals.ignored += 1
+            continue
+        got = answer_of(line, job.provider, job.spec)
+        if key in out:
+            totals.duplicates += 1
+            if out[key].error is None or got.error is not None:
+                continue
+        out[key] = got
+    return out
 
 
 def _marked(request_json: str | None, job: _Job, key: str) -> str:

@@ -5,7 +5,9 @@ the loop's thread. A request is answered from the cache when an identical one (s
 endpoint, messages, sampling settings, task and template version) was answered before, so a
 re-run costs nothing and a crashed run resumes. Otherwise it goes to the provider under the
 model's concurrency cap and rpm limit, with a per-attempt timeout and ONE retry loop (litellm's
-retries are off). Every attempt is logged. This file owns what is asked and when (cache
+retries are off). Every attempt is logged. A model's first call is preceded by
+copal_tui.llm.preflight's check (no call is made to a model that cannot answer any), and after
+a fatal error (a refused key) its later requests fail at once, unasked. This file owns what is asked and when (cache
 lookup, in-flight sharing, limits, retries, the structured repair round); where the answers and
 the log rows are kept, buffered and flushed in batches, is copal_tui.llm.call_store's.
 
@@ -24,7 +26,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from copal_tui.llm import http_target, parsing, provider
+from copal_tui.llm import http_target, parsing, preflight, provider
 from copal_tui.llm.call_store import CallStore
 from copal_tui.llm.models import (
     ModelConfigError,
@@ -46,6 +48,7 @@ from copal_tui.llm.results import Completion, LLMError, ProviderAnswer, Structur
 from copal_tui.llm.retry import (
     RateLimiter,
     backoff_delay,
+    fatal_hint,
     is_fatal,
     is_retryable,
     retry_after,
@@ -102,6 +105,10 @@ class LLMClient:
         # litellm lists a model string as taking a reasoning effort.
         self.settings: dict[str, dict[str, SentSettings]] = {}
         self._reasoning: dict[str, bool] = {}
+        self._checked: set[str] = set()  # models that passed preflight.check
+        # A model's fatal error (bad key, unknown model): its later requests fail with it at
+        # once, without asking the provider again.
+        self._fatal: dict[str, LLMError] = {}
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -130,7 +137,8 @@ class LLMClient:
 
     async def structured(self, spec: ModelSpec, messages: list[dict[str, Any]], out_type: type[T],
                          *, task: str, template_version: str,
-                         context: Mapping[str, Any] | None = None) -> Structured[T]:
+                         context: Mapping[str, Any] | None = None,
+                         seed: int | None = None) -> Structured[T]:
         """A validated `out_type`, after at most one repair round; a failure comes back as a
         Structured with value None, the raw text and the reason. Fatal errors (bad key, unknown
         model) are raised as LLMError instead.
@@ -141,10 +149,16 @@ class LLMClient:
         is counted in `outputs` (valid, repaired, failed) per model and task. `context` is
         pydantic's validation context for `out_type`'s validators (what an answer is checked
         against beyond its shape, such as the response whose words a judge must quote); an
-        answer it rejects goes to the repair round like any other invalid one."""
-        if spec.is_http:  # structured calls judge and build suites: a deployed bot only answers
-            raise ModelConfigError(f"{spec.name!r} is an http target (a deployed chatbot): it can "
-                                   "only be a --model target, not a judge or generator")
+        answer it rejects goes to the repair round like any other invalid one. `seed` is part
+        of the request (sent where the provider takes one): repeated attempts at the same
+        messages stay separate calls."""
+        # Structured calls judge and build suites: a deployed bot or a reference chatbot only
+        # answers as a target.
+        problem = preflight.role_problem(spec, target=False)
+        if problem:
+            raise ModelConfigError(problem)
+        if seed is not None:
+            spec = spec.model_copy(update={"seed": seed})
         result = await self._structured(spec, messages, out_type, task=task,
                                         template_version=template_version, context=context)
         outcome = "failed" if result.value is None else "repaired" if result.calls > 1 else "valid"
@@ -294,10 +308,17 @@ class LLMClient:
             # The import takes seconds: not inside the first attempt's timeout, and not blocking
             # the event loop (which may be the TUI's).
             await asyncio.to_thread(provider.get_litellm)
+        if spec.name not in self._checked:
+            # Before its first call: a model no call can succeed with (litellm cannot place
+            # it, its key is missing) is a setup error, not a failure per item.
+            preflight.check(spec)
+            self._checked.add(spec.name)
         secrets = spec.secrets()  # the key and header values sent, scrubbed from all text
         max_attempts = spec.max_retries + 1
         for attempt in range(1, max_attempts + 1):
             async with self._semaphore(spec):
+                if (earlier := self._fatal.get(spec.name)) is not None:
+                    raise LLMError(earlier.reason, attempts=0, status=earlier.status, fatal=True)
                 # Rate slot taken inside the concurrency slot: starts stay spaced even when
                 # requests queue on the semaphore.
                 await self._limiter(spec).acquire()
@@ -315,8 +336,15 @@ class LLMClient:
                     if not is_retryable(exc) or attempt == max_attempts:
                         tries = f" after {attempt} attempts" if attempt > 1 else ""
                         first_line = (error.splitlines() or [""])[0][:300]
-                        raise LLMError(f"{first_line}{tries}", attempts=attempt,
-                                       status=status_of(exc), fatal=is_fatal(exc)) from None
+                        fatal, status = is_fatal(exc), status_of(exc)
+                        reason = f"{first_line}{tries}"
+                        if fatal:  # said on the terminal as the run stops: what to fix first
+                            hint = fatal_hint(status, model=spec.model, key_env=spec.api_key_env)
+                            reason = f"model {spec.name!r}: {hint}{' | ' if hint else ''}{reason}"
+                        failed = LLMError(reason, attempts=attempt, status=status, fatal=fatal)
+                        if fatal:
+                            self._fatal.setdefault(spec.name, failed)
+                        raise failed from None
                     delay = self._delay(exc, attempt)
                 else:
                     latency = (time.perf_counter() - started) * 1000

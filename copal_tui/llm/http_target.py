@@ -33,11 +33,11 @@ import os
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from copal_tui.llm.results import ProviderAnswer
+from copal_tui.llm.urls import http_url_problem
 
 if TYPE_CHECKING:
     from copal_tui.llm.models import ModelSpec
@@ -89,9 +89,9 @@ class HttpTarget(BaseModel):
     def _url(cls, value: str) -> str:
         if "${" in value:
             raise ValueError("${VAR} is only expanded in header values: put secrets in headers")
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("must be an http:// or https:// address with a host")
+        problem = http_url_problem(value)
+        if problem:
+            raise ValueError(problem)
         return value
 
     @field_validator("headers")

@@ -25,9 +25,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from copal_tui.llm.http_target import HttpTarget
+from copal_tui.llm.urls import http_url_problem, url_secrets
 
 MODELS_FILE_ENV = "COPAL_MODELS_FILE"
 OFFLINE_PREFIX = "offline/"
@@ -58,7 +66,20 @@ class ModelSpec(BaseModel):
     reasoning_effort: ReasoningEffort | None = Field(
         default=None, description="sent only where litellm says the model supports it")
     max_retries: int = Field(default=4, ge=0)
+    seed: int | None = Field(
+        default=None, description="part of the request; sent only where litellm says the "
+        "model takes it (a dialogue judge's attempt number, as CompliBench sends it)")
     http: HttpTarget | None = Field(default=None, description="set for a deployed bot")
+
+    @field_validator("api_base")
+    @classmethod
+    def _api_base(cls, value: str | None) -> str | None:
+        # Refused here, when the models file is read: a file: or schemeless address would
+        # otherwise fail every call as a connection error, retried as a passing fault.
+        problem = http_url_problem(value) if value is not None else None
+        if problem:
+            raise ValueError(problem)
+        return value
 
     @model_validator(mode="after")
     def _http_alone(self) -> ModelSpec:
@@ -90,9 +111,11 @@ class ModelSpec(BaseModel):
 
     def secrets(self) -> list[str]:
         """Every secret value a call sends (the key, the header variables), read now from the
-        environment; an unset variable is a ModelConfigError. Scrubbed from all that is stored."""
+        environment, and the credentials in the endpoint's URL; an unset variable is a
+        ModelConfigError. Scrubbed from all that is stored."""
         key = self.api_key()
         values = [key] if key else []
+        values += self.url_secrets()
         for var in self.http.env_names() if self.http is not None else []:
             value = os.environ.get(var)
             if not value:
@@ -100,6 +123,11 @@ class ModelSpec(BaseModel):
                                        "header value) is not set")
             values.append(value)
         return values
+
+    def url_secrets(self) -> list[str]:
+        """The credentials written into the endpoint's URL (`api_base`, an http target's
+        `url`): stripped from the URL that is stored, and scrubbed from all other text."""
+        return url_secrets(self.api_base) + url_secrets(self.http.url if self.http else None)
 
 
 def _http_spec(name: str, fields: dict[str, Any]) -> ModelSpec:
@@ -117,8 +145,22 @@ def _offline_spec(name: str, **fields: Any) -> ModelSpec:
     return ModelSpec(name=name, **base)
 
 
-def load_models_file(path: Path) -> dict[str, ModelSpec]:
-    """Parse a models file; every problem is a ModelConfigError naming the file and entry."""
+@dataclass(frozen=True)
+class ModelsFile:
+    """A models file as read: its valid entries, and why each other entry is refused (one line
+    naming the file and the entry). A bad entry refuses itself, not its neighbours: a run
+    naming another entry of the file goes ahead."""
+
+    specs: dict[str, ModelSpec]
+    refused: dict[str, str]
+
+    def names(self) -> list[str]:
+        return [*self.specs, *self.refused]
+
+
+def read_models_file(path: Path) -> ModelsFile:
+    """Parse a models file. A file that cannot be read, is not YAML or is not a mapping is a
+    ModelConfigError; a bad entry is kept in `refused` with its reason."""
     import yaml
 
     try:
@@ -128,38 +170,52 @@ def load_models_file(path: Path) -> dict[str, ModelSpec]:
     except yaml.YAMLError as exc:
         raise ModelConfigError(f"models file {path} is not valid YAML: {exc}") from None
     if data is None:
-        return {}
+        return ModelsFile({}, {})
     if not isinstance(data, dict):
         raise ModelConfigError(f"models file {path}: top level must be a mapping name -> fields")
     specs: dict[str, ModelSpec] = {}
+    refused: dict[str, str] = {}
     for name, fields in data.items():
-        if not isinstance(name, str) or not name.strip():
-            raise ModelConfigError(f"models file {path}: model names must be non-empty strings")
-        if not isinstance(fields, dict):
-            raise ModelConfigError(f"models file {path}: entry {name!r} must be a mapping of fields")
-        fields = dict(fields)
-        if fields.pop("name", name) != name:
-            raise ModelConfigError(f"models file {path}: entry {name!r} has a different `name`")
-        kind = fields.pop("kind", None)
-        if kind not in (None, HTTP_KIND):
-            raise ModelConfigError(f"models file {path}: entry {name!r}: kind: must be "
-                                   f"{HTTP_KIND!r} (or left out for a model), not {kind!r}")
-        if kind is None and "model" not in fields:
-            raise ModelConfigError(f"models file {path}: entry {name!r} needs a `model` field")
         try:
-            if kind == HTTP_KIND:
-                specs[name] = _http_spec(name, fields)
-            elif str(fields["model"]).startswith(OFFLINE_PREFIX):
-                specs[name] = _offline_spec(name, **fields)
-            else:
-                specs[name] = ModelSpec(name=name, **fields)
-        except ValidationError as exc:
-            raise ModelConfigError(
-                f"models file {path}: entry {name!r}: {_summarise(exc)}"
-            ) from None
-        except TypeError as exc:  # non-string keys inside an entry
-            raise ModelConfigError(f"models file {path}: entry {name!r}: {exc}") from None
-    return specs
+            specs[str(name)] = _entry(path, name, fields)
+        except ModelConfigError as exc:
+            refused[str(name)] = str(exc)
+    return ModelsFile(specs, refused)
+
+
+def load_models_file(path: Path) -> dict[str, ModelSpec]:
+    """Every entry of a models file; the first refused entry's reason as a ModelConfigError."""
+    read = read_models_file(path)
+    for reason in read.refused.values():
+        raise ModelConfigError(reason)
+    return read.specs
+
+
+def _entry(path: Path, name: object, fields: object) -> ModelSpec:
+    """One entry's spec; every problem is a ModelConfigError naming the file and entry."""
+    if not isinstance(name, str) or not name.strip():
+        raise ModelConfigError(f"models file {path}: model names must be non-empty strings")
+    if not isinstance(fields, dict):
+        raise ModelConfigError(f"models file {path}: entry {name!r} must be a mapping of fields")
+    fields = dict(fields)
+    if fields.pop("name", name) != name:
+        raise ModelConfigError(f"models file {path}: entry {name!r} has a different `name`")
+    kind = fields.pop("kind", None)
+    if kind not in (None, HTTP_KIND):
+        raise ModelConfigError(f"models file {path}: entry {name!r}: kind: must be "
+                               f"{HTTP_KIND!r} (or left out for a model), not {kind!r}")
+    if kind is None and "model" not in fields:
+        raise ModelConfigError(f"models file {path}: entry {name!r} needs a `model` field")
+    try:
+        if kind == HTTP_KIND:
+            return _http_spec(name, fields)
+        if str(fields["model"]).startswith(OFFLINE_PREFIX):
+            return _offline_spec(name, **fields)
+        return ModelSpec(name=name, **fields)
+    except ValidationError as exc:
+        raise ModelConfigError(f"models file {path}: entry {name!r}: {_summarise(exc)}") from None
+    except TypeError as exc:  # non-string keys inside an entry
+        raise ModelConfigError(f"models file {path}: entry {name!r}: {exc}") from None
 
 
 def models_file_from_env() -> Path | None:
@@ -174,9 +230,11 @@ def resolve(name: str, models_file: Path | None = None) -> ModelSpec:
         raise ModelConfigError("empty model name")
     path = models_file if models_file is not None else models_file_from_env()
     if path is not None:
-        specs = load_models_file(path)
-        if name in specs:
-            return specs[name]
+        models = read_models_file(path)
+        if name in models.refused:
+            raise ModelConfigError(models.refused[name])
+        if name in models.specs:
+            return models.specs[name]
     if name.startswith(OFFLINE_PREFIX):
         if not name[len(OFFLINE_PREFIX):]:
             raise ModelConfigError("offline model needs a name, e.g. offline/judge")
@@ -228,14 +286,16 @@ TASK_ROLES: dict[str, tuple[Role, RoleDefaults]] = {
     **_roles("generator", PAPER_CALLS, "grounding", "composition", "generation", "screening",
              "projection", "projection_screening", "planner_raw_policy", "planner_clause_only",
              "planner_no_facet", "mapping", "compass_generate_base", "compass_generate_edge",
-             "compass_rewrite_edge", "compass_reference", "dialogue_variant", "dialogue_refine",
-             "dialogue_regenerate"),
-    **_roles("verifier", PAPER_CALLS, "compass_verify", "compass_verify_edge"),
+             "compass_rewrite_edge", "compass_reference", "compass_generate_org",
+             "compass_generate_denied_short", "compass_generate_denied_long",
+             "dialogue_variant", "dialogue_refine", "dialogue_regenerate"),
+    **_roles("verifier", PAPER_CALLS, "compass_verify", "compass_verify_edge",
+             "compass_verify_reference", "compass_verify_denylist"),
     **_roles("target", PAPER_CALLS, "chatbot"),
     **_roles("judge", PAPER_CALLS, "judge_contract", "judge_full_policy"),
     **_roles("judge", PROVIDER_DEFAULTS, "compass_judge", "compass_judge_with_query",
-             "dialogue_judge", "dialogue_judge_binary", "dialogue_content_judge",
-             "dialogue_compliance_judge"),
+             "dialogue_judge", "dialogue_judge_copal", "dialogue_judge_binary",
+             "dialogue_content_judge", "dialogue_compliance_judge"),
     **_roles("prefilter", PROVIDER_DEFAULTS, "compass_prefilter"),
 }
 

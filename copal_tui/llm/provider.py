@@ -81,6 +81,22 @@ def supports_schema(spec: ModelSpec) -> bool:
         return False
 
 
+def supports_seed(spec: ModelSpec) -> bool:
+    """Whether litellm lists `seed` among the parameters `spec`'s provider takes (CompliBench
+    sends it where its provider takes one and drops it elsewhere, as this does; litellm would
+    refuse the call otherwise)."""
+    if spec.is_offline or spec.is_http:
+        return False
+    litellm = get_litellm()
+    try:
+        model, name, _key, _base = litellm.get_llm_provider(model=spec.model,
+                                                             api_base=spec.api_base)
+        params = litellm.get_supported_openai_params(model=model, custom_llm_provider=name)
+    except Exception:  # noqa: BLE001 - an unknown provider is not known to take it
+        return False
+    return "seed" in (params or [])
+
+
 def supports_reasoning(spec: ModelSpec) -> bool:
     """Whether litellm's model map lists `spec`'s model as taking `reasoning_effort` (unknown
     models, local servers and the offline engine say no: sending it to a model without it
@@ -122,6 +138,8 @@ def request_kwargs(spec: ModelSpec, messages: list[dict[str, Any]],
         kwargs["reasoning_effort"] = spec.reasoning_effort
     if response_format is not None:
         kwargs["response_format"] = response_format
+    if spec.seed is not None and supports_seed(spec):
+        kwargs["seed"] = spec.seed
     return kwargs
 
 

@@ -17,13 +17,11 @@ from __future__ import annotations
 import hashlib
 import os
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from copal_tui.llm.http_target import HttpTarget, render_body
 from copal_tui.llm.models import ModelSpec
+from copal_tui.llm.urls import REDACTED, public_url
 from store.db import dumps
-
-REDACTED = "[redacted]"
 
 
 def request_payload(spec: ModelSpec, messages: list[dict[str, Any]], *, task: str,
@@ -46,6 +44,8 @@ def request_payload(spec: ModelSpec, messages: list[dict[str, Any]], *, task: st
     }
     if spec.reasoning_effort is not None:
         payload["reasoning_effort"] = spec.reasoning_effort
+    if spec.seed is not None:  # in the key even where it is not sent: attempts stay apart
+        payload["seed"] = spec.seed
     if response_format is not None:
         payload["response_format"] = response_format
     return payload
@@ -69,31 +69,18 @@ def request_hash(payload: dict[str, Any]) -> str:
     return hashlib.sha256(dumps(payload).encode("utf-8")).hexdigest()
 
 
-def public_url(url: str | None) -> str | None:
-    # A base URL may carry credentials (https://user:token@host); they must not be stored.
-    if not url:
-        return url
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    netloc = parts.hostname or ""
-    if parts.port:
-        netloc += f":{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-
-
 def secret_values(spec: ModelSpec) -> list[str]:
-    """The key and header variable values to scrub; never raises (a cache hit needs no key, but
-    is scrubbed too)."""
+    """The key and header variable values, and the credentials in the endpoint's URL, to scrub;
+    never raises (a cache hit needs no key, but is scrubbed too)."""
     names = [spec.api_key_env] if spec.api_key_env else []
     names += spec.http.env_names() if spec.http is not None else []
-    return [value for name in names if (value := os.environ.get(name))]
+    return [value for name in names if (value := os.environ.get(name))] + spec.url_secrets()
 
 
 def scrub(text: str | None, secrets: list[str]) -> str | None:
     if text is None:
         return None
-    for secret in secrets:
+    for secret in sorted(filter(None, secrets), key=len, reverse=True):  # a key inside another
         text = text.replace(secret, REDACTED)
     return text
 

@@ -43,6 +43,19 @@ def is_fatal(exc: BaseException) -> bool:
     return "LLM Provider NOT provided" in text or "Missing credentials" in text
 
 
+def fatal_hint(status: int | None, *, model: str, key_env: str | None) -> str:
+    """What to fix after a fatal answer, by its status ("" when the error says it itself)."""
+    where = f"the variable {key_env}" if key_env else "its environment variable"
+    if status == 401:
+        return f"the provider refused the API key (HTTP 401): check the key in {where}"
+    if status == 403:
+        return f"the provider refused access (HTTP 403): check the key in {where} and its rights"
+    if status == 404:
+        return (f"the provider has no model {model!r} at this endpoint (HTTP 404): check the "
+                "model string and api_base")
+    return ""
+
+
 def is_retryable(exc: BaseException) -> bool:
     if is_fatal(exc):
         return False
