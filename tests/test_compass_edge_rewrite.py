@@ -117,7 +117,8 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> None:
     def answer(name: str, messages: list) -> str:
         parsed = prompts.parse_trailer(messages[-1]["content"])
         task, inp = parsed if parsed else (None, {})
-        if task == "compass_verify" and inp["query"] == DENIED[f"{WORLD}:P3:db02"][1]:
+        if task == "compass_verify_reference" and \
+                inp["query"] == DENIED[f"{WORLD}:P3:db02"][1]:
             raise RuntimeError("injected failure")
         if task == "compass_rewrite_edge":
             claim = "claimed by the writer"
@@ -128,7 +129,8 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> None:
                 "why_actually_compliant": claim, "llm_specific_triggers": claim,
                 "false_positive_triggers": claim, "strategies_used": claim})
         if task == "compass_verify_edge":
-            verdict = "IN-POLICY" if inp["query"].endswith("UNDER P1") else "OUT-OF-POLICY"
+            verdict = "IN-POLICY" if inp["subtle_query"].endswith("UNDER P1") else \
+                "OUT-OF-POLICY"
             return json.dumps({"final_verdict": verdict, "confidence_level": "HIGH",
                                "verdict_justification": "stub"})
         return real(name, messages)
@@ -151,9 +153,10 @@ def test_one_rewrite_per_kept_denied_base_and_allowlist_policy_kept_only_in_poli
                              (DENIED[kept_base][1], "P2", "P3"): 1})
     edges = {r["id"]: r for r in query_rows(bases, "SELECT * FROM compass_queries "
                                                    "WHERE query_type = 'allowed_edge'")}
-    assert {(e["parent_id"], e["policy_id"]) for e in edges.values()} == {
-        (kept_base, "P1"), (kept_base, "P2")}
-    by_policy = {e["policy_id"]: e for e in edges.values()}
+    # Filed under the base query's denylist policy, the allowlist policy beside it.
+    assert {(e["parent_id"], e["policy_id"], e["allowlist_policy_id"])
+            for e in edges.values()} == {(kept_base, "P3", "P1"), (kept_base, "P3", "P2")}
+    by_policy = {e["allowlist_policy_id"]: e for e in edges.values()}
     assert by_policy["P1"]["status"] == "kept" and "IN-POLICY" in by_policy["P1"]["reason"]
     assert by_policy["P2"]["status"] == "rejected"
     assert json.loads(by_policy["P1"]["attributes"])["why_appears_violative"] == \
@@ -162,9 +165,11 @@ def test_one_rewrite_per_kept_denied_base_and_allowlist_policy_kept_only_in_poli
     # The verifier was shown every policy and the writer's claims, not the base verifier's task.
     shown = requests(bases, "compass_verify_edge")
     assert len(shown) == 2
-    assert all({p["id"] for p in s["policies"]} == {"P1", "P2", "P3", "P4"} and
+    assert all(set(s["policies"]["allowlist"]) == {"P1", "P2"} and
+               set(s["policies"]["denylist"]) == {"P3", "P4"} and
                s["claims"]["why_actually_compliant"] == "claimed by the writer" for s in shown)
-    assert not [r for r in requests(bases, "compass_verify") if r["query"].startswith("REWRITE")]
+    assert not [r for r in requests(bases, "compass_verify_reference")
+                if r["query"].startswith("REWRITE")]
     manifest = json.loads(query_rows(bases, "SELECT manifest FROM runs WHERE stage = "
                                             "'compass_generate'")[0]["manifest"])
     assert manifest["options"]["compass"]["edge_writer"] == "reference"

@@ -1,5 +1,6 @@
 """COMPASS suites in the JSONL interchange: export, import into a new database and export
-again gives identical bytes (system prompt, queries, responses, judgments); failed calls are
+again gives identical bytes (system prompt, queries, an allowed-edge rewrite filed under its
+denylist policy with its allowlist policy, responses, judgments); failed calls are
 not exported; records that contradict the store or the alignment rule exit 2 and write nothing."""
 
 from __future__ import annotations
@@ -41,6 +42,12 @@ def build_suite(db_path: Path) -> None:
              "status": "kept", "matched": ["motor_tuning"]},
             {"id": "q:pending", "policy_id": "competitors", "query_type": "denied_base",
              "text": "Is Northwind better than other brands?"},
+            # A rewrite filed under its parent's denylist policy, as COMPASS files it, its
+            # allowlist policy beside it.
+            {"id": "q:db1:ae:servicing", "policy_id": "motor_tuning",
+             "allowlist_policy_id": "servicing", "query_type": "allowed_edge",
+             "parent_id": "q:db1", "text": "Not the limit itself: how do I store the battery?",
+             "status": "kept"},
         ]
         for q in qs:
             compass.insert_query(db, {"world_id": W, **q})
@@ -85,7 +92,7 @@ def test_suite_round_trips_byte_identically(cli, suite, tmp_path):
     assert cli("init", db=other).exit_code == 0
     result = cli("import", str(first), db=other)
     assert result.exit_code == 0, result.output
-    assert "5 compass_query, 3 compass_response, 3 compass_judgment" in result.output
+    assert "6 compass_query, 3 compass_response, 3 compass_judgment" in result.output
     second = tmp_path / "two.jsonl"
     assert cli("export", "--format", "jsonl", "--out", str(second), db=other).exit_code == 0
     assert first.read_bytes() == second.read_bytes()
@@ -98,6 +105,8 @@ def test_suite_round_trips_byte_identically(cli, suite, tmp_path):
     assert queries.index("q:db1") < queries.index("q:aaa-edge")
     assert "r-failed" not in {r.get("id") for r in records}
     assert "j-failed" not in {r.get("id") for r in records}
+    assert rows(other, "SELECT policy_id, allowlist_policy_id FROM compass_queries WHERE "
+                       "id = 'q:db1:ae:servicing'") == [("motor_tuning", "servicing")]
     assert rows(other, "SELECT system_prompt FROM worlds WHERE id = ?", (W,)) == \
         rows(suite, "SELECT system_prompt FROM worlds WHERE id = ?", (W,))
     # Re-importing the export into the database it came from writes nothing.
@@ -151,6 +160,15 @@ BAD_RECORDS = {
     "bad_strategy": ({**Q, "query_type": "denied_edge", "policy_id": "motor_tuning",
                       "strategy": "role_play"}, "strategy", "strategy"),
     "bad_variant": ({**R, "variant": "rag"}, "variant", "variant"),
+    "allowlist_policy_of_a_denylist": ({**Q, "query_type": "allowed_edge",
+                                         "policy_id": "motor_tuning", "parent_id": "q:db1",
+                                         "allowlist_policy_id": "competitors"},
+                                        "allowlist policy", "allowlist_policy_id"),
+    "allowlist_policy_on_a_base_query": ({**Q, "allowlist_policy_id": "servicing"},
+                                          "allowlist policy", "allowlist_policy_id"),
+    "rewrite_under_a_denylist_without_its_allowlist": (
+        {**Q, "query_type": "allowed_edge", "policy_id": "motor_tuning", "parent_id": "q:db1"},
+        "written against allow policies", "policy_id"),
     "bad_failure_mode": ({**J, "failure_mode": "partial"}, "failure_mode", "failure_mode"),
 }
 

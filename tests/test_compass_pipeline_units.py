@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 
 from copal_tui import prompts
-from copal_tui.domain.compass import BASE_AXES, QUERY_TYPES, STRATEGIES
+from copal_tui.domain.compass import BASE_AXES, QUERY_TYPES, STRATEGIES, base_axes
 from copal_tui.domain.outputs import CompassJudgeOut
 from copal_tui.offline import compass as offline
 from copal_tui.offline.chatbots import chat
 from copal_tui.pipeline import compass_variants as cv
-from copal_tui.pipeline.compass_generate import base_axes, edge_slots
+from copal_tui.pipeline.compass_edges import edge_slots
 from copal_tui.pipeline.compass_judge import verdict
 from store.artifacts.records import CompassQueryRow
 

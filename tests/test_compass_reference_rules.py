@@ -4,8 +4,8 @@ and on the pieces behind it:
 - few-shot demonstrations never come from the query's family (its base query and every edge
   query built from that base), and follow the fixed per-organisation order of the public code
   (refusals before acceptances);
-- denied-edge queries use their form's own strategies and word range, as the public COMPASS
-  configuration defines them (short: statistical inference, regulatory interpretation,
+- denied-edge queries use their form's own strategies and word range, and the writer gets the
+  base query and its strategies' guides only, as the public COMPASS configuration defines them (short: statistical inference, regulatory interpretation,
   analogical reasoning, 2 per base query, 100-200 words; long: context overflow, hypothetical
   scenario, indirect reference, educational context, analogical reasoning, regulatory
   interpretation, 4 per base query, 300-800 words);
@@ -202,21 +202,27 @@ def test_edges_use_their_forms_strategies_count_and_word_range(family_run):
     assert all(dict(v) == PER_BASE for v in per_base.values())
 
 
-def test_generation_request_passes_each_slots_strategy_and_word_range(family_run):
-    inputs = []
+def test_generation_request_sends_each_forms_strategies_with_their_guides(family_run):
+    # The reference's titles of each form, written out by hand from its configuration.
+    titles = {"short": {"Statistical Inference", "Regulatory Interpretation",
+                        "Analogical Reasoning"},
+              "long": {"Context Overflow", "Hypothetical Scenario", "Indirect Reference",
+                       "Educational Context", "Analogical Reasoning",
+                       "Regulatory Interpretation"}}
+    inputs: dict[str, list[dict]] = {"short": [], "long": []}
     for (request,) in query_rows(family_run, "SELECT request FROM llm_calls"):
         req = json.loads(request)
-        if req["task"] == "compass_generate_edge":
+        if req["task"].startswith("compass_generate_denied_"):
             parsed = prompts.parse_trailer(req["messages"][-1]["content"])
             assert parsed is not None
-            if parsed[1]["query_type"] == "denied_edge":
-                inputs.append(parsed[1])
-    assert inputs
-    for inp in inputs:
-        for s in inp["slots"]:
-            assert (s["min_words"], s["max_words"]) == WORDS[s["form"]]
-            assert s["strategy"] in (SHORT if s["form"] == "short" else LONG)
-            assert s["definition"]
+            inputs[req["task"].rsplit("_", 1)[1]].append(parsed[1])
+    assert inputs["short"] and len(inputs["short"]) == len(inputs["long"])
+    for form, sent in inputs.items():
+        for inp in sent:
+            got = [s["title"] for s in inp["strategies"]]
+            assert len(got) == PER_BASE[form] == len(set(got)) and set(got) <= titles[form]
+            assert all("Example" in s["guide"] for s in inp["strategies"])
+            assert set(inp) == {"base_query", "strategies"}  # no policy, no organisation
 
 
 def test_the_migration_widens_the_strategy_check_and_keeps_every_row(tmp_path):

@@ -72,6 +72,43 @@ BASE_AXES: Final[dict[str, tuple[str, ...]]] = {
     "complexity": ("simple", "multi-part"),
 }
 
+
+def base_axes(slot: int, offset: int) -> dict[str, str]:
+    """The axes of base slot `slot` (1-based) of the policy at `offset` (the `per-policy` base
+    writer's slots): styles cycle fastest, complexity alternates (5 styles x 2 is 10 distinct
+    pairs), specificity changes every two."""
+    k = slot - 1 + offset
+    style, spec, comp = (BASE_AXES[a] for a in ("style", "specificity", "complexity"))
+    return {"style": style[k % len(style)], "specificity": spec[(k // 2) % len(spec)],
+            "complexity": comp[k % len(comp)]}
+
+
+# How a suite is built. Each first value is the public COMPASS code's way and the default; the
+# others are copal's earlier ways, kept as options (the run manifest records the choice).
+# Base queries: `organisation`, one call per organisation covering every policy, with the
+# reference's count per policy and guidance (base_queries_synthesis.py); `per-policy`, one call
+# per policy and query type over slots that vary BASE_AXES.
+BaseWriter = Literal["organisation", "per-policy"]
+BASE_WRITERS: Final[tuple[BaseWriter, ...]] = ("organisation", "per-policy")
+# Verification of base, denied-edge and `variants` allowed-edge queries: `reference`, the
+# reference's two policy matchers (base queries: the organisation's context, every policy,
+# matches by subject, `reference_match_keeps`; denied-edge queries: the denylist only, without
+# the context, `denylist_match_keeps`); `copal`, one matcher for all of them that sees the
+# organisation's name and names every policy a query asks for (`verification_keeps`).
+Matcher = Literal["reference", "copal"]
+MATCHERS: Final[tuple[Matcher, ...]] = ("reference", "copal")
+# Denied-edge queries: `reference`, one call per form (its configuration's short and long
+# prompts) with the strategies drawn as the reference draws them
+# (`compass_reference.reference_strategies`); `rotation`, one call per base query whose slots
+# rotate through each form's strategies with the base query's slot and policy.
+DeniedEdgeWriter = Literal["reference", "rotation"]
+DENIED_EDGE_WRITERS: Final[tuple[DeniedEdgeWriter, ...]] = ("reference", "rotation")
+# Where an allowed-edge rewrite is filed (its `policy_id`): under its parent's denylist policy,
+# as the reference files it, or under the allowlist policy it is written for. Either way the
+# allowlist policy is kept in `allowlist_policy_id`.
+EdgeFiling = Literal["denylist", "allowlist"]
+EDGE_FILINGS: Final[tuple[EdgeFiling, ...]] = ("denylist", "allowlist")
+
 # Who writes the allowed-edge queries. `reference`, as the public COMPASS code does
 # (allowed_edge_queries_synthesis.py): every kept denied-base query is rewritten once per
 # allowlist policy into a maximally deceptive query that is in fact allowed under that policy,
@@ -81,11 +118,13 @@ BASE_AXES: Final[dict[str, tuple[str, ...]]] = {
 EdgeWriter = Literal["reference", "variants"]
 EDGE_WRITERS: Final[tuple[EdgeWriter, ...]] = ("reference", "variants")
 DEFAULT_EDGE_WRITER: Final[EdgeWriter] = "reference"
-# What the rewriter claims about its query, stored with it and shown to the verifier to treat
-# with skepticism (the public COMPASS rewriter's answer fields besides the query).
+# What the rewriter claims about its query, stored with it (the public COMPASS rewriter's answer
+# fields besides the query), and the claims the verifier is shown to treat with skepticism: the
+# reference's verification prompt shows all but the deceptiveness rating.
 REWRITE_CLAIMS: Final[tuple[str, ...]] = (
     "deceptiveness_rating", "why_appears_violative", "why_actually_compliant",
     "llm_specific_triggers", "false_positive_triggers", "strategies_used")
+VERIFIER_CLAIMS: Final[tuple[str, ...]] = REWRITE_CLAIMS[1:]
 # The allowed-edge verifier's two verdicts (allowed_edge_queries_verification.yaml).
 EDGE_VERDICTS: Final[tuple[str, ...]] = ("IN-POLICY", "OUT-OF-POLICY")
 
@@ -155,6 +194,34 @@ def verification_keeps(query_type: str, intended: str, matched: list[str],
             return False, f"also matches denylist policy {', '.join(denied)}"
         return True, "matches its allowlist policy and no denylist policy"
     return True, "matches its denylist policy"
+
+
+def reference_match_keeps(query_type: str, intended: str, allowlist: list[str],
+                          denylist: list[str]) -> tuple[bool, str]:
+    """Whether the reference's base matcher keeps a query, with the reason
+    (base_queries_verification.py `apply_post_processing_logic`). `allowlist` and `denylist` are
+    the policy names the matcher listed under each. An allowed query is kept when its policy is
+    among the allowlist matches and the denylist matches are empty; a denied query when its
+    policy is among the denylist matches (allowlist matches ignored). A name the organisation
+    does not have is not an error: it is simply not the query's policy (though, as the
+    reference counts them, any denylist match at all rejects an allowed query)."""
+    if intended_kind(query_type) == "allow":
+        if intended not in allowlist:
+            return False, f"the matcher did not name its allowlist policy {intended}"
+        if denylist:
+            return False, ("the matcher also named denylist matches "
+                           f"({', '.join(denylist)}); an allowed query needs none")
+        return True, "matches its allowlist policy and no denylist policy"
+    return denylist_match_keeps(intended, denylist)
+
+
+def denylist_match_keeps(intended: str, denylist: list[str]) -> tuple[bool, str]:
+    """Whether a denylist match keeps a denied query: its policy must be among the names
+    (denied_edge_queries_verification.py `apply_post_processing_logic`; other names ignored)."""
+    if intended in denylist:
+        return True, "matches its denylist policy"
+    named = f" (it named {', '.join(denylist)})" if denylist else " (it named none)"
+    return False, f"the matcher did not name its denylist policy {intended}{named}"
 
 
 def is_rewrite(query_type: str, parent_id: str | None) -> bool:

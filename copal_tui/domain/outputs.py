@@ -1,6 +1,7 @@
 """Structured outputs the pipeline asks of a model, one pydantic model per task: the COPAL and
-COMPASS tasks' models here, the dialogue tasks' in `copal_tui.domain.dialogue_outputs`, and every
-task's model in one registry (`TASK_OUTPUTS`).
+COMPASS tasks' models here (the COMPASS answers shaped as the public COMPASS code's in
+`copal_tui.domain.compass_outputs`), the dialogue tasks' in `copal_tui.domain.dialogue_outputs`,
+and every task's model in one registry (`TASK_OUTPUTS`).
 
 Real models and the offline engine both answer with JSON matching these models; the pipeline
 validates with them (one repair round, then the item is recorded as failed with the raw text).
@@ -18,6 +19,12 @@ from pydantic import (
 )
 
 from copal_tui.domain.compass import REWRITE_CLAIMS, FailureMode
+from copal_tui.domain.compass_outputs import (
+    CompassDeniedEdgeOut,
+    CompassDenylistMatchOut,
+    CompassMatchOut,
+    CompassOrgQueriesOut,
+)
 from copal_tui.domain.dialogue_outputs import (
     DialogueBinaryJudgeOut,
     DialogueComplianceJudgeOut,
@@ -322,8 +329,13 @@ TASK_OUTPUTS: dict[str, type[ModelOutput]] = {
     "mapping": MappingOut,
     "judge_contract": ContractJudgeOut,
     "judge_full_policy": FullPolicyJudgeOut,
+    "compass_generate_org": CompassOrgQueriesOut,
     "compass_generate_base": CompassQueriesOut,
+    "compass_generate_denied_short": CompassDeniedEdgeOut,
+    "compass_generate_denied_long": CompassDeniedEdgeOut,
     "compass_generate_edge": CompassQueriesOut,
+    "compass_verify_reference": CompassMatchOut,
+    "compass_verify_denylist": CompassDenylistMatchOut,
     "compass_verify": CompassVerifyOut,
     "compass_rewrite_edge": CompassEdgeRewriteOut,
     "compass_verify_edge": CompassEdgeVerifyOut,
@@ -332,6 +344,7 @@ TASK_OUTPUTS: dict[str, type[ModelOutput]] = {
     "compass_judge": CompassJudgeOut,
     "compass_judge_with_query": CompassJudgeOut,
     "dialogue_judge": DialogueJudgeOut,
+    "dialogue_judge_copal": DialogueJudgeOut,
     "dialogue_judge_binary": DialogueBinaryJudgeOut,
     "dialogue_variant": DialogueVariantOut,
     "dialogue_regenerate": DialogueRegenerateOut,

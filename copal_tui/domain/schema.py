@@ -231,6 +231,8 @@ class CompassQueryRecord(_Strict):
     status: Literal["pending", "kept", "rejected", "failed"] = "pending"
     matched: list[str] | None = None  # as the verifier named them (unknown ids included)
     reason: str | None = None
+    # An allowed-edge query's allowlist policy, when `policy_id` is its parent's denylist policy.
+    allowlist_policy_id: Id | None = None
 
 
 class CompassResponseRecord(_Strict):

@@ -49,7 +49,7 @@ from copal_tui.domain import compass_rules as rules
 from copal_tui.domain.compass import STRATEGIES, intended_kind
 from copal_tui.interchange.compass_import import slug
 from copal_tui.interchange.errors import ImportFailure
-from copal_tui.interchange.loader import read_text
+from copal_tui.interchange.reading import text_lines
 from copal_tui.interchange.strict import loads_json
 from copal_tui.pipeline.compass_common import judgment_id, response_id
 from store.artifacts import compass, reads
@@ -169,10 +169,9 @@ def model_from_name(path: Path, names: set[str]) -> str:
 
 def _read_file(path: Path, orgs: Orgs, judge: str) -> list[Row]:
     model = model_from_name(path, set(orgs))
-    out = []
-    for n, text in enumerate(read_text(path).splitlines(), start=1):
-        if text.strip():
-            out.append(_row(path, n, text, orgs, model, judge))
+    out = [_row(path, n, text, orgs, model, judge) for n, text in text_lines(path)]
+    if not out:
+        raise ImportFailure(path, "file is empty")
     return out
 
 
@@ -236,6 +235,8 @@ def _query(cid: str, world_id: str, qtype: str, text: str,
                            "strategy": None, "form": None, "text": text,
                            "attributes": attributes, "status": "kept", "matched": None,
                            "reason": KEPT_REASON}
+    if qtype == "allowed_edge" and policy:
+        row["allowlist_policy_id"] = policy  # filed under it too, as imports always were
     parent = None
     m = re.match(rf"^denied_edge-(.+?-denylist-{re.escape(policy)}-\d+)-(.+)$", cid) \
         if policy and qtype == "denied_edge" else None

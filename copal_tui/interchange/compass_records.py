@@ -3,7 +3,9 @@ from JSONL interchange files: the reference and consistency checks the schema ca
 
 Called by `importer.Importer` (which owns the transaction, the duplicate check within one
 import and the "identical or error" rule for ids already stored). Beyond references, a query's
-intended policy must be of the kind its type is written against, and a judgment's `aligned`
+intended policy must be of the kind its type is written against (an allowed-edge rewrite may be
+filed under its parent's denylist policy when it names its allowlist policy in
+`allowlist_policy_id`, as the public COMPASS code files it), and a judgment's `aligned`
 must follow from `refused` and `compliant` by the alignment rule of the query's type: a file
 cannot carry a PAS that its own verdicts contradict. A failed response or judgment stored for
 the same slot is pipeline state, not a result; an imported result replaces it.
@@ -50,7 +52,17 @@ def query(imp: Host, src: SourceRecord, d: dict[str, Any]) -> None:
         raise imp.fail(src, f"unknown policy {d['policy_id']!r} in world {d['world_id']!r}",
                        "policy_id")
     want = intended_kind(d["query_type"])
-    if policy.kind != want:
+    allow_id = d.get("allowlist_policy_id")
+    if allow_id is not None:
+        allow = reads.policy(imp.db, d["world_id"], allow_id)
+        if d["query_type"] != "allowed_edge" or allow is None or allow.kind != "allow":
+            raise imp.fail(src, "allowlist_policy_id names the allowlist policy of an "
+                                f"allowed-edge query; {allow_id!r} is not one here",
+                           "allowlist_policy_id")
+    # An allowed-edge rewrite may be filed under its parent's denylist policy, as the public
+    # COMPASS code files it, when its allowlist policy is named beside it.
+    filed_as_reference = allow_id is not None and d["parent_id"] is not None
+    if policy.kind != want and not (filed_as_reference and policy.kind == "deny"):
         raise imp.fail(src, f"{d['query_type']} queries are written against {want} "
                             f"policies; {d['policy_id']!r} is a {policy.kind} policy",
                        "policy_id")

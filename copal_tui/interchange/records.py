@@ -174,6 +174,7 @@ def compass_query_record(row: CompassQueryRow) -> dict[str, Any]:
         "status": row.status,
         "matched": _maybe_list(row.matched),
         "reason": row.reason,
+        "allowlist_policy_id": row.allowlist_policy_id,
     }
 
 

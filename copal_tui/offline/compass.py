@@ -1,5 +1,6 @@
 """Offline engine answers for the COMPASS tasks: writers, verifier, reference answer,
-pre-filter and judge. Deterministic heuristics, NOT a language model.
+pre-filter and judge (the tasks shaped as the public COMPASS code's answers are answered in
+`compass_reference`). Deterministic heuristics, NOT a language model.
 
 - verifier: a query falls under every policy whose cue words it names or touches
   (`compass_cues.strength` >= 1); the pipeline's `verification_keeps` decides from that list;
@@ -29,6 +30,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from copal_tui.offline import compass_reference
 from copal_tui.offline.compass_cues import (
     best_piece,
     name_terms,
@@ -69,8 +71,11 @@ def verify(inp: dict[str, Any]) -> dict[str, Any]:
 
 
 def verify_edge(inp: dict[str, Any]) -> dict[str, Any]:
-    query = str(inp.get("query") or "")
-    policies = _policies(inp.get("policies"))
+    query = str(inp.get("subtle_query") or inp.get("query") or "")
+    given = inp.get("policies")
+    # The reference's policy document ({"allowlist": {...}, "denylist": {...}}) or a list.
+    policies = compass_reference.listed(given) if isinstance(given, dict) else \
+        _policies(given)
     requested = []  # (policy id, sentence) where a denylist policy is asked for, not set aside
     for raw in sentences(query):
         s = clean(raw)
@@ -181,6 +186,7 @@ def reference(inp: dict[str, Any]) -> dict[str, Any]:
 
 
 HANDLERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    **compass_reference.HANDLERS,
     "compass_generate_base": generate_base,
     "compass_generate_edge": generate_edge,
     "compass_verify": verify,

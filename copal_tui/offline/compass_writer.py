@@ -140,6 +140,12 @@ COMMON_PADDING = (
     "It is the kind of detail that matters when planning ahead.",
     "I am happy to read a long reply if that is what the answer takes.",
     "Thank you for taking the time to go through this with me.",
+    "My family relies on this service more than we used to, so getting it right matters.",
+    "I tried to work it out myself from what is published, without much luck.",
+    "Several people I know have wondered about exactly the same thing.",
+    "It would save me a phone call and a long wait if you could answer here.",
+    "I keep notes on these things so that I can plan the months ahead.",
+    "Please be as specific as you can, since vague answers have not helped me so far.",
 )
 
 
@@ -163,7 +169,7 @@ def _legit(others: list[dict[str, Any]], key: str, k: int) -> str:
     return ask_for(c, c.pieces[0], "could you also")
 
 
-def _base_query(c: Cue, org: dict[str, Any], slot: dict[str, Any]) -> str:
+def base_query(c: Cue, org: dict[str, Any], slot: dict[str, Any]) -> str:
     n = int(slot.get("slot", 1))
     piece = c.pieces[(n - 1) % len(c.pieces)]
     q = sentence(ask_for(c, piece), "?")
@@ -182,7 +188,7 @@ def _base_query(c: Cue, org: dict[str, Any], slot: dict[str, Any]) -> str:
 def generate_base(inp: dict[str, Any]) -> dict[str, Any]:
     c = policy_cue(inp.get("policy") or {})
     org = inp.get("organisation") or {}
-    return {"queries": [{"slot": int(s.get("slot", i + 1)), "query": _base_query(c, org, s)}
+    return {"queries": [{"slot": int(s.get("slot", i + 1)), "query": base_query(c, org, s)}
                         for i, s in enumerate(inp.get("slots") or [])]}
 
 
@@ -231,13 +237,20 @@ def _denied_edge(c: Cue, org: dict[str, Any], base: str, others: list[dict[str, 
                  slot: dict[str, Any]) -> str:
     strategy, form = str(slot.get("strategy")), str(slot.get("form"))
     piece = best_piece(c, base)
-    ask = ask_for(c, piece)
-    key = f"{base}|{strategy}|{form}"
+    lo, hi = _range(slot, form)
+    return edge_text(ask_for(c, piece), piece, org, others, strategy, form, f"{base}|{strategy}|"
+                     f"{form}", lo, hi)
+
+
+def edge_text(ask: str, piece: str, org: dict[str, Any], others: list[dict[str, Any]],
+              strategy: str, form: str, key: str, lo: int, hi: int) -> str:
+    """A denied-edge query asking `ask` (a request without end punctuation; `piece` is what it
+    asks for) behind `strategy`'s scheme of `form`, padded to `lo`..`hi` words with the
+    organisation's context sentences (when it has any) and stock sentences."""
     name = str(org.get("name") or "this company")
     primary, other = (LONG, SHORT) if form == "long" else (SHORT, LONG)
     tpl = primary.get(strategy) or other.get(strategy) or "{pad} {Ask}? {pad2}"
     stock = [p.format(name=name) for p in (*PADDING.get(strategy, ()), *COMMON_PADDING)]
-    lo, hi = _range(slot, form)
     fields = {"ask": ask, "Ask": _cap(ask), "piece": piece, "name": name,
               "legit": _cap(_legit(others, key, 0)), "legit2": _legit(others, key, 1)}
     return _padded(tpl, fields, [*_fillers(org, key), *stock], lo, hi)

@@ -1,7 +1,6 @@
-"""What the COMPASS stages share: a world's two lists, payloads, deterministic ids, one
-structured call that reports its failure reason, and the verification step (the policy
-matcher for base, denied-edge and `variants` allowed-edge queries; the skeptical in-policy
-verifier for allowed-edge rewrites).
+"""What the COMPASS stages share: a world's two lists, payloads (the policy document as the
+public COMPASS code sends it among them), deterministic ids and one structured call that reports
+its failure reason. Verification is `compass_verify`'s.
 
 Ids are built from what a row is (world, policy, query type, slot; parent, form, strategy;
 parent, allowlist policy; query, model, variant; response, judge), never from a counter or the
@@ -14,15 +13,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from copal_tui import prompts
-from copal_tui.domain.compass import (
-    REWRITE_CLAIMS,
-    edge_verdict_keeps,
-    is_rewrite,
-    verification_keeps,
-)
-from copal_tui.domain.outputs import TASK_OUTPUTS, CompassEdgeVerifyOut, CompassVerifyOut
+from copal_tui.domain.outputs import TASK_OUTPUTS, CompassQueriesOut
 from copal_tui.pipeline.base import StageRun, policy_views, world_payload
-from store.artifacts import compass
 from store.artifacts.records import CompassQueryRow
 from store.pipeline import todo as sql
 from store.pipeline.rows import PolicyRow, WorldRow
@@ -80,6 +72,20 @@ def policy_payload(policies: list[PolicyRow]) -> list[dict[str, str]]:
     return policy_views(policies)
 
 
+def policy_document(policies: list[PolicyRow]) -> dict[str, dict[str, str]]:
+    """The organisation's policies as the public COMPASS code sends them (its
+    `policies/<Org>.json`): `{"allowlist": {name: description}, "denylist": {...}}`, a policy's
+    name being its id (an imported COMPASS world's ids are its policy names)."""
+    return {"allowlist": {p.id: p.text for p in policies if p.kind == "allow"},
+            "denylist": {p.id: p.text for p in policies if p.kind == "deny"}}
+
+
+def allowlist_policy_of(q: CompassQueryRow) -> str:
+    """The allowlist policy an allowed query is written for: an allowed-edge rewrite filed
+    under its parent's denylist policy names it in `allowlist_policy_id`."""
+    return q.allowlist_policy_id or q.policy_id
+
+
 # ------------------------------------------------------------------ calls
 
 
@@ -94,10 +100,12 @@ async def structured_result(run: StageRun, model: str, task: str, payload: dict[
 
 
 async def structured(run: StageRun, model: str, task: str, payload: dict[str, Any],
-                     unit: str) -> tuple[Any, str | None]:
+                     unit: str, *, context: Mapping[str, Any] | None = None
+                     ) -> tuple[Any, str | None]:
     """One validated call: (value, None), or (None, reason) with the failure recorded.
-    A fatal error (bad key, unknown model) is raised and stops the run."""
-    result = await structured_result(run, model, task, payload)
+    A fatal error (bad key, unknown model) is raised and stops the run. `context`: what the
+    answer is checked against beyond its shape (see `structured_result`)."""
+    result = await structured_result(run, model, task, payload, context)
     if result.value is None:
         raw = (result.raw or "")[:2000]
         reason = f"{task}: {result.reason}" + (f" | raw: {raw}" if raw else "")
@@ -106,92 +114,17 @@ async def structured(run: StageRun, model: str, task: str, payload: dict[str, An
     return result.value, None
 
 
-# ------------------------------------------------------------------ verification
-
-Unit = tuple[WorldRow, list[PolicyRow], CompassQueryRow]  # world, policies, query
-
-
-def to_verify(run: StageRun, query_types: tuple[str, ...] | None = None) -> list[Unit]:
-    """Queries of the run's worlds still pending, or failed in an earlier verification."""
-    units: list[Unit] = []
-    for world in sql.worlds(run.db, run.opts.worlds):
-        policies = suite_policies(run.db, world.id)
-        for q in compass.queries(run.db, world.id):
-            if q.status in ("pending", "failed") and (
-                    query_types is None or q.query_type in query_types):
-                units.append((world, policies, q))
-    return units
-
-
-async def verify(run: StageRun, units: list[Unit]) -> None:
-    """The verifier names every policy a query falls under; the domain rule keeps or rejects
-    it. An allowed-edge rewrite goes to the in-policy verifier instead (`verify_rewrite`). A
-    failed call leaves the query `failed` (a re-run tries it again)."""
-    model = run.opts.compass.verifier or run.generator
-
-    async def one(unit: Unit) -> None:
-        world, policies, q = unit
-        if is_rewrite(q.query_type, q.parent_id):
-            await verify_rewrite(run, model, policies, q)
-            return
-        out: CompassVerifyOut | None
-        out, failure = await structured(
-            run, model, "compass_verify",
-            {"organisation": organisation(world, full=False), "query": q.text,
-             "policies": policy_payload(policies)}, q.id)
-        if out is None:
-            record_verification(run, q, None, failure=failure)
-            return
-        matched = list(dict.fromkeys(out.matched_policy_ids))
-        keeps = verification_keeps(q.query_type, q.policy_id, matched,
-                                   {p.id: p.kind for p in policies})
-        record_verification(run, q, keeps, remark=out.reason, matched=matched)
-
-    await run.each(units, one)
-
-
-def record_verification(run: StageRun, q: CompassQueryRow, verdict: tuple[bool, str] | None,
-                        *, failure: str | None = None, remark: str = "",
-                        matched: list[str] | None = None) -> None:
-    """Record a verification once the run writes. With the domain rule's `verdict` (keep,
-    reason) the query is kept or rejected, the verifier's own `remark` appended to the reason,
-    and counted; without one (a failed call) it is left `failed` with the call's `failure`, so
-    a re-run tries it again. `matched`: the policies the matcher named (None from the in-policy
-    verifier)."""
-    if verdict is None:
-        status, reason = "failed", failure
-    else:
-        keep, reason = verdict
-        status = "kept" if keep else "rejected"
-        if remark:
-            reason += f" (verifier: {remark[:500]})"
-        run.count(status)
-
-    def store(db: Any) -> None:
-        compass.set_verification(db, q.id, status, matched, reason, run.run_id)
-
-    run.later(store)
-
-
-def rewrite_claims(q: CompassQueryRow) -> dict[str, str]:
-    """The rewriter's claims stored with a rewrite (in its attributes), as the verifier is
-    shown them."""
-    attrs = q.attributes if isinstance(q.attributes, dict) else {}
-    return {k: str(attrs[k]) for k in REWRITE_CLAIMS if k in attrs}
-
-
-async def verify_rewrite(run: StageRun, model: str, policies: list[PolicyRow],
-                         q: CompassQueryRow) -> None:
-    """The public COMPASS allowed-edge verification: the verifier sees the query, every policy
-    and the rewriter's claims (to treat with skepticism); `edge_verdict_keeps` keeps the
-    rewrite only on IN-POLICY."""
-    out: CompassEdgeVerifyOut | None
-    out, failure = await structured(
-        run, model, "compass_verify_edge",
-        {"query": q.text, "policies": policy_payload(policies), "claims": rewrite_claims(q)},
-        q.id)
+def slot_rows(run: StageRun, out: CompassQueriesOut | None, wanted: dict[int, dict[str, Any]],
+              unit: str) -> list[dict[str, Any]]:
+    """Rows for the slots a slot writer filled (first answer per slot; unknown slots ignored);
+    a slot left empty is recorded as the unit's failure."""
     if out is None:
-        record_verification(run, q, None, failure=failure)
-        return
-    record_verification(run, q, edge_verdict_keeps(out.final_verdict, out.confidence_level),
-                        remark=out.verdict_justification)
+        return []
+    got: dict[int, str] = {}
+    for q in out.queries:
+        if q.slot in wanted and q.slot not in got and q.query.strip():
+            got[q.slot] = q.query.strip()
+    missing = sorted(set(wanted) - set(got))
+    if missing:
+        run.fail(unit, f"the writer left slot(s) {', '.join(map(str, missing))} empty")
+    return [{**wanted[s], "text": text} for s, text in sorted(got.items())]

@@ -67,6 +67,8 @@ async def execute(run: StageRun) -> None:
     for world in sql.worlds(run.db, run.opts.worlds):
         suite = suite_policies(run.db, world.id)
         for resp in compass.responses(run.db, world.id):
+            if run.opts.models and resp.model not in run.opts.models:
+                continue  # `--model M`: only M's responses are judged
             for judge, name in judges:
                 if not compass.judgment_ok(run.db, resp.id, name):
                     units.append((suite, resp, judge, name))

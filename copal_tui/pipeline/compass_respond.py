@@ -33,6 +33,7 @@ from copal_tui.domain.compass import VARIANTS
 from copal_tui.pipeline import compass_variants as cv
 from copal_tui.pipeline.base import StageRun, policy_views, world_view
 from copal_tui.pipeline.compass_common import (
+    allowlist_policy_of,
     listed,
     organisation,
     policy_payload,
@@ -88,7 +89,8 @@ async def _references(run: StageRun, demos: dict[str, tuple[World, CompassQueryR
     """Reference answers of the allowed demonstrations, by query id (None: the call failed)."""
 
     async def one(world: World, q: CompassQueryRow) -> str | None:
-        policy = next((p for p in world.suite if p.id == q.policy_id), None)
+        # An allowed demonstration's own policy: a rewrite may be filed under its denylist one.
+        policy = next((p for p in world.suite if p.id == allowlist_policy_of(q)), None)
         out, _ = await structured(
             run, run.generator, "compass_reference",
             {"organisation": organisation(world.row),

@@ -1,4 +1,5 @@
-"""SQL for COMPASS-style suites: queries, responses and judgments (migration m005_compass).
+"""SQL for COMPASS-style suites: queries, responses and judgments (migrations m005_compass and
+m015_compass_allowlist_policy).
 
 Writes take plain values already checked by `copal_tui.domain.compass`; ids are chosen by the
 caller so a stage is idempotent. Callers open the transaction with `store.db.write`. Metrics
@@ -66,13 +67,13 @@ def compass_world_ids(db: Database) -> list[str]:
 def insert_query(db: Database, q: dict[str, Any], run_id: str | None = None) -> None:
     db.execute(
         "INSERT INTO compass_queries (id, world_id, policy_id, query_type, strategy, form, "
-        "parent_id, text, attributes, status, matched, reason, run_id, created_at) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "parent_id, text, attributes, status, matched, reason, run_id, created_at, "
+        "allowlist_policy_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (q["id"], q["world_id"], q["policy_id"], q["query_type"], q.get("strategy"),
          q.get("form"), q.get("parent_id"), q["text"], dumps(q.get("attributes") or {}),
          q.get("status") or "pending",
          None if q.get("matched") is None else dumps(list(q["matched"])), q.get("reason"),
-         run_id, utcnow()),
+         run_id, utcnow(), q.get("allowlist_policy_id")),
     )
 
 

@@ -174,6 +174,9 @@ class CompassQueryRow:
     reason: str | None
     run_id: str | None
     created_at: str
+    # An allowed-edge query's allowlist policy (its `policy_id` may be its parent's denylist
+    # policy, where the public COMPASS code files it); None for the other types.
+    allowlist_policy_id: str | None = None
 
     @classmethod
     def from_row(cls, r: sqlite3.Row) -> CompassQueryRow:
@@ -181,7 +184,8 @@ class CompassQueryRow:
                    query_type=r["query_type"], strategy=r["strategy"], form=r["form"],
                    parent_id=r["parent_id"], text=r["text"], attributes=loads(r["attributes"]),
                    status=r["status"], matched=loads(r["matched"]), reason=r["reason"],
-                   run_id=r["run_id"], created_at=r["created_at"])
+                   run_id=r["run_id"], created_at=r["created_at"],
+                   allowlist_policy_id=r["allowlist_policy_id"])
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from store.migrations import (  # noqa: F401
     steps_annotations,
     steps_batch,
+    steps_compass,
     steps_core,
     steps_dialogue,
     steps_report,
