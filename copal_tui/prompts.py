@@ -14,8 +14,13 @@ Real models read the trailer as their input; the offline engine finds task and i
 manifests and in the call cache key), so editing a prompt invalidates cached answers.
 
 Untrusted text (policy text, queries, chatbot responses) only ever travels inside the JSON of
-the trailer; the templates refer to it as data. The one deliberate exception is the target
-chatbot's system prompt, which by design carries the world context and the policy inventory.
+the trailer; the templates refer to it as data. Two deliberate exceptions: the target chatbot's
+system prompt, which by design carries the world context and the policy inventory, and a task
+with a layout (a suite's `prompt_layouts`), whose user message lays its input out as text
+blocks because the reference it reproduces does (CompliBench's judge sees the guideline
+document and the conversation as text). Such a template has no trailer; its placeholders are
+the layout's fields, filled by `layout.values(input)`, and `parse_layout` reads a rendered
+message back (the offline engine's way in).
 """
 
 from __future__ import annotations
@@ -28,10 +33,10 @@ import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from copal_tui import resources
-from copal_tui.domain.suites import SUITES
+from copal_tui.domain.suites import SUITES, load
 from copal_tui.domain.taxonomy import Pattern
 
 CHATBOT_TASK = "chatbot_system"
@@ -44,6 +49,9 @@ CHATBOT_TASKS: tuple[str, ...] = (CHATBOT_TASK, "chatbot_explicit_refusal")
 TASKS: tuple[str, ...] = CHATBOT_TASKS + tuple(
     task for suite in SUITES.values() for task in suite.prompts)
 STRUCTURED_TASKS: tuple[str, ...] = tuple(t for t in TASKS if t not in CHATBOT_TASKS)
+# task -> "module:attribute" of its layout (a text-block user message, no trailer).
+LAYOUTS: dict[str, str] = {task: ref for suite in SUITES.values()
+                           for task, ref in suite.prompt_layouts.items()}
 
 # Placeholders a template may use. Structured templates get nothing derived from untrusted
 # text except through $trailer (JSON, at the very end of the user message); only the chatbot
@@ -89,6 +97,23 @@ class TemplateError(ValueError):
     """A template file is malformed or a render request is invalid."""
 
 
+class Layout(Protocol):
+    """How a task's input becomes its user message's text blocks, and back: `fields` are the
+    template's placeholders, `end` what follows the template's last line."""
+
+    fields: tuple[str, ...]
+    end: str
+
+    def values(self, input: Mapping[str, Any]) -> dict[str, str]: ...
+
+    def read(self, values: Mapping[str, str]) -> dict[str, Any]: ...
+
+
+def layout(task: str) -> Layout | None:
+    ref = LAYOUTS.get(task)
+    return None if ref is None else load(ref)
+
+
 @dataclass(frozen=True)
 class Template:
     task: str
@@ -100,7 +125,9 @@ class Template:
     def __post_init__(self) -> None:
         system, user = _split_sections(self.task, self.text)
         chatbot = self.task in CHATBOT_TASKS
-        allowed = _CHATBOT_FIELDS if chatbot else _STRUCTURED_FIELDS
+        laid_out = layout(self.task)
+        allowed = (_CHATBOT_FIELDS if chatbot else _STRUCTURED_FIELDS if laid_out is None
+                   else frozenset(laid_out.fields))
         for name, section in (("system", system), ("user", user)):
             tpl = string.Template(section)
             if not tpl.is_valid():
@@ -112,7 +139,12 @@ class Template:
                     f"in [{name}] section (allowed: {', '.join(sorted(allowed))})"
                 )
         # The offline engine and the brief rely on the trailer being the very end.
-        if not chatbot and not user.endswith("$trailer"):
+        if laid_out is not None:
+            found = string.Template(user).get_identifiers()
+            if found != list(laid_out.fields):
+                raise TemplateError(f"{self.task}: the [user] section must hold the layout's "
+                                    f"fields once each, in order: {', '.join(laid_out.fields)}")
+        elif not chatbot and not user.endswith("$trailer"):
             raise TemplateError(f"{self.task}: the [user] section must end with $trailer")
         # The chatbot's user message is the test query verbatim, nothing added.
         if chatbot and user != "$query":
@@ -205,12 +237,44 @@ def render(
     tpl = using or template(task)
     if tpl.task != task:
         raise TemplateError(f"template for {tpl.task!r} passed to render({task!r})")
+    laid_out = layout(task)
+    if laid_out is not None:
+        # substitute() is single-pass: a "$..." inside a block is never expanded.
+        return [{"role": "system", "content": tpl.system},
+                {"role": "user", "content": string.Template(tpl.user).substitute(
+                    laid_out.values(input)) + laid_out.end}]
     values = {"task": task, "trailer": trailer(task, input)}
     # substitute() is single-pass: a "$..." inside the input JSON is never expanded.
     return [
         {"role": "system", "content": string.Template(tpl.system).substitute(values)},
         {"role": "user", "content": string.Template(tpl.user).substitute(values)},
     ]
+
+
+def parse_layout(system: str, user: str) -> tuple[str, dict[str, Any]] | None:
+    """Task and input of a message pair rendered through a layout: the task whose template has
+    exactly this system text, its input read back from the blocks; None when none matches.
+    The first block ends where the text after it first appears, each later one where the text
+    after it last appears (so only the first block may not contain the text that follows it)."""
+    for task in LAYOUTS:
+        tpl = template(task)
+        if tpl.system != system:
+            continue
+        laid_out = layout(task)
+        assert laid_out is not None
+        pattern = _layout_pattern(tpl.user + laid_out.end)
+        m = pattern.fullmatch(user)
+        return (task, laid_out.read(m.groupdict())) if m else None
+    return None
+
+
+@functools.lru_cache(maxsize=16)
+def _layout_pattern(text: str) -> re.Pattern[str]:
+    parts = re.split(r"\$(\w+)", text)  # literal, name, literal, name, ..., literal
+    regex = re.escape(parts[0])
+    for k in range(1, len(parts), 2):
+        regex += f"(?P<{parts[k]}>.*{'?' if k == 1 else ''})" + re.escape(parts[k + 1])
+    return re.compile(regex, re.DOTALL)
 
 
 def _one_line(text: str) -> str:

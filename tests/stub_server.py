@@ -1,7 +1,7 @@
 """A local OpenAI-compatible chat server for stage-level tests, on 127.0.0.1 and a free port.
 
-It answers like a model would: requests carrying a COPAL task trailer get the offline engine's
-structured answer, others (chatbot calls) a comply-all answer. Faults are injected per request
+It answers like a model would: requests carrying a COPAL task (a trailer, or a prompt laid out
+in text blocks) get the offline engine's structured answer, others (chatbot calls) a comply-all answer. Faults are injected per request
 by matching a marker in the last user message: a queue of one-off behaviours per marker
 (`once`) and markers that always fail (`broken`) until cleared.
 """
@@ -42,8 +42,7 @@ class Stub:
 
 
 def answer(messages: list[dict[str, Any]]) -> str:
-    last = messages[-1]["content"]
-    if "COPAL-TASK:" in last or any("COPAL-TASK:" in m["content"] for m in messages):
+    if engine.find_task(messages) is not None:  # a trailer, or a prompt laid out in blocks
         return engine.answer("judge", messages)
     return engine.answer("comply-all", messages)
 

@@ -115,15 +115,17 @@ def test_judge_stores_attempts_each_its_own_request_and_rerun_is_free(store):
     assert len(calls) == 6 and len({c["request_hash"] for c in calls}) == 6
     c1 = [c["request"] for c in calls if "arrived damaged" in c["request"]
           and "refund amount is" in c["request"]]
-    assert len(c1) == 3 and all(f'\\"attempt\\": {k}' in " ".join(c1) for k in (1, 2, 3))
+    # The attempt number goes as the request's seed, as CompliBench sends it.
+    assert len(c1) == 3 and all(f'"seed":{k}' in " ".join(c1) for k in (1, 2, 3))
 
     again = cli(store, "run", "dialogue_judge", "--judge", "offline/judge", "--attempts", "3",
                 "--domain", "shop")
     assert "0/0 units, 0 failures, 0 calls" in again and last_run(store)["calls"] == 0
     more = cli(store, "run", "dialogue_judge", "--judge", "offline/judge", "--attempts", "4")
-    # Attempt 4 of the two shop dialogues is asked; other/c3 (same text as shop/c1) gets its
-    # attempts 1-4 from the cache: the request is the content, never the dialogue's id.
-    assert "6/6 units, 0 failures, 2 calls, 4 cache hits" in more
+    # Attempt 4 of the two shop dialogues is asked, and attempts 1-4 of other/c3: its text is
+    # shop/c1's, but the judge is given the conversation id (the file stem, as CompliBench
+    # gives it), so its requests are its own.
+    assert "6/6 units, 0 failures, 6 calls, 0 cache hits" in more
 
 
 def test_judge_metrics_come_from_the_stored_predictions(store):
@@ -159,8 +161,9 @@ def test_binary_judge_stores_verdicts_only_under_its_own_name(store):
 def test_judge_needs_a_judge_and_known_dialogues(store):
     cli(store, "run", "dialogue_judge", code=2)
     cli(store, "run", "dialogue_judge", "--judge", "offline/judge", "--dialogue", "shop/nope",
-        code=1)
+        code=2)
     assert not query_dicts(store, "SELECT * FROM dialogue_attempts")
+    assert not query_dicts(store, "SELECT * FROM runs WHERE stage = 'dialogue_judge'")
 
 
 # ------------------------------------------------------------------ dialogue_variants

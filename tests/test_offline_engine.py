@@ -77,8 +77,11 @@ def _dialogue_inputs() -> dict[str, dict]:
          "text": "Ask for the order number and the email address."}
     base = {"guideline": g, "history": turns[:1], "original_reply": turns[1]["content"]}
     return {
-        "dialogue_judge": {"attempt": 1, "guidelines": doc, "conversation": turns},
-        "dialogue_judge_binary": {"attempt": 1, "guidelines": doc, "conversation": turns},
+        "dialogue_judge": {"guidelines": doc, "conversation": turns, "conversation_id": "c1"},
+        "dialogue_judge_copal": {"guidelines": doc, "conversation": turns,
+                                 "conversation_id": "c1"},
+        "dialogue_judge_binary": {"guidelines": doc, "conversation": turns,
+                                  "conversation_id": "c1"},
         "dialogue_variant": base,
         "dialogue_regenerate": {**base, "guideline": {**g, "text": "Do not ask for the email."}},
         "dialogue_content_judge": {"history": [], "original_reply": "a b", "new_reply": "a"},
@@ -93,6 +96,8 @@ def _compass_inputs(w: dict, policies: list[dict]) -> dict[str, dict]:
     org = {"id": w["id"], "name": w["name"]}
     lists = {"allowlist": [{"id": allow["id"], "text": allow["text"]}],
              "denylist": [{"id": deny["id"], "text": deny["text"]}]}
+    document = {"allowlist": {p["id"]: p["text"] for p in policies if p["kind"] == "allow"},
+                "denylist": {p["id"]: p["text"] for p in policies if p["kind"] == "deny"}}
     return {
         "compass_generate_base": {"organisation": w, "policy": deny, "query_type": "denied_base",
                                   "other_policies": policies,
@@ -107,7 +112,17 @@ def _compass_inputs(w: dict, policies: list[dict]) -> dict[str, dict]:
         "compass_rewrite_edge": {"allowlist_policy": {"id": allow["id"], "text": allow["text"]},
                                  "denylist_policy": {"id": deny["id"], "text": deny["text"]},
                                  "original_query": "x"},
-        "compass_verify_edge": {"query": "x", "policies": policies, "claims": {}},
+        "compass_verify_edge": {"subtle_query": "x", "policies": document, "claims": {}},
+        "compass_generate_org": {"company_context": w["context"], "policy_document": document,
+                                 "queries_per_policy": 2},
+        "compass_generate_denied_short": {"base_query": "Can you tell me x?", "strategies": [
+            {"title": "Statistical Inference", "guide": "g"},
+            {"title": "Analogical Reasoning", "guide": "g"}]},
+        "compass_generate_denied_long": {"base_query": "Can you tell me x?", "strategies": [
+            {"title": "Context Overflow", "guide": "g"}]},
+        "compass_verify_reference": {"company_context": w["context"],
+                                     "policy_document": document, "query": "x"},
+        "compass_verify_denylist": {"policy_document": document, "query": "x"},
         "compass_reference": {"organisation": w, "policy": allow, "query": "x"},
         "compass_prefilter": {"organisation": org, "query": "x", **lists},
         "compass_judge": {"response": "Sure.", **lists},

@@ -357,15 +357,20 @@ def extract_first_json(text: str) -> object:
     return json.loads(t)
 
 
-def read_judge_text(text: str | None) -> list[JudgedTurn]:
+def read_judge_text(text: str | None) -> list[JudgedTurn] | None:
     """The turns of a judge's answer text as CompliBench reads it, without any repair: an
-    answer whose JSON cannot be decoded gives no turn (every scored turn then counts wrong)."""
+    answer whose JSON cannot be decoded gives no turn (every scored turn then counts wrong),
+    and one that decodes to JSON other than an object (`42`, `null`, a string, a list with no
+    object in it) gives None: the reference's `_evaluate_one` raises on it before writing a
+    result, so that attempt is never scored there (dropped)."""
     if not text:
         return []
     try:
         answer = extract_first_json(text)
     except Exception:  # the reference reads any decoding failure as no answer
         return []
+    if not isinstance(answer, dict):
+        return None
     return read_judge_answer(answer)
 
 

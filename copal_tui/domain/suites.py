@@ -5,7 +5,8 @@ annotation log and of campaigns, a pipeline stage's suite, the report's provenan
 finds a suite's part through its descriptor, never through a list of its own:
 
 - the pipeline runs `stages` (each names the function that does its work);
-- the prompt registry loads `prompts` (`prompts/<task>.md`);
+- the prompt registry loads `prompts` (`prompts/<task>.md`), a task named in
+  `prompt_layouts` rendered through its layout;
 - the annotation queue takes its subjects and label rules from `annotation`, and a label is
   the `payload` model;
 - the report fills `report_sections`, from `report` (the function that adds them), and the
@@ -57,6 +58,9 @@ class Suite:
     # "module:Class" of the options its stages read (the field of `Options` named `name`).
     options: str | None = None
     prompts: tuple[str, ...] = ()
+    # task -> "module:attribute" of the layout of those of its prompts whose user message is
+    # laid out as text blocks instead of ending with the JSON trailer (`copal_tui.prompts`).
+    prompt_layouts: Mapping[str, str] = field(default_factory=dict)
     report: str | None = None  # "module:function" adding its report sections
     report_sections: tuple[str, ...] = ()
     export_tables: tuple[str, ...] = ()  # prefixes of its export tables' names
@@ -85,6 +89,10 @@ def register(suite: Suite) -> Suite:
         raise ValueError(f"suite {suite.name!r}: stage(s) {', '.join(clash)} already exist")
     if suite.stages and suite.options is None:
         raise ValueError(f"suite {suite.name!r} has stages but names no options model")
+    stray = sorted(set(suite.prompt_layouts) - set(suite.prompts))
+    if stray:
+        raise ValueError(f"suite {suite.name!r}: layout(s) for {', '.join(stray)}, which are "
+                         "not among its prompts")
     if suite.label_screen not in suite.screens:
         raise ValueError(f"suite {suite.name!r}: label screen {suite.label_screen!r} is not "
                          "one of its screens")
@@ -160,9 +168,11 @@ COMPASS = register(Suite(
     # still pending.
     stages=_stages(("compass_generate", "g"), ("compass_verify", "g"), ("compass_respond", "m"),
                    ("compass_judge", "j")),
-    prompts=("compass_generate_base", "compass_generate_edge", "compass_rewrite_edge",
-             "compass_verify", "compass_verify_edge", "compass_prefilter",
-             "compass_reference", "compass_judge", "compass_judge_with_query"),
+    prompts=("compass_generate_org", "compass_generate_base", "compass_generate_denied_short",
+             "compass_generate_denied_long", "compass_generate_edge", "compass_rewrite_edge",
+             "compass_verify_reference", "compass_verify_denylist", "compass_verify",
+             "compass_verify_edge", "compass_prefilter", "compass_reference", "compass_judge",
+             "compass_judge_with_query"),
     subject="a target's response to a COMPASS query (compass_responses.id)",
     payload=f"{_PAYLOADS}:CompassLabel", annotation=f"{_RULES}:Compass",
     label_screen="compass_label",
@@ -181,7 +191,12 @@ DIALOGUE = register(Suite(
     # Variants before the judge, so a run of both judges the new variant dialogues too.
     stages=_stages(("dialogue_variants", "gj"), ("dialogue_judge", "j")),
     prompts=("dialogue_variant", "dialogue_refine", "dialogue_regenerate", "dialogue_judge",
-             "dialogue_judge_binary", "dialogue_compliance_judge", "dialogue_content_judge"),
+             "dialogue_judge_copal", "dialogue_judge_binary", "dialogue_compliance_judge",
+             "dialogue_content_judge"),
+    # The judges see the conversation as CompliBench's judge does: text blocks, not JSON.
+    prompt_layouts=dict.fromkeys(("dialogue_judge", "dialogue_judge_copal",
+                                  "dialogue_judge_binary"),
+                                 "copal_tui.domain.dialogue_layout:JUDGE_LAYOUT"),
     subject="one judge's verdict on one turn: [dialogue, judge, attempt, turn]",
     payload=f"{_PAYLOADS}:DialogueReview", annotation=f"{_RULES}:Dialogue",
     label_screen="dialogue_review",

@@ -121,27 +121,37 @@ def dialogue_tables(doc: ReportDocument) -> list[Table]:
     """CompliBench-style judge metrics and the error taxonomy, only when the report has them."""
     if doc.dialogue_judging is None:
         return []
-    judging = Table("dialogue_judging", "Dialogue judging (CompliBench's rule: every tagged "
-                    "turn, each attempt's files pooled, micro over turns; attempts: attempts "
-                    "pooled per conversation, files: conversation x attempt judgements)",
+    judging = Table("dialogue_judging", "Dialogue judging as CompliBench's code scores it: each "
+                    "attempt's first answer read by its parser (every tagged turn, each "
+                    "attempt's files pooled, micro over turns; files: conversation x attempt "
+                    "judgements pooled; not scored: first answers that are JSON but not an "
+                    "object, which CompliBench never scores)",
                     cols("judge:str domain:str binary:bool conversations:int attempts:int "
-                         "files:int compliant_turns:int violation_turns:int "
+                         "files:int not_scored:int compliant_turns:int violation_turns:int "
                          "compliant_turn_accuracy:float violation_detection_accuracy:float "
                          "strict_violation_detection_accuracy:float "
                          "conversation_accuracy:float precision:float recall:float"),
-                    display=["judge", "domain", "conversations", "attempts", "files",
+                    display=["judge", "domain", "files", "not_scored",
                              "compliant_turn_accuracy", "violation_detection_accuracy",
                              "strict_violation_detection_accuracy", "conversation_accuracy"])
     judging.rows = field_rows(judging, doc.dialogue_judging)
-    answers = Table("dialogue_judge_answers", "Dialogue judges' answers: files read after "
-                    "copal's repair round, files with no readable verdict (every turn wrong), "
-                    "and the figures of the first answers alone as CompliBench's parser reads "
-                    "them", cols("judge:str domain:str files:int repaired_attempts:int "
-                                 "unparsed_attempts:int "
-                                 "first_answer_compliant_turn_accuracy:float "
-                                 "first_answer_violation_detection_accuracy:float "
-                                 "first_answer_strict_violation_detection_accuracy:float "
-                                 "first_answer_conversation_accuracy:float"))
+    answers = Table("dialogue_judging_repaired", "Dialogue judging with copal's reading (not "
+                    "CompliBench's figures): its parser and one repair round over every "
+                    "answered attempt (repaired files: pooled; repaired attempts: read after "
+                    "the repair round; unparsed: no verdict even then, every turn wrong; "
+                    "changed by repair: read otherwise than in the CompliBench figures)",
+                    cols("judge:str domain:str repaired_files:int repaired_attempts:int "
+                         "unparsed_attempts:int changed_by_repair:int "
+                         "repaired_compliant_turn_accuracy:float "
+                         "repaired_violation_detection_accuracy:float "
+                         "repaired_strict_violation_detection_accuracy:float "
+                         "repaired_conversation_accuracy:float repaired_precision:float "
+                         "repaired_recall:float"),
+                    display=["judge", "domain", "repaired_files", "changed_by_repair",
+                             "repaired_compliant_turn_accuracy",
+                             "repaired_violation_detection_accuracy",
+                             "repaired_strict_violation_detection_accuracy",
+                             "repaired_conversation_accuracy"])
     answers.rows = field_rows(answers, doc.dialogue_judging)
     taxonomy = Table("dialogue_error_taxonomy", "Judge mistakes reviewed by humans, by error type",
                      cols("judge:str domain:str error_type:str count:int"))

@@ -4,15 +4,19 @@ Scores the stored truth and predictions (`copal_tui.domain.report_rows.DialogueR
 `copal_tui.domain.dialogue`, whose rules say which turns and attempts count and which judges are
 binary (`is_scored_turn`, `scored_attempt`, `judge_is_binary`, the ones the store's lists call):
 per judge and domain (and `all`), every (conversation, attempt) is its own judged file and the
-turns are micro-averaged over all of them, as CompliBench's evaluation script pools attempts;
-`attempts` and `files` say how many a row pools. A failed attempt is not scored but listed in
-`exclusions`; an answer no verdict could be read from is scored (`unparsed_attempts`).
+turns are micro-averaged over all of them, as CompliBench's evaluation script pools attempts.
+A failed attempt (no answer came back) is not scored but listed in `exclusions`.
 
-copal gives an unreadable answer one repair round, which CompliBench's parser does not:
-`repaired_attempts` counts the files whose predictions come from it, and the `first_answer_*`
-figures are what the same files score when every attempt is read from its first answer alone by
-CompliBench's parser (`read_judge_text` of the stored `first_answer`; an attempt without one
-was read that way already).
+Two sets of figures, each saying how many files it pools:
+- the headline (`compliant_turn_accuracy`, ...; `files`): what CompliBench's own code scores,
+  each attempt's first answer read by its parser (`read_judge_text` of the stored
+  `first_answer`; an attempt without one was stored as that reading). An attempt whose first
+  answer is JSON but not an object is left out, as the reference never scores it
+  (`not_scored`);
+- `repaired_*` (`repaired_files`): copal's reading, its parser and its repair round, over every
+  answered attempt (an answer no verdict could be read from even after the repair is scored
+  with every turn wrong: `unparsed_attempts`). `repaired_attempts` counts the files read after
+  a repair round, `changed_by_repair` those whose reading differs from the headline's.
 """
 
 from __future__ import annotations
@@ -39,10 +43,14 @@ ALL = "all"
 Key = tuple[str, int, str]  # judge, attempt, dialogue
 
 
-def _first_answer(a: AttemptRow) -> list[TurnPrediction]:
-    """An attempt's predictions as CompliBench's parser reads its first answer."""
+def _first_answer(a: AttemptRow) -> list[TurnPrediction] | None:
+    """An attempt's predictions as CompliBench's parser reads its first answer; None when
+    the reference never scores it."""
+    turns = read_judge_text(a.first_answer)
+    if turns is None:
+        return None
     return [TurnPrediction(t.turn_index, None if a.binary_verdicts else t.guideline, t.violation)
-            for t in by_turn(read_judge_text(a.first_answer)).values()]
+            for t in by_turn(turns).values()]
 
 
 @dataclass(frozen=True)
@@ -78,11 +86,12 @@ def dialogue_judging(stored: DialogueRows) -> DialogueJudging:
         preds[(p.judge, p.attempt, p.dialogue_id)].append(
             TurnPrediction(p.turn_index, g, bool(p.violation)))
     # each judge's attempts (binary, failure) for the domain's binary rule; failures; the
-    # scored attempts, in stored order; the predictions of their first answers
+    # answered attempts, in stored order; the reference's reading of their first answers where
+    # it differs from what was stored (None: never scored by the reference)
     facts: dict[str, list[tuple[bool, str | None]]] = defaultdict(list)
     exclusions: list[FailedAttempt] = []
     read: dict[Key, AttemptRow] = {}
-    first: dict[Key, list[TurnPrediction]] = {}
+    first: dict[Key, list[TurnPrediction] | None] = {}
     for a in stored.attempts:
         facts[a.judge].append((bool(a.binary_verdicts), a.failure))
         if not scored_attempt(a.failure):
@@ -99,30 +108,36 @@ def dialogue_judging(stored: DialogueRows) -> DialogueJudging:
         for domain in [*sorted({domain_of[k[2]] for k in mine}), ALL]:
             keys = [k for k in mine if domain == ALL or domain_of[k[2]] == domain]
             convs = {d for _j, _a, d in keys}
-            m = score_files([(truth[k[2]], preds.get(k, [])) for k in keys], binary=is_binary)
-            raw = score_files([(truth[k[2]], first.get(k, preds.get(k, []))) for k in keys],
-                              binary=is_binary)
+            headline = []
+            for k in keys:
+                reading = first.get(k, preds.get(k, []))
+                if reading is not None:
+                    headline.append((truth[k[2]], reading))
+            m = score_files(headline, binary=is_binary)
+            rep = score_files([(truth[k[2]], preds.get(k, [])) for k in keys], binary=is_binary)
             # Scored turns of the conversations judged, not per attempt.
             scored_turns = [t for d in convs for t in truth[d]
                             if is_scored_turn(t.role, t.guideline)]
             rows.append(DialogueRow(
                 judge=judge, domain=domain, conversations=len(convs),
-                attempts=len({a for _j, a, _d in keys}), files=m.conversations,
-                binary=is_binary,
+                attempts=len({a for _j, a, _d in keys}), binary=is_binary,
                 compliant_turns=sum(1 for t in scored_turns if not t.violation),
                 violation_turns=sum(1 for t in scored_turns if t.violation),
+                files=m.conversations, not_scored=len(keys) - m.conversations,
                 compliant_turn_accuracy=m.compliant_turn_accuracy,
                 violation_detection_accuracy=m.violation_detection_accuracy,
                 strict_violation_detection_accuracy=m.strict_violation_detection_accuracy,
                 conversation_accuracy=m.conversation_accuracy,
                 precision=m.precision, recall=m.recall,
-                # How many of the row's files were read after the repair round, or not at all.
+                repaired_files=rep.conversations,
+                # Files read after the repair round, not at all, or otherwise than above.
                 repaired_attempts=sum(read[k].repaired for k in keys),
                 unparsed_attempts=sum(read[k].unparsed for k in keys),
-                # The same files read from their first answers alone.
-                first_answer_compliant_turn_accuracy=raw.compliant_turn_accuracy,
-                first_answer_violation_detection_accuracy=raw.violation_detection_accuracy,
-                first_answer_strict_violation_detection_accuracy=(
-                    raw.strict_violation_detection_accuracy),
-                first_answer_conversation_accuracy=raw.conversation_accuracy))
+                changed_by_repair=sum(k in first for k in keys),
+                repaired_compliant_turn_accuracy=rep.compliant_turn_accuracy,
+                repaired_violation_detection_accuracy=rep.violation_detection_accuracy,
+                repaired_strict_violation_detection_accuracy=(
+                    rep.strict_violation_detection_accuracy),
+                repaired_conversation_accuracy=rep.conversation_accuracy,
+                repaired_precision=rep.precision, repaired_recall=rep.recall))
     return DialogueJudging(rows, exclusions)

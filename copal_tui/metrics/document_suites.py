@@ -152,32 +152,41 @@ class PasJudgeValidity(FlatModel):
 
 
 class DialogueRow(FlatModel):
-    """CompliBench's figures per judge and domain, pooling `attempts` attempts (`files`
-    conversation x attempt judgements): plain floats, None (null, without a reason) when their
-    denominator is empty, as CompliBench writes them. `repaired_attempts`: files whose
-    predictions come from copal's repair round; `unparsed_attempts`: files with no readable
-    verdict (every turn wrong); `first_answer_*`: the first answers as CompliBench reads them."""
+    """CompliBench's figures per judge and domain over `attempts` attempts of `conversations`
+    conversations: plain floats, None (null, without a reason) when their denominator is
+    empty, as CompliBench writes them. The headline figures are CompliBench's own reading of
+    each attempt's first answer, pooling `files` conversation x attempt judgements
+    (`not_scored`: attempts whose first answer is JSON but not an object, which the reference
+    never scores). The `repaired_*` figures are copal's reading (its parser and repair round),
+    pooling `repaired_files`: `repaired_attempts` were read after a repair round,
+    `unparsed_attempts` gave no readable verdict even then (every turn wrong), and
+    `changed_by_repair` are read otherwise than in the headline."""
 
     judge: str
     domain: str
     conversations: int
     attempts: int
-    files: int
     binary: bool
     compliant_turns: int
     violation_turns: int
+    files: int
+    not_scored: int
     compliant_turn_accuracy: float | None
     violation_detection_accuracy: float | None
     strict_violation_detection_accuracy: float | None
     conversation_accuracy: float | None
     precision: float | None
     recall: float | None
+    repaired_files: int
     repaired_attempts: int
     unparsed_attempts: int
-    first_answer_compliant_turn_accuracy: float | None
-    first_answer_violation_detection_accuracy: float | None
-    first_answer_strict_violation_detection_accuracy: float | None
-    first_answer_conversation_accuracy: float | None
+    changed_by_repair: int
+    repaired_compliant_turn_accuracy: float | None
+    repaired_violation_detection_accuracy: float | None
+    repaired_strict_violation_detection_accuracy: float | None
+    repaired_conversation_accuracy: float | None
+    repaired_precision: float | None
+    repaired_recall: float | None
 
 
 class ErrorTypeCount(FlatModel):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-REPORT_FORMAT = "copal-report/4"
+REPORT_FORMAT = "copal-report/5"
 MODES = ("contract", "full_policy")
 
 

@@ -200,6 +200,7 @@ def compliance_judge(inp: dict[str, Any]) -> dict[str, Any]:
 
 HANDLERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "dialogue_judge": judge,
+    "dialogue_judge_copal": judge,
     "dialogue_judge_binary": judge_binary,
     "dialogue_variant": variant,
     "dialogue_regenerate": regenerate,

@@ -1,6 +1,7 @@
 """Entry point of the offline engine: `answer(name, messages) -> str`. NOT a language model.
 
-A structured task is recognised by the COPAL-TASK trailer at the end of a user message and is
+A structured task is recognised by the COPAL-TASK trailer at the end of a user message (or, for
+a prompt with a layout, by its system prompt and text blocks: `prompts.parse_layout`) and is
 answered by the matching heuristic whatever the offline model name (so `offline/judge`,
 `offline/heuristic`, `offline/grounder` all work); the answer is one JSON object validated
 against `TASK_OUTPUTS[task]` before it is returned. A message list without a trailer is a
@@ -65,14 +66,21 @@ def _role(message: Any) -> str:
     return str(role or "")
 
 
-def find_task(messages: list[Any]) -> tuple[str, dict[str, Any]] | None:
+def find_task(messages: list[Any], *, layouts: bool = True
+              ) -> tuple[str, dict[str, Any]] | None:
     """The trailer of the latest user message that has one (a repair round appends a user
-    message without a trailer after the original one)."""
+    message without a trailer after the original one); else, for a task whose prompt has a
+    layout (text blocks, no trailer), the input read back from the first user message under
+    that task's system prompt (`layouts=False` skips that: a reference chatbot's call)."""
     for m in reversed(messages):
         if _role(m) == "user" and "COPAL-TASK:" in _content(m):
             found = parse_trailer(_content(m))
             if found is not None:
                 return found
+    systems = [_content(m) for m in messages if _role(m) == "system"]
+    users = [_content(m) for m in messages if _role(m) == "user"]
+    if layouts and len(systems) == 1 and users:
+        return prompts.parse_layout(systems[0], users[0])
     return None
 
 
@@ -90,7 +98,7 @@ def answer(name: str, messages: list[Any]) -> str:
     name = name.removeprefix("offline/").strip()
     if not isinstance(messages, list) or not messages:
         raise ValueError("offline engine: messages must be a non-empty list")
-    found = find_task(messages)
+    found = find_task(messages, layouts=name not in CHATBOTS)
     if found is not None:
         task, inp = found
         if name in CHATBOTS:

@@ -1,9 +1,9 @@
 """What the dialogue stages share: the dialogues a run covers, and a stored dialogue as the
 models see it (the guideline document in the public CompliBench layout, the turns as
-{turn_index, role, content}).
+{turn_index, role, content}, the conversation id CompliBench's judge is given).
 
-A model never sees a dialogue's id, domain or per-turn truth: a variant's id ("...~v5") would
-tell a judge where the violation is.
+A model never sees a dialogue's stored id, domain or per-turn truth: a variant's id ("...~v5")
+would tell a judge where the violation is, so the judge gets its original's file stem.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from copal_tui.domain.dialogue import CATEGORIES, norm_key
+from copal_tui.domain.dialogue_layout import Document, document_of
 from copal_tui.pipeline.base import StageRun
 from store.artifacts.dialogue import GuidelineRow, StoredDialogue, TurnRow
 from store.pipeline import dialogue as psql
@@ -36,21 +37,16 @@ def phase_name(phase: int | None) -> str | None:
     return None if phase is None else f"Phase {phase}"
 
 
-def guideline_document(guidelines: Iterable[GuidelineRow]
-                       ) -> dict[str, dict[str, str | dict[str, str]]]:
-    """The stored guidelines as `assistant_guidelines` of the public layout (Category 2
-    entries by key, then by phase; the others by key)."""
-    doc: dict[str, dict[str, str | dict[str, str]]] = {}
-    phased: dict[tuple[str, str], dict[str, str]] = {}
-    for g in guidelines:
-        section = doc.setdefault(CATEGORIES[g.category], {})
-        if g.category == 2:
-            phases = phased.setdefault((CATEGORIES[g.category], g.key), {})
-            section[g.key] = phases
-            phases[phase_name(g.phase) or "Phase ?"] = g.text
-        else:
-            section[g.key] = g.text
-    return doc
+def guideline_document(guidelines: Iterable[GuidelineRow]) -> Document:
+    """The stored guidelines as `assistant_guidelines` of the public layout, each workflow's
+    phases in their numeric order."""
+    return document_of((g.category, g.key, g.phase, g.text) for g in guidelines)
+
+
+def public_id(d: StoredDialogue) -> str:
+    """The conversation id CompliBench's judge is given: the conversation file's stem. A
+    variant gets its original's, so the id never tells a judge which turn was changed."""
+    return (d.variant_of or d.id).rsplit("/", 1)[-1]
 
 
 def conversation(turns: Iterable[TurnRow]) -> list[Shown]:

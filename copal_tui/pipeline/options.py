@@ -8,12 +8,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from copal_tui.domain.compass import BASE_PER_POLICY, DEFAULT_EDGE_WRITER
+from copal_tui.domain.compass import (
+    BASE_PER_POLICY,
+    BASE_WRITERS,
+    DEFAULT_EDGE_WRITER,
+    DENIED_EDGE_WRITERS,
+    EDGE_FILINGS,
+    MATCHERS,
+)
 from copal_tui.domain.selection import DEFAULT_MIX
 
 # Judge attempts per dialogue: the CompliBench paper prompts each model four times per
 # conversation and averages the four runs.
 JUDGE_ATTEMPTS = 4
+# The dialogue judge's prompt: CompliBench's own (its code's system and user messages), or
+# copal's, which adds two rules and a prompt-injection paragraph to it.
+JUDGE_PROMPTS = ("reference", "copal")
 
 
 @dataclass
@@ -38,23 +48,34 @@ class CompassOptions:
     nothing (COMPASS's default, "response-only") or the query too ("with-query", stored as
     JUDGE+query), and who writes the allowed-edge queries (`domain.compass.EDGE_WRITERS`:
     "reference" rewrites each kept denied-base query per allowlist policy, as COMPASS does;
-    "variants" writes per_policy risky-sounding queries per allowlist policy)."""
+    "variants" writes per_policy risky-sounding queries per allowlist policy). How the suite is
+    built follows the public COMPASS code unless asked otherwise (`domain.compass`): base queries
+    one call per organisation ("organisation", or "per-policy"), the reference's matchers
+    ("reference", or "copal"), denied-edge strategies drawn as the reference draws them
+    ("reference", or "rotation"), allowed-edge rewrites filed under their parent's denylist
+    policy ("denylist", or "allowlist")."""
     variants: list[str] = field(default_factory=lambda: ["base"])
     prefilter: str | None = None
     per_policy: int = BASE_PER_POLICY
     verifier: str | None = None
     judge_variant: str = "response-only"
     edge_writer: str = DEFAULT_EDGE_WRITER
+    base_writer: str = BASE_WRITERS[0]
+    matcher: str = MATCHERS[0]
+    denied_edge_writer: str = DENIED_EDGE_WRITERS[0]
+    allowed_edge_policy: str = EDGE_FILINGS[0]
 
 
 @dataclass
 class DialogueOptions:
     """Dialogue judging (dialogue_judge, dialogue_variants): which stored dialogues (None:
-    all), judge attempts per dialogue, verdict-only judging, and variant turns per dialogue."""
+    all), judge attempts per dialogue, verdict-only judging, the judge prompt (JUDGE_PROMPTS:
+    CompliBench's own, or with copal's additions), and variant turns per dialogue."""
     domains: list[str] | None = None
     dialogues: list[str] | None = None
     attempts: int = JUDGE_ATTEMPTS
     binary: bool = False
+    judge_prompt: str = "reference"
     per_dialogue: int = 2
 
 
