@@ -58,7 +58,7 @@ def suite(tmp_path_factory) -> Path:
 def judged(suite, tmp_path_factory) -> Path:
     db = copy_db(suite, tmp_path_factory.mktemp("judged") / "judged.db")
     _run(db, "run", "respond", "judge", "--world", WORLD, "--model", BOT, "--judge",
-         "offline/judge", *GEN)
+         "offline/judge")
     return db
 
 
@@ -117,7 +117,7 @@ def test_baseline_selection_ignores_the_mapping(suite, tmp_path):
                          (*cells[n % len(cells)], iid))
     conn.commit()
     conn.close()
-    _run(db, "run", "ablate", "--world", WORLD, "--budget", str(BUDGET), *GEN)
+    _run(db, "run", "ablate", "--world", WORLD, *GEN)
     assert {m: _selected(db, m) for m in BASELINES} == before
 
 
@@ -189,7 +189,7 @@ def test_projection_screening_rejects_and_the_contrast_drops_the_parent(suite, t
         assert n == len(json.loads(item["clause_ids"]))
 
     _run(db, "run", "respond", "judge", "--world", WORLD, "--model", BOT, "--judge",
-         "offline/judge", *GEN)
+         "offline/judge")
     answered = {r["item_id"] for r in query_rows(db, "SELECT item_id FROM responses")}
     assert not rejected & answered
     assert set(verdicts) - rejected <= answered
@@ -221,8 +221,9 @@ def test_a_short_pool_is_reported_not_silently_under_filled(suite, tmp_path):
                  keep)
     conn.commit()
     conn.close()
+    # ablate matches the selected suite's size (--budget is select's, refused here).
     result = CliRunner().invoke(main, ["--db", str(db), "run", "ablate", "--world", WORLD,
-                                       "--budget", str(BUDGET), *GEN], catch_exceptions=False)
+                                       *GEN], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert f"raw_policy in {WORLD}: 5 of {BUDGET}" in result.output
     assert _selected(db, "raw_policy") == keep

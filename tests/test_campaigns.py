@@ -98,7 +98,8 @@ def test_names_are_unique_and_an_empty_sample_is_refused(showcase):
     run(showcase, "campaign", "create", "once", "--world", "meridian-bank")
     again = run(showcase, "campaign", "create", "once", ok=False)
     assert again.exit_code == 2 and "exists already" in again.output
-    empty = run(showcase, "campaign", "create", "none", "--world", "nowhere", ok=False)
+    # Every filter names something stored, but nothing is to label (no dialogue is judged).
+    empty = run(showcase, "campaign", "create", "none", "--suite", "dialogue", ok=False)
     assert empty.exit_code == 2 and "no subject matches" in empty.output
     reserved = run(showcase, "campaign", "create", "default:copal", ok=False)
     assert reserved.exit_code == 2 and "default:" in reserved.output
@@ -119,7 +120,7 @@ def test_label_campaign_starts_its_suite_and_counts_of_the_campaign(tmp_path, mo
     run(db, "label", "--campaign", "denied", "--annotator", "ana")
     assert started == {"mode": "label", "suite": "compass", "campaign": "denied"}
     unknown = run(db, "label", "--campaign", "nope", ok=False)
-    assert unknown.exit_code == 2 and "no campaign named 'nope'" in unknown.output
+    assert unknown.exit_code == 2 and "--campaign nope: not a campaign" in unknown.output
 
 
 async def test_label_campaign_labels_exactly_the_sample(showcase):

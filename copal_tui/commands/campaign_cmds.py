@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 import click
 
+from copal_tui.commands.choices import require_known
 from copal_tui.commands.context import SuiteChoice, open_db
 from copal_tui.commands.output import echo, print_table, write_json
+
+if TYPE_CHECKING:
+    from store.db import Database
 
 
 @click.group()
@@ -60,6 +65,7 @@ def create(ctx: click.Context, name: str, suite: str, worlds: tuple[str, ...],
         raise click.UsageError("--judge only applies to --suite dialogue")
     db = open_db(ctx, write=True)
     try:
+        patterns = _check_filters(db, suite, worlds, models, patterns, judges)
         made = campaigns.create(db, name, suite, Filters(worlds, models, patterns, judges),
                                 balanced=balanced, size=size)
     except StoreError as exc:
@@ -72,6 +78,36 @@ def create(ctx: click.Context, name: str, suite: str, worlds: tuple[str, ...],
     echo(f"campaign {made.name}: {made.size} {suite} subjects frozen "
          f"(of {made.spec.get('matched')} matching); label them with "
          f"`copal label --campaign {made.name}`")
+
+
+def _check_filters(db: Database, suite: str, worlds: tuple[str, ...], models: tuple[str, ...],
+                   patterns: tuple[str, ...], judges: tuple[str, ...]) -> tuple[str, ...]:
+    """Each filter value names something of the suite that is stored (else exit 2 with the
+    closest names); returns the patterns, a COMPASS query type as stored (`allowed-edge` is
+    `allowed_edge`)."""
+    from copal_tui.domain.compass import QUERY_TYPES
+    from copal_tui.domain.spelling import canonical
+    from copal_tui.services import launch
+
+    if worlds:
+        require_known("--world", worlds, launch.worlds(db), "a stored world")
+    if suite == "compass":
+        patterns = tuple(canonical(p, QUERY_TYPES) or p for p in patterns)
+        require_known("--pattern", patterns, QUERY_TYPES, "a COMPASS query type")
+        if models:
+            require_known("--model", models, launch.compass_models(db),
+                          "a target model with a COMPASS response")
+    elif suite == "dialogue":
+        require_known("--judge", judges, launch.dialogue_judges(db),
+                      "a judge with scored dialogue attempts")
+    else:
+        if patterns:
+            require_known("--pattern", patterns, launch.patterns(db, unmapped=False),
+                          "the relation pattern of an item")
+        if models:
+            require_known("--model", models, launch.response_models(db),
+                          "a target model with a response")
+    return patterns
 
 
 @campaign.command("list")
@@ -104,10 +140,13 @@ def list_(ctx: click.Context, as_json: bool) -> None:
 def show(ctx: click.Context, name: str, as_json: bool) -> None:
     """How campaign NAME was drawn, its strata and each annotator's progress."""
     from copal_tui.services.annotation import campaigns
+    from copal_tui.services.launch import campaign_names
     from store.db import StoreError
 
     db = open_db(ctx)
     try:
+        require_known("NAME", [name], campaign_names(db), "a campaign",
+                      none_yet="`copal campaign create NAME` draws one")
         report = campaigns.report(db, name)
     except StoreError as exc:
         raise click.UsageError(str(exc)) from None

@@ -14,18 +14,17 @@ from typing import Any
 
 import click
 
-from copal_tui.commands.context import open_db
+from copal_tui.commands.choices import BadValue, NothingYet, require_known
+from copal_tui.commands.context import JUDGE_MODES, missing_step, open_db
 from copal_tui.commands.output import echo, print_table, write_document, write_json
-from copal_tui.domain.safe_text import visible
 
-MODES = ("contract", "full_policy")
 CELL_CHOICES = ("tp", "fp", "fn", "tn")
 
 
 @click.command("cases")
 @click.option("--judge", default=None, metavar="JUDGE",
               help="Judge setting (default: the report's primary judge in --mode).")
-@click.option("--mode", type=click.Choice(MODES), default="contract", show_default=True,
+@click.option("--mode", type=click.Choice(JUDGE_MODES), default="contract", show_default=True,
               help="Mode of the judge.")
 @click.option("--cell", "cells", multiple=True, type=click.Choice(CELL_CHOICES),
               help="Only responses in this confusion cell, error positive (repeatable).")
@@ -54,17 +53,21 @@ def cases_command(ctx: click.Context, judge: str | None, mode: str, cells: tuple
     from copal_tui.services import cases
 
     db = open_db(ctx)
-    unknown = sorted(set(worlds) - set(cases.known_worlds(db)))
-    if unknown:
-        raise click.UsageError(visible(f"unknown world(s): {', '.join(unknown)}"))
+    _check_names(db, worlds, models, pattern, facet, judge)
     try:
         setting = cases.pick_setting(db, judge, mode, worlds)
-    except ReportError as exc:
-        raise click.UsageError(visible(str(exc))) from exc
+    except ReportError as exc:  # no usable judgments by the judge in --mode or --world
+        raise BadValue(f"--judge {judge} --mode {mode}: {exc}") from None
     if setting is None:
-        raise click.UsageError("no judge setting has usable judgments")
+        from copal_tui.services.launch import filled
+
+        raise NothingYet(missing_step(filled(db)) or "no usable judgments: every judgment "
+                         "failed (`copal runs` shows why; a re-run of judge retries them)")
     chosen = tuple(cells)
     if disagree:
+        if chosen and not set(chosen) & set(cases.DISAGREE):
+            raise BadValue(f"--cell {' '.join(chosen)} with --disagree (fp, fn) selects no "
+                           "response: give one of them")
         chosen = cases.narrow(chosen, cases.DISAGREE)
     spec = cases.CaseSpec(judge=setting[0], mode=setting[1], worlds=tuple(worlds),
                           models=tuple(models), pattern=pattern, facet=facet,
@@ -76,6 +79,26 @@ def cases_command(ctx: click.Context, judge: str | None, mode: str, cells: tuple
          + (f" in {', '.join(chosen)}" if chosen else "")
          + f"; cells {' '.join(f'{k} {v}' for k, v in tally.items())} (positive: error)",
          err=True)
+
+
+def _check_names(db: Any, worlds: tuple[str, ...], models: tuple[str, ...],
+                 pattern: str | None, facet: str | None, judge: str | None) -> None:
+    """Each value given names something stored (else exit 2 with the closest names)."""
+    from copal_tui.services import launch
+
+    if worlds:
+        require_known("--world", worlds, launch.worlds(db), "a stored world")
+    if models:
+        require_known("--model", models, launch.case_models(db, models),
+                      "a target model with a response")
+    if pattern is not None:
+        require_known("--pattern", [pattern], launch.patterns(db), "the relation pattern of an "
+                      "item")
+    if facet is not None:
+        require_known("--facet", [facet], launch.facets(db), "the target facet of an item")
+    if judge is not None:
+        require_known("--judge", [judge], launch.judges(db), "a judge with judgments",
+                      none_yet="`copal run judge --judge MODEL` judges the responses")
 
 
 def _print(found: list[Any], fmt: str) -> None:

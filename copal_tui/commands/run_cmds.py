@@ -16,9 +16,19 @@ from typing import TYPE_CHECKING
 
 import click
 
-from copal_tui.commands.context import db_path, open_db
+from copal_tui.commands.context import JUDGE_MODES, db_path, open_db
 from copal_tui.commands.output import echo, print_table
-from copal_tui.domain.compass import BASE_PER_POLICY, DEFAULT_EDGE_WRITER, EDGE_WRITERS, VARIANTS
+from copal_tui.commands.run_checks import check_scope, refuse_unread
+from copal_tui.domain.compass import (
+    BASE_PER_POLICY,
+    BASE_WRITERS,
+    DEFAULT_EDGE_WRITER,
+    DENIED_EDGE_WRITERS,
+    EDGE_FILINGS,
+    EDGE_WRITERS,
+    MATCHERS,
+    VARIANTS,
+)
 from copal_tui.domain.compass_rules import JUDGE_VARIANTS
 from copal_tui.domain.selection import DEFAULT_MIX, PatternMix
 from copal_tui.pipeline import (
@@ -29,7 +39,7 @@ from copal_tui.pipeline import (
     STAGES,
     missing_model,
 )
-from copal_tui.pipeline.options import JUDGE_ATTEMPTS
+from copal_tui.pipeline.options import JUDGE_ATTEMPTS, JUDGE_PROMPTS
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -53,13 +63,15 @@ class DialogueArgs:
     attempts: int = JUDGE_ATTEMPTS
     binary: bool = False
     per_dialogue: int = 2
+    judge_prompt: str = "reference"
 
     def options(self) -> DialogueOptions:
         from copal_tui.pipeline.base import DialogueOptions
 
         return DialogueOptions(domains=list(self.domains) or None,
                                dialogues=list(self.dialogues) or None, attempts=self.attempts,
-                               binary=self.binary, per_dialogue=self.per_dialogue)
+                               binary=self.binary, per_dialogue=self.per_dialogue,
+                               judge_prompt=self.judge_prompt)
 
 
 def options_from(worlds: tuple[str, ...], all_worlds: bool, models: tuple[str, ...],
@@ -76,7 +88,7 @@ def options_from(worlds: tuple[str, ...], all_worlds: bool, models: tuple[str, .
     return Options(
         worlds=list(worlds) or None, models=list(models), judges=list(judges),
         generator=generator, concurrency=concurrency, models_file=models_file,
-        copal=CopalOptions(modes=[m.replace("-", "_") for m in modes] or ["contract"],
+        copal=CopalOptions(modes=list(dict.fromkeys(modes)) or ["contract"],
                            budget=budget, variants=variants),
         compass=CompassOptions(variants=list(dict.fromkeys(compass_variants)) or ["base"],
                                prefilter=prefilter, per_policy=per_policy, verifier=verifier),
@@ -133,11 +145,15 @@ class RichProgress:
                 type=click.Choice([*STAGES, COMPASS_ALIAS]))
 @click.option("--world", "worlds", multiple=True, help="World id (repeatable).")
 @click.option("--all", "all_worlds", is_flag=True, help="Every world in the store (default).")
-@click.option("--model", "models", multiple=True, help="Target chatbot model (repeatable).")
-@click.option("--judge", "judges", multiple=True, help="Judge model (repeatable).")
-@click.option("--mode", "modes", multiple=True,
-              type=click.Choice(["contract", "full-policy", "full_policy"]),
-              help="Judge setting (repeatable; default contract).")
+@click.option("--model", "models", multiple=True,
+              help="respond, compass_respond: target chatbot model (repeatable); judge, "
+                   "compass_judge: judge only these models' stored responses (default: every "
+                   "stored response of the worlds in scope).")
+@click.option("--judge", "judges", multiple=True,
+              help="judge, compass_judge, dialogue_judge, dialogue_variants: judge model "
+                   "(repeatable).")
+@click.option("--mode", "modes", multiple=True, type=click.Choice(JUDGE_MODES),
+              help="judge: the judge's setting (repeatable; default contract).")
 @click.option("--generator", default=None, envvar=GENERATOR_ENV,
               help="Model for grounding, composition, generation, screening, projection, "
                    "ablation and the COMPASS and dialogue-variant writers. Required by those "
@@ -172,6 +188,24 @@ class RichProgress:
                    "into a deceptive but allowed query, kept only when the verifier says "
                    "IN-POLICY) or variants (per allowlist policy --per-policy risky-sounding "
                    "permitted queries).")
+@click.option("--base-writer", type=click.Choice(BASE_WRITERS), default=BASE_WRITERS[0],
+              show_default=True,
+              help="compass_generate: base queries in one call per organisation covering every "
+                   "policy, as COMPASS writes them (organisation), or copal's earlier one call "
+                   "per policy over varied slots (per-policy).")
+@click.option("--matcher", type=click.Choice(MATCHERS), default=MATCHERS[0], show_default=True,
+              help="COMPASS verification of base and denied-edge queries: COMPASS's two policy "
+                   "matchers (reference) or copal's earlier single matcher (copal).")
+@click.option("--denied-edge-writer", type=click.Choice(DENIED_EDGE_WRITERS),
+              default=DENIED_EDGE_WRITERS[0], show_default=True,
+              help="compass_generate: denied-edge queries in COMPASS's short and long calls "
+                   "with its strategy draw (reference), or copal's earlier one call per base "
+                   "query with rotated strategies (rotation).")
+@click.option("--allowed-edge-policy", type=click.Choice(EDGE_FILINGS), default=EDGE_FILINGS[0],
+              show_default=True,
+              help="compass_generate: file an allowed-edge rewrite under its parent's denylist "
+                   "policy, as COMPASS does (denylist), or under its allowlist policy "
+                   "(allowlist); its allowlist policy is stored either way.")
 @click.option("--judge-variant", type=click.Choice(JUDGE_VARIANTS), default="response-only",
               show_default=True,
               help="compass_judge: what the judge sees besides the policies and the response: "
@@ -186,6 +220,11 @@ class RichProgress:
                    "averages four; every attempt is scored as its own file).")
 @click.option("--binary", is_flag=True,
               help="dialogue_judge: ask for the violation verdict only (stored as JUDGE+binary).")
+@click.option("--judge-prompt", type=click.Choice(JUDGE_PROMPTS), default="reference",
+              show_default=True,
+              help="dialogue_judge: CompliBench's own judge prompt (reference), or with copal's "
+                   "two added rules and its prompt-injection paragraph (copal; stored as "
+                   "JUDGE+copal-prompt).")
 @click.option("--per-dialogue", default=2, show_default=True, type=click.IntRange(1, 100),
               help="dialogue_variants: turns per dialogue to build a violation variant for.")
 @click.option("--batch", is_flag=True,
@@ -200,7 +239,9 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
         models_file: Path | None, compass_variants: tuple[str, ...], prefilter: str | None,
         per_policy: int, verifier: str | None, domains: tuple[str, ...],
         dialogue_ids: tuple[str, ...], attempts: int, binary: bool, per_dialogue: int,
-        judge_variant: str, batch: bool, pattern_mix: str, edge_writer: str) -> None:
+        judge_variant: str, batch: bool, pattern_mix: str, edge_writer: str,
+        judge_prompt: str, base_writer: str, matcher: str, denied_edge_writer: str,
+        allowed_edge_policy: str) -> None:
     """Run pipeline stages (idempotent: a re-run only does what is missing).
 
     `copal run compass --world ID --model M --judge J` runs the COMPASS suite of a world:
@@ -214,12 +255,16 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
     opts = options_from(worlds, all_worlds, models, judges, modes, generator, budget, variants,
                         concurrency, models_file, compass_variants, prefilter, per_policy,
                         verifier, DialogueArgs(domains, dialogue_ids, attempts, binary,
-                                               per_dialogue))
+                                               per_dialogue, judge_prompt))
     opts.compass.judge_variant = judge_variant
     opts.compass.edge_writer = edge_writer
+    opts.compass.base_writer = base_writer
+    opts.compass.matcher = matcher
+    opts.compass.denied_edge_writer = denied_edge_writer
+    opts.compass.allowed_edge_policy = allowed_edge_policy
     opts.batch = batch
     opts.copal.pattern_mix = pattern_mix
-    open_db(ctx).conn.close()  # refuse pending migrations before starting anything
+    db = open_db(ctx)  # refuses pending migrations before anything starts
     if COMPASS_ALIAS in stages and not (worlds or all_worlds):
         # A suite per world is hundreds of calls per target: never for every world by default.
         raise click.UsageError("compass needs --world ID (or --all)")
@@ -235,9 +280,22 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
                             compass_variants=tuple(opts.compass.variants))
         if why:
             raise click.UsageError(why)
+    refuse_unread(ctx, stage_list)  # an option no stage reads, a name nothing has: exit 2
+    check_scope(db, stage_list, worlds, domains, dialogue_ids, models)
+    db.conn.close()
+    from copal_tui.llm.preflight import check_names
+    from copal_tui.llm.results import LLMError
+
+    # Before anything runs or is written: a model no call can succeed with (litellm cannot
+    # place it, its key variable is unset, a role it cannot take) exits 2 naming what to fix.
+    check_names(*called_models(stage_list, opts), opts.models_file)
     show = RichProgress()
-    with show.bar:
-        results = run_stages(db_path(ctx), stage_list, opts, on_progress=show)
+    try:
+        with show.bar:
+            results = run_stages(db_path(ctx), stage_list, opts, on_progress=show)
+    except LLMError as exc:  # fatal (a refused key, a model the provider does not have)
+        echo(f"copal: error: {exc}", err=True)
+        raise SystemExit(1) from None
     bad = [p for p in results if p.status != "done"]
     for p in results:
         echo(f"{p.stage}: {p.status}, {p.done}/{p.total} units, {p.failures} failures, "
@@ -249,6 +307,16 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
         click.echo(f"{failed} unit(s) failed and are recorded; re-run the same command to retry "
                    "them")
         raise SystemExit(EXIT_UNITS_FAILED)
+
+
+def called_models(stage_list: list[str], opts: Options) -> tuple[list[str], list[str]]:
+    """The models the stages call: (the --model targets, the judges and the generator)."""
+    needs = [REGISTRY[name] for name in stage_list]
+    targets = list(opts.models) if any(s.needs_models for s in needs) else []
+    others = list(opts.judges) if any(s.needs_judges for s in needs) else []
+    if opts.generator and any(s.needs_generator for s in needs):
+        others.append(opts.generator)
+    return targets, others
 
 
 RUN_JSON_FIELDS = ("id", "stage", "status", "started_at", "finished_at", "calls", "cache_hits",
@@ -290,7 +358,7 @@ def _run_row(r: RunCounters) -> list[object]:
               help="Print every field of every run as JSON (full ids and timestamps).")
 @click.option("--wide", is_flag=True,
               help="One line per run, however wide the terminal (for `less -S` or a file).")
-@click.option("--limit", default=50, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
 @click.pass_context
 def runs(ctx: click.Context, as_json: bool, wide: bool, limit: int) -> None:
     """List pipeline runs with their counters, newest first.
@@ -305,6 +373,9 @@ def runs(ctx: click.Context, as_json: bool, wide: bool, limit: int) -> None:
         raise click.UsageError("give --json or --wide, not both")
     # A killed run shows as interrupted, not as running forever.
     rows = list_runs(open_db(ctx), limit=limit)
+    if not rows and not as_json:
+        echo("no pipeline run yet (`copal run STAGE...` starts one)")
+        return
     if as_json:
         keys = (*RUN_JSON_FIELDS, "outputs", "counts")
         click.echo(json.dumps([{k: getattr(r, k) for k in keys} for r in rows], indent=2))

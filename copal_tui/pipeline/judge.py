@@ -126,6 +126,8 @@ async def execute(run: StageRun) -> None:
         clauses[wid] = {iid: judged_clauses(items.get(iid), by_id, comps)
                         for iid in {r.item_id for r in answered}}
         for resp in answered:
+            if run.opts.models and resp.model not in run.opts.models:
+                continue  # `--model M`: only M's responses are judged
             for judge in run.opts.judges:
                 for mode in run.opts.copal.modes:
                     if not sql.judgment_ok(run.db, resp.id, judge, mode):

@@ -21,9 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from copal_tui.domain.spelling import canonical, spelled_suffix
 from copal_tui.export.case_record import Case
 from copal_tui.metrics.document import ReportDocument
-from copal_tui.metrics.options import parse_setting, pick
+from copal_tui.metrics.options import MODES, parse_setting, pick
 from copal_tui.metrics.reference import CELL_NAMES as CELLS
 from copal_tui.metrics.reference import SOURCES, reference_rule
 from copal_tui.services import reading
@@ -31,7 +32,6 @@ from store.browse import cases as sql
 from store.browse import lists
 from store.browse.lists import Filter, FilterError, Page, PageRequest
 from store.db import Database
-from store.report import reads
 
 DISAGREE = ("fp", "fn")
 AGREE = ("tp", "tn")
@@ -66,12 +66,6 @@ def pick_setting(db: Database, judge: str | None, mode: str,
     with reading(db):
         counts = sql.setting_counts(db, worlds)
     return pick(counts, judge, mode, "judge")
-
-
-def known_worlds(db: Database) -> list[str]:
-    """Every world id (what `--world` may name)."""
-    with reading(db):
-        return list(reads.known_worlds(db))
 
 
 def resolve(db: Database, spec: CaseSpec) -> CaseSpec:
@@ -210,7 +204,7 @@ def apply_filters(spec: CaseSpec, filters: Mapping[str, str]) -> CaseSpec:
                 spec = replace(spec, cells=narrow(spec.cells,
                                                   DISAGREE if parse_flag(value) else AGREE))
             elif key == "judge":
-                judge, mode = parse_setting(value)
+                judge, mode = parse_setting(spelled_suffix(value, MODES))
                 spec = replace(spec, judge=judge, mode=mode or spec.mode)
             elif key == "model":
                 spec = replace(spec, models=(value,))
@@ -223,10 +217,11 @@ def apply_filters(spec: CaseSpec, filters: Mapping[str, str]) -> CaseSpec:
             elif key == "verdict":
                 spec = replace(spec, judge_error={"error": 1, "ok": 0}[value.lower()])
             elif key == "direction":
-                if value not in (*sql.DIRECTIONS, "unknown", "none"):
+                direction = canonical(value, (*sql.DIRECTIONS, "unknown", "none"))
+                if direction is None:
                     raise ValueError("expects under_enforcement, over_enforcement, mixed, "
                                      "unknown or none")
-                spec = replace(spec, direction=value)
+                spec = replace(spec, direction=direction)
         except KeyError:
             raise FilterError(f"{key}: expects error or ok") from None
         except ValueError as exc:
