@@ -51,7 +51,8 @@ def create(db: Database, name: str, suite: str, filters: Filters, *, balanced: b
         chosen = found if size is None else found[:size]
         if not chosen:
             raise StoreError("no subject matches: nothing to label")
-        spec: dict[str, Any] = {k: list(v) for k, v in asdict(filters).items() if v}
+        spec: dict[str, Any] = {k: list(v) if isinstance(v, tuple) else v
+                                for k, v in asdict(filters).items() if v}
         spec.update(balanced=balanced, size=size, matched=len(found))
         campaigns.create(db, name, suite, campaigns.SAMPLE, spec)
         campaigns.add_subjects(db, name, ((c.subject, c.stratum) for c in chosen))

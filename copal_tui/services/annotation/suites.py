@@ -47,12 +47,14 @@ P = TypeVar("P", bound="LabelPayload")
 @dataclass(frozen=True)
 class Filters:
     """Which subjects a campaign draws from: worlds, models and patterns (COMPASS: query
-    types) for COPAL and COMPASS; judges for judge mistakes."""
+    types) for COPAL and COMPASS; judges for judge mistakes; for a suite that samples at
+    random (traffic), the seed of its order."""
 
     worlds: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
     judges: tuple[str, ...] = ()
+    seed: int = 0
 
 
 def _sha(text: str) -> str:
@@ -161,8 +163,12 @@ def _from_marks(content: ResponseContent, observed: Iterable[str], facet: str | 
 def compass_shown_sha256(ctx: CompassContext) -> str:
     """The hash of what a COMPASS annotator is shown (the query, the intended policy, the
     world's policies and the response): a later edit of any part makes the label stale."""
+    response = ctx.response
+    if response is not None and not response.whole:
+        raise ValueError("the hash covers the whole response: read the context whole")
     intended = {"id": ctx.policy_id, "kind": ctx.policy_kind, "text": ctx.policy_text}
-    return content_sha256(ctx.query, intended, ctx.policies, ctx.response or "")
+    return content_sha256(ctx.query, intended, ctx.policies,
+                          "" if response is None else response.text)
 
 
 class Compass(Suite["CompassLabel"]):

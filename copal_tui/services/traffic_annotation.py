@@ -1,0 +1,94 @@
+"""The traffic suite's part of the one annotation queue: a subject is a stored pair
+(`traffic_pairs.id`), a label a `TrafficLabel`, what the annotator was shown the pair's context,
+query and response (their hash makes a label stale if the text changes, as a purge does).
+
+Order: a seeded random sample. Each pair's place is the sha256 of the campaign's seed and its
+id, so the same seed draws the same pairs on any machine, and the first N of the order are a
+simple random sample of size N. With `balanced` (a campaign stratified by source) each source
+gets its share of the sample in proportion to its pairs (largest remainders), drawn in the same
+order within the source. Pairs whose text was purged are never drawn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Sequence
+
+from copal_tui.domain.traffic import TrafficLabel
+from copal_tui.services.annotation.suites import Filters
+from copal_tui.services.annotation.suites import Suite as Rules
+from store.annotation.campaigns import Candidate
+from store.artifacts import traffic
+from store.db import Database, StoreError
+
+
+def _place(seed: int, subject: str) -> str:
+    return hashlib.sha256(f"{seed}:{subject}".encode()).hexdigest()
+
+
+def seeded(rows: Sequence[tuple[str, str]], seed: int) -> list[Candidate]:
+    """(id, source) rows in the seed's order, as candidates stratified by source."""
+    ordered = sorted(rows, key=lambda r: _place(seed, r[0]))
+    return [Candidate(subject=pid, stratum=source) for pid, source in ordered]
+
+
+def proportional(found: Sequence[Candidate], size: int) -> list[Candidate]:
+    """The first `size` of `found` (in its order) with each stratum's count in proportion to
+    its share of `found`: floors first, the remaining places to the largest remainders (ties
+    to the stratum named first)."""
+    if size >= len(found):
+        return list(found)
+    total = Counter(c.stratum for c in found)
+    quota = {s: size * n // len(found) for s, n in total.items()}
+    left = size - sum(quota.values())
+    by_remainder = sorted(total, key=lambda s: (-(size * total[s] % len(found)), s))
+    for s in by_remainder[:left]:
+        quota[s] += 1
+    taken: Counter[str] = Counter()
+    chosen = []
+    for c in found:
+        if taken[c.stratum] < quota[c.stratum]:
+            taken[c.stratum] += 1
+            chosen.append(c)
+    return chosen
+
+
+class Traffic(Rules[TrafficLabel]):
+    name = "traffic"
+
+    def candidates(self, db: Database, filters: Filters) -> list[Candidate]:
+        # Filters: `worlds` are the linked worlds, `models` the sources (what a deployed bot's
+        # traffic is split by).
+        rows = traffic.pair_ids(db, sources=filters.models, worlds=filters.worlds)
+        return seeded(rows, filters.seed)
+
+    def require(self, db: Database, subject: str) -> None:
+        found = traffic.pair(db, subject)
+        if found is None:
+            raise StoreError(f"unknown traffic pair {subject!r}")
+        if found.purged_at is not None:
+            raise StoreError(f"the text of traffic pair {subject!r} was purged")
+
+    def label(self, db: Database, subject: str,
+              label: TrafficLabel) -> tuple[TrafficLabel, str | None]:
+        found = traffic.pair(db, subject)
+        if found is None:
+            raise StoreError(f"unknown traffic pair {subject!r}")
+        if found.purged_at is not None:
+            raise StoreError(f"the text of traffic pair {subject!r} was purged")
+        named = set(label.policies or [])
+        if named and found.world_id is None:
+            raise StoreError("this pair's log is linked to no world: it names no policy")
+        if named:
+            known = {str(r[0]) for r in db.execute("SELECT id FROM policies WHERE world_id = ?",
+                                                   (found.world_id,))}
+            unknown = sorted(named - known)
+            if unknown:
+                raise StoreError(f"not policies of world {found.world_id}: "
+                                 f"{', '.join(unknown)}")
+        shown = json.dumps([found.context, found.query, found.response], ensure_ascii=False)
+        note = label.note if label.note else None  # an empty note is no note
+        stored = label if note == label.note else label.model_copy(update={"note": note})
+        return stored, hashlib.sha256(shown.encode("utf-8")).hexdigest()
