@@ -80,11 +80,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", type=Path, help="Also write the table as Markdown.")
     args = ap.parse_args(argv)
 
+    import bench_compose
     import bench_dialogue
     import bench_import
     import bench_pipeline
     import bench_store
     import bench_tui
+    import deid
 
     if args.quick:
         args.scale = "quick"
@@ -117,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
                                   repeat=1 if args.quick else 3)
     rows += bench_import.interchange([1_000, 5_000] if args.quick else [10_000, 100_000],
                                      repeat=1)
+    rows += bench_compose.run([300, 3_000] if args.quick else [1_000, 10_000, 100_000],
+                              [2, 4] if args.quick else [3, 6, 12])
+    rows += deid.run(2_000 if args.quick else 100_000)
     width = max(len(r["name"]) for r in rows)
     for r in rows:
         flag = "" if r["ok"] is None else ("ok" if r["ok"] else "MISSED")

@@ -16,8 +16,10 @@ workflow) are meaning, and are judged by the model in the `composition` task.
   next to a scope restriction, say).
 - Two clauses of one policy are in a set together only when their effects form an anchor
   (`forms_anchor`): two licences of one policy are that policy's own list, not an interaction.
-- Order: a seeded hash of (seed, pattern, clause ids), then spread so that clauses proposed
-  less often come first. No word is looked at; the run seed changes the order, nothing else.
+- Order: each side of an anchor in a seeded hash order of its clauses, walked so that every
+  clause of a side is proposed once before any is proposed again (`compose_sets`, which also
+  counts the sets without listing them: a large world proposes billions). No word is looked
+  at; the run seed changes the order, nothing else.
 - Budget: 4 x `per_pattern` accepted compositions per world, shared among the patterns by the
   pattern mix (`composition_quotas`: by default each pattern's share of the world's proposed
   clause sets, pairs and triples; `equal` gives every pattern `per_pattern`), half of a
@@ -26,7 +28,8 @@ workflow) are meaning, and are judged by the model in the `composition` task.
   candidates have been asked.
 
 Non-interacting controls (`control_sets`): sets of licensing clauses only (PERMIT/DISCLOSE from
-different policies), where no clause restricts, gates or routes another.
+different policies), where no clause restricts, gates or routes another, drawn from at most
+CONTROL_POOL licensing clauses (a world's few controls need a handful).
 """
 
 from __future__ import annotations
@@ -36,10 +39,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copal_tui.domain.selection import EQUAL, PatternMix, apportion
 from copal_tui.domain.taxonomy import PATTERN_ANCHORS, Effect, Pattern
+
+if TYPE_CHECKING:
+    from copal_tui.domain.compose_sets import Proposals
 
 SIZES = (2, 3)
 # Candidates asked per (pattern, size) group at most, as a multiple of its quota: bounds the
@@ -48,6 +54,11 @@ ASK_FACTOR = 8
 LICENSING = frozenset({Effect.PERMIT, Effect.DISCLOSE})
 # Non-interacting control sets per world, split like the compositions: pairs then triples.
 CONTROL_SETS = 4
+# Licensing clauses the control sets are drawn from at most: a larger world's are taken in a
+# seeded order, at most CONTROL_PER_POLICY of any one policy, since every pair and triple of
+# all its licences would be billions of sets in a world of 100,000 clauses.
+CONTROL_POOL = 24
+CONTROL_PER_POLICY = 2
 
 
 @dataclass(frozen=True)
@@ -81,11 +92,11 @@ def quota(per_pattern: int, size: int) -> int:
     return (per_pattern + 1) // 2 if size == 2 else per_pattern // 2
 
 
-def effect_of(clause: dict[str, Any]) -> Effect | None:
-    try:
-        return Effect(str(clause.get("effect")))
-    except ValueError:
-        return None
+_EFFECTS = {e.value: e for e in Effect}
+
+
+def effect_of(clause: Mapping[str, Any]) -> Effect | None:
+    return _EFFECTS.get(str(clause.get("effect")))
 
 
 def _policies(clause: dict[str, Any]) -> frozenset[str]:
@@ -118,7 +129,7 @@ def joinable(*clauses: dict[str, Any]) -> bool:
                for a, b in combinations(clauses, 2) if _policies(a) & _policies(b))
 
 
-def _relates(third: Effect, lic: Effect, con: Effect, pattern: Pattern) -> bool:
+def relates(third: Effect, lic: Effect, con: Effect, pattern: Pattern) -> bool:
     """A third clause belongs with the anchor pair: a second anchor of either side of the
     pattern, or another pattern's anchor with one of the pair."""
     licensing, constraining = PATTERN_ANCHORS[pattern]
@@ -130,11 +141,10 @@ def _relates(third: Effect, lic: Effect, con: Effect, pattern: Pattern) -> bool:
 
 def spread(sets: list[tuple[str, ...]], seed: int, label: str,
            limit: int | None = None) -> list[tuple[str, ...]]:
-    """Clause sets in seeded hash order, reordered in rounds so a clause is proposed again
-    only once every set of the round before used its clauses as often (the budget then
-    reaches many clauses instead of every partner of the first one). With `limit`, only the
-    first `limit` of that same order (a world with many clauses has tens of thousands of
-    triples, and a group never asks more than its cap)."""
+    """Clause sets (listed in full: the control sets of a bounded pool) in seeded hash order,
+    reordered in rounds so a clause is proposed again only once every set of the round before
+    used its clauses as often (a few sets then reach many clauses instead of every partner of
+    the first one). With `limit`, only the first `limit` of that same order."""
 
     def digest(ids: tuple[str, ...]) -> str:
         return hashlib.sha256("|".join((str(seed), label, *ids)).encode()).hexdigest()
@@ -165,36 +175,18 @@ def ask_cap(per_pattern: int, size: int) -> int:
     return ASK_FACTOR * quota(per_pattern, size)
 
 
-Proposals = dict[tuple[Pattern, int], dict[tuple[str, ...], Candidate]]
-
-
 def proposals(clauses: list[dict[str, Any]]) -> Proposals:
-    """Every anchor-based clause set of each (pattern, size) group, unordered."""
-    usable = sorted((c for c in clauses if effect_of(c) is not None), key=lambda c: c["id"])
-    found: Proposals = {}
-    for pattern, (licensing, constraining) in PATTERN_ANCHORS.items():
-        pairs = [(a, b) for a in usable for b in usable
-                 if effect_of(a) in licensing and effect_of(b) in constraining and a is not b]
-        found[(pattern, 2)], found[(pattern, 3)] = {}, {}
-        for a, b in pairs:
-            ids = tuple(sorted((a["id"], b["id"])))
-            found[(pattern, 2)].setdefault(ids, Candidate(ids, pattern, (a["id"], b["id"])))
-            ea, eb = effect_of(a), effect_of(b)
-            for t in usable:
-                et = effect_of(t)
-                if t is a or t is b or et is None or not joinable(a, b, t):
-                    continue
-                if ea is not None and eb is not None and _relates(et, ea, eb, pattern):
-                    ids3 = tuple(sorted((a["id"], b["id"], t["id"])))
-                    found[(pattern, 3)].setdefault(ids3,
-                                                   Candidate(ids3, pattern, (a["id"], b["id"])))
-    return found
+    """Every anchor-based clause set of each (pattern, size) group: counted, and walked in
+    proposal order on demand (`compose_sets.Proposals`)."""
+    from copal_tui.domain.compose_sets import Proposals  # it builds on the rules above
+
+    return Proposals(clauses)
 
 
 def pattern_pool(found: Proposals) -> dict[Pattern, int]:
     """Proposed clause sets per pattern (pairs and triples): the world's natural frequency of
     each pattern, which the default mix follows."""
-    return {p: sum(len(found[(p, size)]) for size in SIZES) for p in Pattern}
+    return {p: sum(found.count(p, size) for size in SIZES) for p in Pattern}
 
 
 def composition_quotas(mix: PatternMix, per_pattern: int,
@@ -213,11 +205,12 @@ def ordered(found: Proposals, seed: int = 0,
     """Each group's candidates in proposal order: all of them, or with `per_pattern` (one
     quota for every pattern, or each pattern's) the first `ask_cap` (all a run can ask)."""
     groups: dict[tuple[Pattern, int], list[Candidate]] = {}
-    for (pattern, size), sets in found.items():
+    for pattern in Pattern:
         wanted = per_pattern.get(pattern, 0) if isinstance(per_pattern, Mapping) else per_pattern
-        cap = None if wanted is None else ask_cap(wanted, size)
-        order = spread(list(sets), seed, pattern.value, cap)
-        groups[(pattern, size)] = [sets[ids] for ids in order]
+        for size in SIZES:
+            cap = None if wanted is None else ask_cap(wanted, size)
+            groups[(pattern, size)] = list(found.walk(pattern, size, seed, cap)) \
+                if found.count(pattern, size) else []
     return groups
 
 
@@ -234,9 +227,30 @@ def control_sets(clauses: list[dict[str, Any]], seed: int = 0,
     """Up to `limit` non-interacting clause sets (licensing clauses of different policies), half
     pairs (rounded up) then half triples, in seeded spread order."""
     lic = sorted((c for c in clauses if effect_of(c) in LICENSING), key=lambda c: c["id"])
+    if len(lic) > CONTROL_POOL:
+        lic = _control_pool(lic, seed)
     out: list[tuple[str, ...]] = []
     for size, n in ((2, (limit + 1) // 2), (3, limit // 2)):
         sets = [tuple(c["id"] for c in combo) for combo in combinations(lic, size)
                 if _apart(*combo)]
-        out += spread(sets, seed, "control")[:n]
+        out += spread(sets, seed, "control", n)
     return out
+
+
+def _control_pool(lic: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
+    """CONTROL_POOL licensing clauses in seeded order, at most CONTROL_PER_POLICY of any one
+    policy (so clauses of different policies are among them), sorted by id."""
+    def digest(c: dict[str, Any]) -> bytes:
+        return hashlib.sha256(f"{seed}|control-pool|{c['id']}".encode()).digest()
+
+    taken: Counter[str] = Counter()
+    pool: list[dict[str, Any]] = []
+    for c in sorted(lic, key=lambda c: (digest(c), c["id"])):
+        ps = _policies(c)
+        if any(taken[p] >= CONTROL_PER_POLICY for p in ps):
+            continue
+        taken.update(ps)
+        pool.append(c)
+        if len(pool) == CONTROL_POOL:
+            break
+    return sorted(pool, key=lambda c: c["id"])

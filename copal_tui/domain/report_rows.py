@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Generic, NamedTuple, TypeVar, overload
 
+from copal_tui.domain.run_manifest import RunManifest
 from copal_tui.domain.taxonomy import Facet
 
 # A NULL that keeps its place in a char(30)-separated group_concat column: char(31).
@@ -291,8 +292,8 @@ class ReportReads:
     compass = Read[CompassRows | None]()  # None: no world in scope has a COMPASS suite
     dialogues = Read[DialogueRows]()
     human_facets = Read[HumanVotes]()
-    # (stage, manifest JSON) of every run that wrote a row in scope (`store.report.provenance`).
-    provenance_runs = Read[list[tuple[str, str]]]()
+    # Every run behind a row in scope, its manifest typed (`store.report.provenance`).
+    provenance_runs = Read[list[RunManifest]]()
     provenance_extras = Read[ProvenanceExtras]()
 
     def __init__(self, values: Mapping[str, Any]) -> None:

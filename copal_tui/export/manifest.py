@@ -1,8 +1,10 @@
 """`manifest.json` of an export: what produced the files and how to re-check them.
 
-Tool, schema and litellm versions; the models and prompt versions of the runs whose rows are
-in scope (from each run's stored manifest); the label set and annotator ids; every exclusion
-with its reason; the result of `PRAGMA quick_check`; and the sha256 of every file written.
+Tool, schema and litellm versions; the runs behind the rows in scope with the models they used
+by role and their prompt versions (each run's stored manifest read as the report's provenance
+reads it, `copal_tui.domain.run_manifest`: the two name the same runs and models); the label
+set and annotator ids; every exclusion with its reason; the result of `PRAGMA quick_check`; and
+the sha256 of every file written.
 Everything except `created_at` is a function of the database, so two exports of the same
 database differ only there. API keys are never in a run manifest, so none can leak here.
 
@@ -13,7 +15,6 @@ the database (`StoreFacts`) and passes it in, so the export layer reads no store
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -21,20 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from copal_tui import __version__
+from copal_tui.domain.run_manifest import RunManifest, used_models
 from copal_tui.metrics.document import ReportDocument
 from copal_tui.metrics.document_copal import Exclusion
 
 MANIFEST_FORMAT = "copal-export-manifest/1"
-
-
-@dataclass(frozen=True)
-class RunRow:
-    """A run that wrote a row in scope, with its stored manifest (JSON text, None if absent)."""
-
-    id: str
-    stage: str
-    status: str
-    manifest: str | None
 
 
 @dataclass(frozen=True)
@@ -52,7 +44,7 @@ class StoreFacts:
 
     schema_version: str | None
     quick_check: str
-    runs: Sequence[RunRow]  # in the order the runs started
+    runs: Sequence[RunManifest]  # the runs behind the rows in scope
     labels: Sequence[Vote]  # ordered by response, then annotator
     adjudications: Sequence[Vote]  # ordered by response
     known_worlds: Sequence[str]  # the scope of an export without a report
@@ -71,40 +63,28 @@ def _installed(dist: str) -> str | None:
         return None
 
 
-def runs_summary(runs_in_scope: Sequence[RunRow]) -> dict[str, Any]:
-    """The runs behind the rows in scope, and the models, prompt versions and litellm versions
-    their stored manifests name."""
+def runs_summary(runs_in_scope: Sequence[RunManifest]) -> dict[str, Any]:
+    """The runs behind the rows in scope, each with the models it used by role (the role its
+    stage calls models in, never every model its options carry), and the models, prompt
+    versions and litellm versions over all of them."""
     runs: list[dict[str, Any]] = []
-    models: set[str] = set()
     prompts: dict[str, set[str]] = {}
     litellm: set[str] = set()
     for run in runs_in_scope:
-        try:
-            man = json.loads(run.manifest or "{}")
-        except json.JSONDecodeError:
-            man = {}
-        opts = man.get("options") or {}
-        # The models a stage actually calls: targets answer, judges judge, the generator
-        # does everything else (the options carry all three for every stage).
-        if run.stage == "respond":
-            used = sorted(opts.get("models") or [])
-        elif run.stage == "judge":
-            used = sorted(opts.get("judges") or [])
-        else:
-            used = [opts["generator"]] if opts.get("generator") else []
-        models.update(used)
-        versions = man.get("prompt_versions") or {}
-        for task, sha in versions.items():
+        for task, sha in run.prompt_versions.items():
             prompts.setdefault(task, set()).add(sha)
-        if man.get("litellm_version"):
-            litellm.add(man["litellm_version"])
-        runs.append({"id": run.id, "stage": run.stage, "status": run.status, "models": used,
-                     "judge_modes": sorted(opts.get("modes") or []) if run.stage == "judge" else [],
-                     "prompt_versions": dict(sorted(versions.items())),
-                     "litellm_version": man.get("litellm_version")})
+        if run.litellm_version:
+            litellm.add(run.litellm_version)
+        runs.append({"id": run.id, "stage": run.stage, "status": run.status,
+                     "models": run.models(), "models_by_role": run.models_by_role(),
+                     "judge_modes": run.judge_modes(),
+                     "prompt_versions": dict(sorted(run.prompt_versions.items())),
+                     "litellm_version": run.litellm_version})
+    by_role = used_models(runs_in_scope)
     return {
         "runs": runs,
-        "models": sorted(models),
+        "models": sorted({m for models in by_role.values() for m in models}),
+        "models_by_role": by_role,
         "prompt_versions": {task: sorted(shas) for task, shas in sorted(prompts.items())},
         "litellm_versions_in_runs": sorted(litellm),
     }

@@ -68,6 +68,7 @@ def items(imp: Importer, srcs: list[SourceRecord]) -> None:
                                           if s.data["parent_item_id"] is not None})
     chunk_seen: set[str] = set()
     rows: list[dict[str, Any]] = []
+    kept: list[SourceRecord] = []
     for src in srcs:
         d = src.data
         old = imp._fresh("item", src, stored, chunk_seen)
@@ -92,7 +93,8 @@ def items(imp: Importer, srcs: list[SourceRecord]) -> None:
         parents[d["id"]] = d["world_id"]
         if not imp._unchanged("item", src, old, d, rec.item_record):
             rows.append(d)
-    imp._write("item", srcs, writes.insert_items, rows)
+            kept.append(src)
+    imp._write("item", writes.insert_items, rows, kept)
 
 
 def responses(imp: Importer, srcs: list[SourceRecord]) -> None:
@@ -101,6 +103,7 @@ def responses(imp: Importer, srcs: list[SourceRecord]) -> None:
     clean = imp.clean("response", srcs, stored)
     chunk_seen: set[str] = set()
     rows: list[dict[str, Any]] = []
+    kept: list[SourceRecord] = []
     for src in srcs:
         d = src.data
         old = None if clean else imp._fresh("response", src, stored, chunk_seen)
@@ -108,7 +111,8 @@ def responses(imp: Importer, srcs: list[SourceRecord]) -> None:
             raise imp.fail(src, f"unknown item {d['item_id']!r}", "item_id")
         if clean or not imp._unchanged("response", src, old, d, rec.response_record):
             rows.append(d)
-    imp._write("response", srcs, writes.insert_responses, rows)
+            kept.append(src)
+    imp._write("response", writes.insert_responses, rows, kept)
 
 
 def contracts_of(imp: Importer, response_ids: set[str]) -> dict[str, Contract]:
@@ -159,9 +163,9 @@ def judgments(imp: Importer, srcs: list[SourceRecord]) -> None:
     contracts = contracts_of(imp, {s.data["response_id"] for s in srcs})
     stored = imp._stored("judgment", srcs, reads.judgments_by_id)
     if imp.clean("judgment", srcs, stored):
-        rows = _new_judgments(imp, srcs, contracts)
+        rows, kept = _new_judgments(imp, srcs, contracts), srcs
     else:
-        rows = []
+        rows, kept = [], []
         chunk_seen: set[str] = set()
         for src in srcs:
             d = src.data
@@ -172,7 +176,8 @@ def judgments(imp: Importer, srcs: list[SourceRecord]) -> None:
                                                   {**d, "error": error}, rec.judgment_record):
                 continue
             rows.append(_judgment_row(d, error, direction, observed, imp._now))
-    imp._write("judgment", srcs, writes.insert_judgment_rows, rows)
+            kept.append(src)
+    imp._write("judgment", writes.insert_judgment_rows, rows, kept)
 
 
 def _new_judgments(imp: Importer, srcs: list[SourceRecord], contracts: dict[str, Contract]
@@ -207,6 +212,7 @@ def labels(imp: Importer, srcs: list[SourceRecord]) -> None:
     labelled = reads.annotated(imp.db, "copal", ids)
     contracts = {rid: Contract.of(c) for rid, c in contents.items()}
     events: list[log.NewEvent] = []
+    kept: list[SourceRecord] = []
     for src in srcs:
         d = src.data
         if d["type"] == "label":
@@ -230,8 +236,10 @@ def labels(imp: Importer, srcs: list[SourceRecord]) -> None:
             content_sha256=content_sha256(c.query, c.required, c.forbidden,
                                           content.response or ""),
             created_at=d["created_at"]))
-    log.append_many(imp.db, events)
-    imp.written[srcs[0].data["type"]] += len(events)
+        kept.append(src)
+    kind = srcs[0].data["type"]
+    imp.insert(kind, kept, log.append_many, events)
+    imp.written[kind] += len(events)
 
 
 def same_label(imp: Importer, d: dict[str, Any], who: str, role: str, error: int | None) -> bool:

@@ -26,6 +26,7 @@ from typing import Any
 
 from copal_tui.domain.dialogue import CATEGORIES, Guideline, norm_category, norm_key, norm_phase
 from copal_tui.interchange.errors import ImportFailure
+from copal_tui.interchange.reading import read_document
 from copal_tui.interchange.strict import loads_json
 
 USAGE = re.compile(r"^(?P<stem>.+?)_usage(?:_attempt(?P<k>\d+))?$")
@@ -85,11 +86,10 @@ class JudgeOutput:
 
 def _load(path: Path) -> Any:
     try:
-        text = path.read_bytes().decode("utf-8")
+        # A conversation or judge output is one record: refused past the maximum record size.
+        text = read_document(path).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ImportFailure(path, f"not UTF-8 (byte {exc.start})") from None
-    except OSError as exc:
-        raise ImportFailure(path, f"cannot read: {exc.strerror}") from None
     if not text.strip():
         raise ImportFailure(path, "empty file")
     try:
@@ -208,7 +208,7 @@ def parse_conversation(path: Path, data: Any = _UNREAD) -> Conversation:
     overrides: dict[str, Any] = {k: data[k] for k in ("cat2_overrides", "cat3_overrides")
                                  if k in data}
     return Conversation(cid, domain, path, guidelines, sorted(turns, key=lambda t: t.turn_index),
-                        overrides, hashlib.sha256(path.read_bytes()).hexdigest())
+                        overrides, hashlib.sha256(read_document(path)).hexdigest())
 
 
 def judge_target(path: Path) -> tuple[str, int] | None:

@@ -7,7 +7,10 @@ transaction and the first problem (its file, line and field) rolls it all back, 
 after earlier chunks were written leaves the store as it was. References are checked against
 the store inside that transaction (so records may refer to rows imported earlier in the same
 call). A record identical to one already stored is skipped, so importing the same file twice is
-harmless; a different record under an existing id is an error, and so is an id given twice.
+harmless; a different record under an existing id is an error, and so is an id given twice. So
+is a record the store's constraints refuse (a response whose item, model and variant another
+response has, under another id): it is named by file and line like any other (`refusal`), the
+bulk chunk it was in found again row by row.
 
 Items, responses and judgments, the bulk of a large store, are checked a chunk at a time
 against what the store holds (one query per chunk of ids: their stored rows, their referents)
@@ -78,16 +81,16 @@ def _import(db: Database, paths: list[Path]) -> Counter[str]:
 # The record types imported in bulk (checked a chunk at a time, written by one executemany
 # per chunk), and their tables.
 BULK = {"item": "items", "response": "responses", "judgment": "judgments"}
+# The stored rows of a bulk type under given ids.
+_LOOKUPS: dict[str, Callable[[Database, Iterable[str]], Mapping[str, Stored[Any]]]] = {
+    "item": reads.items_by_id, "response": reads.responses_by_id,
+    "judgment": reads.judgments_by_id}
 # Projections follow every parent of their type.
 PARENT = {"item": "parent_item_id", "compass_query": "parent_id"}
 # The types checked and written a chunk at a time (the others record by record).
 _BULK_HANDLERS: dict[str, Callable[[Importer, list[SourceRecord]], None]] = {
     "item": bulk.items, "response": bulk.responses, "judgment": bulk.judgments,
     "label": bulk.labels, "adjudication": bulk.labels}
-# The stored rows of a bulk type under given ids, with their rowids.
-_LOOKUPS: dict[str, Callable[[Database, Iterable[str]], Mapping[str, Stored[Any]]]] = {
-    "item": reads.items_by_id, "response": reads.responses_by_id,
-    "judgment": reads.judgments_by_id}
 
 
 class Importer:
@@ -142,7 +145,7 @@ class Importer:
     def clean(self, kind: str, srcs: list[SourceRecord], stored: Mapping[str, object]) -> bool:
         """True when no record of the chunk is stored already, none repeats within it and
         none was met (and skipped) before: `_fresh` and `_unchanged` would pass each one, and
-        an id written by an earlier chunk fails the insert, which `_write` names."""
+        an id written by an earlier chunk fails the insert, which `insert` names."""
         if stored:
             return False
         ids = {s.data["id"] for s in srcs}
@@ -153,28 +156,44 @@ class Importer:
                 ) -> dict[str, Stored[_Row]]:
         """The rows stored under the chunk's ids (before it), by id."""
         # A table empty when the import began holds only what it wrote: an id given again in
-        # a later chunk fails the insert instead, and `_write` names it, so the common bulk
+        # a later chunk fails the insert instead, and `insert` names it, so the common bulk
         # load into an empty store asks nothing per chunk.
         if self._base[BULK[kind]] == 0:
             return {}
         return lookup(self.db, (s.data["id"] for s in srcs))
 
-    def _write(self, kind: str, srcs: list[SourceRecord],
-               insert: Callable[[Database, list[Any]], None], rows: list[Any]) -> None:
-        table = BULK[kind]
-        before = reads.max_rowid(self.db, table) if self._base[table] == 0 else 0
-        try:
-            insert(self.db, rows)
-        except sqlite3.IntegrityError:
-            if self._base[table] == 0:
-                earlier = _LOOKUPS[kind](self.db, (s.data["id"] for s in srcs))
-                for src in srcs:
-                    old = earlier.get(src.data["id"])
-                    if old is not None and old.rowid <= before:
-                        raise ImportFailure(src.path, f"duplicate {kind} {src.data['id']!r}",
-                                            line=src.line, field="id") from None
-            raise
+    def _write(self, kind: str, insert: Callable[[Database, list[Any]], object],
+               rows: list[Any], kept: list[SourceRecord]) -> None:
+        """Write a chunk's `rows` (those of `kept`, its records not stored already)."""
+        self.insert(kind, kept, insert, rows)
         self.written[kind] += len(rows)
+
+    def insert(self, kind: str, kept: list[SourceRecord],
+               insert: Callable[[Database, list[Any]], object], rows: list[Any]) -> None:
+        """`insert(db, rows)`, the rows of the records `kept`, as one statement in a savepoint.
+        When the store refuses a row (an id an earlier chunk wrote, a response whose item,
+        model and variant another has), the chunk leaves nothing and its rows are inserted
+        again one at a time, to name the record refused (the import then fails, so what the
+        rows before it write goes with it)."""
+        try:
+            with self.db.atomic():
+                insert(self.db, rows)
+        except sqlite3.IntegrityError:
+            for src, row in zip(kept, rows, strict=True):
+                try:
+                    insert(self.db, [row])
+                except sqlite3.IntegrityError as exc:
+                    raise self.fail(src, *self._refusal(kind, src.data, exc)) from None
+            raise
+
+    def _refusal(self, kind: str, d: Mapping[str, Any], exc: sqlite3.IntegrityError
+                 ) -> tuple[str, str | None]:
+        """`refusal`, first asking whether the record's id is stored already: an id given
+        twice is a duplicate, whichever of its row's constraints SQLite checked first."""
+        lookup = _LOOKUPS.get(kind)
+        if lookup is not None and lookup(self.db, [d["id"]]):
+            return f"duplicate {kind} {d['id']!r}", "id"
+        return refusal(kind, d, exc)
 
     def group(self, kind: str, srcs: list[SourceRecord]) -> None:
         """Import one chunk of records of one type (in the order given)."""
@@ -184,9 +203,12 @@ class Importer:
         if bulk is not None:
             bulk(self, srcs)
             return
+        handler: Callable[[SourceRecord, dict[str, Any]], None] = getattr(self, f"_{kind}")
         for src in srcs:
-            handler: Callable[[SourceRecord, dict[str, Any]], None] = getattr(self, f"_{kind}")
-            handler(src, src.data)
+            try:
+                handler(src, src.data)
+            except sqlite3.IntegrityError as exc:
+                raise self.fail(src, *refusal(kind, src.data, exc)) from None
 
     # ------------------------------------------------------------------ worlds
 
@@ -301,3 +323,25 @@ class Importer:
         compass_records.judgment(self, src, d)
 
 
+def refusal(kind: str, d: Mapping[str, Any], exc: sqlite3.IntegrityError) -> tuple[str, str | None]:
+    """(reason, field) of a record the store's constraints refused, in the record's words."""
+    msg = str(exc)
+    if msg.startswith("UNIQUE constraint failed: "):
+        cols = [c.split(".", 1)[-1] for c in msg.removeprefix("UNIQUE constraint failed: ")
+                .split(", ")]
+        if cols == ["id"]:
+            return f"duplicate {kind} {d.get('id')!r}", "id"
+        shown = ", ".join(f"{c} {_short(d.get(c))}" for c in cols)
+        return (f"another {kind} (stored before, or earlier in this import) already has "
+                f"{shown}: the store keeps one {kind} per {', '.join(cols)}", cols[0])
+    if msg.startswith("NOT NULL constraint failed: "):
+        col = msg.rsplit(".", 1)[-1]
+        return "is required", col
+    if msg.startswith("FOREIGN KEY"):
+        return "refers to a row that is not stored", None
+    return f"the store does not accept this {kind} ({msg})", None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

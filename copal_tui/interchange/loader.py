@@ -1,14 +1,19 @@
 """Reading world YAML and interchange JSONL files into validated models.
 
 Every problem becomes an `ImportFailure` that names the file, the line where it is known, and
-the field, so `copal import` can print one useful line and exit 2. Parsing is strict
-(`strict.py`): a repeated key or nesting deeper than 64 levels is such a problem too.
+the field, so `copal import` can print one useful line and exit 2. Reading and parsing are
+strict (`strict.py`): a record over the maximum record size (16 MiB: a JSONL line, a world
+file), a repeated key, nesting deeper than 64 levels or a lone surrogate is such a problem too.
+What an import holds at once is bounded: a record is read with that bound, and a chunk of
+records by CHUNK_BYTES as well as by its count.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import compress
@@ -22,7 +27,21 @@ from pydantic import ValidationError
 from copal_tui.domain.schema import RECORD_ADAPTER, RECORD_ORDER, WorldFile
 from copal_tui.interchange.errors import ImportFailure
 from copal_tui.interchange.fastcheck import FAST_CHECKS
-from copal_tui.interchange.strict import SCAN, load_yaml, loads_json
+from copal_tui.interchange.reading import (
+    MAX_RECORD_BYTES,
+    read_document,
+    record_lines,
+    record_text,
+)
+from copal_tui.interchange.strict import (
+    SCAN,
+    SURROGATE_ESCAPE_BYTES,
+    field_name,
+    load_yaml,
+    loads_json,
+    lone_surrogate,
+    may_hold_surrogate,
+)
 
 WORLD_SUFFIXES = (".yaml", ".yml")
 RECORD_SUFFIXES = (".jsonl",)
@@ -67,7 +86,8 @@ def expand(paths: list[Path]) -> tuple[list[Path], list[Path]]:
 
 
 def read_text(path: Path) -> str:
-    data = path.read_bytes()
+    """A file that is one record (a world file, a COMPASS text or policies file) as text."""
+    data = read_document(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -86,23 +106,23 @@ def load_world(path: Path) -> WorldFile:
     data, node = load_yaml(text, path)
     if not isinstance(data, dict):
         raise ImportFailure(path, "a world file must be a mapping (id, name, ..., policies)")
+    bad = lone_surrogate(data) if may_hold_surrogate(text) else None
+    if bad is not None:
+        raise ImportFailure(path, bad[1], line=_yaml_line(node, bad[0]),
+                            field=field_name(bad[0]))
     try:
         return WorldFile.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(err["loc"])
         raise ImportFailure(
-            path, _message(err), line=_yaml_line(node, loc), field=_field(loc)
+            path, _message(err), line=_yaml_line(node, loc), field=field_name(loc)
         ) from None
 
 
 def parse_record(path: Path, line: int, raw: bytes, offset: int) -> SourceRecord:
     """One JSONL line (bytes, starting at byte `offset` of the file) as a validated record."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ImportFailure(path, f"not valid UTF-8 (byte {offset + exc.start})",
-                            line=line) from None
+    text = record_text(path, line, raw, offset)
     try:
         obj = loads_json(text, path, line=line)
     except json.JSONDecodeError as exc:
@@ -125,7 +145,7 @@ def parse_record(path: Path, line: int, raw: bytes, offset: int) -> SourceRecord
             if loc and loc[0] == kind:
                 loc = loc[1:]
             raise ImportFailure(path, _message(err), line=line,
-                                field=_field(loc) or "type") from None
+                                field=field_name(loc) or "type") from None
         data = rec.model_dump(mode="json")
     return SourceRecord(path, line, data)
 
@@ -140,6 +160,10 @@ _BOM = "\ufeff".encode()
 # Records are read back by seeking forward through the file: within the buffer, a seek moves
 # a pointer rather than reading again.
 _BUFFER = 1 << 20
+# The bytes of the records of one chunk at most (a chunk also ends at its count of records),
+# and of one window of `_fast_chunks` (besides a single record up to MAX_RECORD_BYTES).
+CHUNK_BYTES = 64 << 20
+_WINDOW_BYTES = 8 << 20
 
 
 class RecordIndex:
@@ -170,6 +194,7 @@ class RecordIndex:
         first: list[Iterable[int] | None] = [
             _positions(codes, code) if code in codes else None for _, codes in self._files]
         chunk: list[SourceRecord] = []
+        held = 0  # bytes of the chunk's records
         rounds: list[Iterable[int] | None] | list[array[int]]
         for rounds, defer in ((first, parent), (later, None)):
             for file, lines in enumerate(rounds):
@@ -179,14 +204,16 @@ class RecordIndex:
                 with path.open("rb", buffering=_BUFFER) as fh:
                     for i in lines:
                         fh.seek(offsets[i])
-                        src = parse_record(path, i + 1, fh.readline(), offsets[i])
+                        raw = fh.readline(MAX_RECORD_BYTES + 1)  # pass one checked its size
+                        src = parse_record(path, i + 1, raw, offsets[i])
                         if defer is not None and src.data.get(defer) is not None:
                             later[file].append(i)
                             continue
                         chunk.append(src)
-                        if len(chunk) >= size:
+                        held += len(raw)
+                        if len(chunk) >= size or held >= CHUNK_BYTES:
                             yield chunk
-                            chunk = []
+                            chunk, held = [], 0
         if chunk:
             yield chunk
 
@@ -205,17 +232,19 @@ class RecordIndex:
         # Type code -> 1 for `kind`, 0 for any other: a window's mask for `compress`.
         pick = bytes(int(c == code) for c in range(256))
         chunk: list[SourceRecord] = []
+        held = 0  # bytes of the chunk's records
         for file, (offsets, codes) in enumerate(self._files):
             first, end = codes.find(code), codes.rfind(code) + 1
             if first < 0:
                 continue
             path = self.paths[file]
             with path.open("rb", buffering=0) as fh:
-                for start in range(first, end, _WINDOW):
-                    stop = min(start + _WINDOW, end)
+                file_size = os.fstat(fh.fileno()).st_size
+                start = first
+                while start < end:
+                    stop = _window_end(offsets, start, end, file_size)
                     fh.seek(offsets[start])
-                    block = fh.read(offsets[stop] - offsets[start]) if stop < len(offsets) \
-                        else fh.read()
+                    block = fh.read(_offset(offsets, stop, file_size) - offsets[start])
                     mask = codes[start:stop].translate(pick)
                     lines = block.split(b"\n", stop - start - 1)
                     for i, raw in compress(zip(range(start, stop), lines, strict=False), mask):
@@ -223,15 +252,32 @@ class RecordIndex:
                         data = None if obj is None else check(obj)
                         chunk.append(SourceRecord(path, i + 1, data) if data is not None
                                       else parse_record(path, i + 1, raw, offsets[i]))
-                        if len(chunk) >= size:
+                        held += len(raw)
+                        if len(chunk) >= size or held >= CHUNK_BYTES:
                             yield chunk
-                            chunk = []
+                            chunk, held = [], 0
+                    start = stop
         if chunk:
             yield chunk
 
 
-# Lines read at a time by `_fast_chunks` (a few MB of a typical file).
+# Lines read at a time by `_fast_chunks` (a few MB of a typical file), and _WINDOW_BYTES at most.
 _WINDOW = 8192
+
+
+def _window_end(offsets: array[int], start: int, end: int, size: int) -> int:
+    """The line after a window from line `start`: _WINDOW lines, fewer where they would pass
+    _WINDOW_BYTES, one at least."""
+    stop = min(start + _WINDOW, end)
+    if _offset(offsets, stop, size) - offsets[start] > _WINDOW_BYTES:
+        stop = max(start + 1, bisect_right(offsets, offsets[start] + _WINDOW_BYTES, start, stop)
+                   - 1)
+    return stop
+
+
+def _offset(offsets: array[int], line: int, size: int) -> int:
+    """Where line `line` (from 0) starts; the file's size after its last line."""
+    return offsets[line] if line < len(offsets) else size
 
 
 def _scan_line(raw: bytes) -> dict[str, Any] | None:
@@ -245,6 +291,8 @@ def _scan_line(raw: bytes) -> dict[str, Any] | None:
     needs no check here, because what the checks of the types read this way (responses,
     judgments) accept nests two levels at most (anything else goes through `parse_record`,
     which checks it first)."""
+    if SURROGATE_ESCAPE_BYTES.search(raw):
+        return None  # may decode to a lone surrogate: parse_record words it
     body = raw[:-1] if raw.endswith(b"\n") else raw
     try:
         obj = orjson.loads(body)
@@ -276,7 +324,7 @@ def _scan(path: Path) -> tuple[array[int], bytearray]:
     codes = bytearray()
     offset, blank = 0, True
     with path.open("rb") as fh:
-        for n, raw in enumerate(fh, 1):
+        for n, raw in enumerate(record_lines(fh, path), 1):
             start = offset
             offset += len(raw)
             if n == 1 and raw.startswith(_BOM):
@@ -292,16 +340,6 @@ def _scan(path: Path) -> tuple[array[int], bytearray]:
     if blank:
         raise ImportFailure(path, "file is empty")
     return offsets, codes
-
-
-def _field(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out
 
 
 def _message(err: Any) -> str:

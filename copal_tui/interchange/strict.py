@@ -1,4 +1,5 @@
-"""Strict JSON and YAML parsing shared by every importer: bounded nesting, no duplicate keys.
+"""Strict parsing shared by every importer: bounded nesting, no duplicate keys, no lone
+surrogates (what is parsed is read with the maximum record size as its bound: `reading.py`).
 
 The parsers recurse once per nesting level (json's scanner, PyYAML's composer in Python,
 libyaml's composer in C), so a file nested 100,000 levels deep ends in a RecursionError or, in
@@ -9,6 +10,10 @@ any other malformed input.
 Both parsers also keep the last of two equal keys without a word, which would quietly drop a
 policy, a guideline or a field. One helper (`first_duplicate`) finds the repeat for JSON objects
 and YAML mappings alike; the error names the key and the line of its second occurrence.
+
+A JSON `\\ud800` escape (YAML's too, in the pure-Python parser) decodes to a lone surrogate: half
+of a UTF-16 pair, not a character, which no UTF-8 text (and so no SQLite text) can hold. It is
+refused like any malformed input, naming where it is (`lone_surrogate`).
 
 Problems become `ImportFailure`s (exit 2 in the CLI), except JSON syntax errors: each importer
 words those itself, so `json.JSONDecodeError` propagates from `loads_json`.
@@ -26,11 +31,52 @@ from typing import Any
 
 import yaml
 
-from copal_tui.interchange.errors import ImportFailure
+from copal_tui.interchange.errors import ImportFailure, field_name
+
+# The record bound is reading.py's; importable from here too, beside the other input rules.
+from copal_tui.interchange.reading import MAX_RECORD_BYTES as MAX_RECORD_BYTES
+from copal_tui.interchange.reading import record_lines as record_lines
 
 # Generous: the deepest legitimate input, a conversation of the public CompliBench release,
 # nests 7 levels; sample worlds and records 3.
 MAX_DEPTH = 64
+
+# ------------------------------------------------------------------ lone surrogates
+
+# A lone surrogate in parsed text comes from an escape (UTF-8 input cannot hold one): JSON's
+# \uD800 to \uDFFF, YAML's \u and \U. A document without such an escape is not walked.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]|\\U0000[dD][89a-fA-F]")
+SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def may_hold_surrogate(text: str) -> bool:
+    return _SURROGATE_ESCAPE.search(text) is not None
+
+
+def lone_surrogate(value: Any) -> tuple[tuple[str | int, ...], str] | None:
+    """(where, why) of the first lone surrogate in a parsed document: the keys and indexes of
+    the string holding it (a name holding one: where its value sits), and the reason."""
+    todo: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
+    while todo:
+        where, v = todo.pop()
+        if isinstance(v, str):
+            if m := _SURROGATE.search(v):
+                return where, _surrogate_reason(m.group())
+        elif isinstance(v, dict):
+            for k, item in reversed(list(v.items())):
+                if isinstance(k, str) and (m := _SURROGATE.search(k)):
+                    return (*where, k), _surrogate_reason(m.group())
+                todo.append(((*where, k), item))
+        elif isinstance(v, list):
+            todo.extend(((*where, i), item) for i, item in reversed(list(enumerate(v))))
+    return None
+
+
+def _surrogate_reason(ch: str) -> str:
+    return (f"holds U+{ord(ch):04X}, a lone surrogate (half of a UTF-16 pair, not a "
+            "character), which text cannot store")
+
 
 # libyaml parses about four times faster than pure-Python PyYAML, which matters for a world of
 # 30k policies; tests switch this off to check the pure-Python path too.
@@ -96,7 +142,7 @@ def loads_json(text: str, path: Path | str, line: int | None = None) -> Any:
     if text.startswith("\ufeff"):  # what json.loads says; the shared decoder does not check
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     try:
-        return _decode(text)
+        obj = _decode(text)
     except DuplicateKey as exc:
         key, where = exc.key, line
         if where is None:
@@ -105,6 +151,13 @@ def loads_json(text: str, path: Path | str, line: int | None = None) -> Any:
                 where, key = found
         raise ImportFailure(path, f"name {key!r} appears twice in one object", line=where,
                             field=str(key)) from None
+    if may_hold_surrogate(text):
+        bad = lone_surrogate(obj)
+        if bad is not None:
+            m = _SURROGATE_ESCAPE.search(text)
+            where = line if line is not None or m is None else text.count("\n", 0, m.start()) + 1
+            raise ImportFailure(path, bad[1], line=where, field=field_name(bad[0]) or None)
+    return obj
 
 
 _JSON_SPACE = " \t\n\r"

@@ -39,6 +39,7 @@ import numpy as np
 
 from copal_tui.domain.facets import parse_facet
 from copal_tui.domain.report_rows import FACETS, OTHER_FACET, ReportReads, Vote
+from copal_tui.domain.run_manifest import RunManifest
 from copal_tui.metrics import frame
 from copal_tui.metrics.arrays import ints
 from copal_tui.metrics.classify import ratio
@@ -162,7 +163,7 @@ def _agreement(judged: dict[int, str], human: dict[int, tuple[str | None, str]]
         kappa=Metric.of(*facet_kappa([j for j, _h in pairs], [h for _j, h in pairs])))
 
 
-def _heuristic(runs: Sequence[tuple[str, str]], judge: str) -> list[str]:
+def _heuristic(runs: Sequence[RunManifest], judge: str) -> list[str]:
     """The offline models this section rests on: the suite's generator, the targets, the
     judge."""
     copal = provenance_of(runs).get("copal")

@@ -1,9 +1,10 @@
 """Which models stand behind each figure of the report, and which of them are heuristics.
 
-`build` reads the manifests of the runs that wrote rows in scope and names, per suite, the
-generator (suite construction), verifier and pre-filter (COMPASS), the judges, the targets,
-COMPASS's allowed-edge writers and what each model was sent in each role (the manifests'
-`model_settings`). Any `offline/*` model among them is the offline engine's deterministic
+`build` reads the manifests of the runs that wrote rows in scope (typed, with the one rule for
+which model a run used in which role: `copal_tui.domain.run_manifest`, which the export's
+manifest reads too) and names, per suite, the generator (suite construction), verifier and
+pre-filter (COMPASS), the judges, the targets, COMPASS's allowed-edge writers and what each
+model was sent in each role (the manifests' `model_settings`). Any `offline/*` model among them is the offline engine's deterministic
 heuristics, not a language model: the suite is marked `heuristic`, with a caveat that every
 report form prints beside its figures. Rows imported from files carry no run: they are counted
 as `imported`, so a figure over them does not look as if a known generator built it.
@@ -14,26 +15,15 @@ sections which models to pool.
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from copal_tui.domain.run_manifest import ROLES, RunManifest
 from copal_tui.domain.suites import SUITES, suite_of_stage
 from copal_tui.metrics.document_suites import ModelSetting, OutputCount, SuiteProvenance
 
 OFFLINE_PREFIX = "offline/"
-
-# Stage -> (role, option names in the run's manifest that hold the models of that role).
-_GENERATOR = ("generator", ("generator",))
-_ROLES: dict[str, tuple[str, tuple[str, ...]]] = {
-    **dict.fromkeys(("ground", "compose", "generate", "select", "project", "ablate",
-                     "compass_generate", "dialogue_variants"), _GENERATOR),
-    **dict.fromkeys(("respond", "compass_respond"), ("target", ("models",))),
-    **dict.fromkeys(("judge", "compass_judge", "dialogue_judge"), ("judge", ("judges",))),
-    "compass_verify": ("verifier", ("compass.verifier", "verifier", "generator")),
-}
-ROLES = ("generator", "verifier", "prefilter", "target", "judge")
 
 
 def is_offline(model: str | None) -> bool:
@@ -48,41 +38,27 @@ def real_targets(models: Iterable[str]) -> list[str]:
     return real or models
 
 
-def _values(options: dict[str, Any], names: Sequence[str]) -> list[str]:
-    """The first option set among `names` (a dotted name reads a suite's own options; the
-    flat spelling is how runs recorded them before the options were split by suite)."""
-    for name in names:
-        value: Any = options
-        for part in name.split("."):
-            value = value.get(part) if isinstance(value, dict) else None
-        if value:
-            return [str(v) for v in value] if isinstance(value, list) else [str(value)]
-    return []
-
-
-def build(runs: Iterable[tuple[str, str]], prefilters: Iterable[str] = (),
+def build(runs: Iterable[RunManifest], prefilters: Iterable[str] = (),
           imported: dict[str, int] | None = None,
           primary_judge: str | None = None) -> dict[str, SuiteProvenance]:
-    """Per suite, from (stage, manifest JSON) pairs: the models by role (`primary_judge`, the
-    COPAL judge the error figures use, first among the judges), what was imported without a
-    run, the sections the suite stands behind, the offline models among them, the allowed-edge
+    """Per suite, from the runs' manifests: the models by role (`primary_judge`, the COPAL
+    judge the error figures use, first among the judges), what was imported without a run,
+    the sections the suite stands behind, the offline models among them, the allowed-edge
     writers (COMPASS) and the models' settings."""
     found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     settings: dict[str, set[tuple[Any, ...]]] = defaultdict(set)
-    for stage, manifest in runs:
-        spec = suite_of_stage(stage)
+    for run in runs:
+        spec = suite_of_stage(run.stage)
         if spec is None:
             continue
         suite = spec.name
-        data = _parsed(manifest)
-        options = data.get("options") or {}
-        settings[suite].update(_settings(data.get("model_settings")))
-        role, names = _ROLES[stage]
-        found[suite][role].update(_values(options, names))
-        if stage == "compass_generate" and isinstance(options.get("compass"), dict):
+        settings[suite].update(_settings(run.model_settings))
+        for role, used in run.models_by_role().items():
+            found[suite][role].update(used)
+        compass = run.options.get("compass")
+        if run.stage == "compass_generate" and isinstance(compass, Mapping):
             # A run recorded before `edge_writer` was an option wrote `variants`.
-            found[suite]["edge_writer"].add(str(options["compass"].get("edge_writer")
-                                                or "variants"))
+            found[suite]["edge_writer"].add(str(compass.get("edge_writer") or "variants"))
     found["compass"]["prefilter"].update(prefilters)
     out: dict[str, SuiteProvenance] = {}
     for suite, spec in SUITES.items():  # each suite's descriptor names its sections
@@ -107,20 +83,12 @@ def build(runs: Iterable[tuple[str, str]], prefilters: Iterable[str] = (),
 _SETTING_KEYS = tuple(ModelSetting.model_fields)
 
 
-def _parsed(manifest: str) -> dict[str, Any]:
-    """A run's manifest; {} when it is not JSON."""
-    try:
-        return json.loads(manifest or "{}") or {}
-    except json.JSONDecodeError:
-        return {}
-
-
-def _settings(recorded: Any) -> Iterable[tuple[Any, ...]]:
+def _settings(recorded: Mapping[str, Mapping[str, Mapping[str, Any]]]
+              ) -> Iterable[tuple[Any, ...]]:
     """The manifest's {model: {role: settings}} as rows of _SETTING_KEYS."""
-    for name, roles in (recorded if isinstance(recorded, dict) else {}).items():
-        for role, sent in (roles or {}).items():
-            if isinstance(sent, dict):
-                yield (str(name), str(role), *(sent.get(k) for k in _SETTING_KEYS[2:]))
+    for name, roles in recorded.items():
+        for role, sent in roles.items():
+            yield (name, role, *(sent.get(k) for k in _SETTING_KEYS[2:]))
 
 
 def _order(row: tuple[Any, ...]) -> tuple[str, ...]:
@@ -163,13 +131,14 @@ def line(entry: SuiteProvenance) -> str:
 _OUTCOMES = ("valid", "repaired", "failed")
 
 
-def output_counts(runs: Iterable[tuple[str, str]]) -> list[OutputCount]:
+def output_counts(runs: Iterable[RunManifest]) -> list[OutputCount]:
     """Structured answers per stage, model and task over the runs in scope: `valid` at the
     first answer, `repaired` (valid after the repair round), `failed` (no usable answer)."""
     acc: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
-    for stage, manifest in runs:
-        for model, tasks in (_parsed(manifest).get("outputs") or {}).items():
+    for run in runs:
+        for model, tasks in run.outputs.items():
             for task, tally in tasks.items():
-                acc[(stage, model, task)].update({k: int(tally.get(k, 0)) for k in _OUTCOMES})
+                acc[(run.stage, model, task)].update(
+                    {k: int(tally.get(k, 0)) for k in _OUTCOMES})
     return [OutputCount(stage=s, model=m, task=t, **{k: c[k] for k in _OUTCOMES})
             for (s, m, t), c in sorted(acc.items())]

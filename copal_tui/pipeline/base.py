@@ -4,7 +4,8 @@ A stage runs in one thread with its own event loop and its own SQLite connection
 share a connection). Results are written in small batches: each batch is one `BEGIN IMMEDIATE`
 transaction, so a killed run loses at most the last batch, whose answers the LLM cache still holds.
 The same transaction refreshes the run row (heartbeat, failures, now and then the manifest), and
-the call log's batches move its call counters, so a killed run's row shows what it did.
+the call log's batches move its call counters, so a killed run's row shows what it did; a
+heartbeat thread beats meanwhile (`runs.Heartbeat`). Ctrl-C ends a run `interrupted`.
 
 Before it starts, a stage claims its run row (`store.pipeline.runs.claim`): while a live run of the same
 stage covers an overlapping scope (worlds x target models or judges), it waits, saying so in its
@@ -14,11 +15,9 @@ progress message, and then starts on whatever that run left undone.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import os
 import socket
-import sqlite3
 import threading
 import time
 import uuid
@@ -97,7 +96,7 @@ class StageRun:
         self._last_report = 0.0
         self._last_beat = self._last_manifest = 0.0
         self._beaten_failures = 0
-        self._heart: asyncio.Task[None] | None = None
+        self._heart: runs.Heartbeat | None = None
         self.db: Database
         self._llm: Any = None
         self._templates: dict[str, Any] = {}
@@ -204,7 +203,8 @@ class StageRun:
             self.db.conn.close()
             raise
         self.progress.status, self.progress.message = "running", ""
-        self._heart = asyncio.get_running_loop().create_task(self._heartbeat())
+        self._heart = runs.Heartbeat(self.db_path, self.run_id, lambda: self._last_beat)
+        self._heart.start()
         self.report(force=True)
         return self
 
@@ -227,17 +227,15 @@ class StageRun:
 
     async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         if self._heart is not None:
-            self._heart.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._heart
+            self._heart.stop()
         try:
             self.flush()
         finally:
             if self._llm is not None:
                 await self._llm.aclose()
-            status = ("cancelled" if exc_type is Cancelled or self.cancel.is_set()
-                      else "failed" if exc_type is not None else "done")
-            if exc_type is not None and exc_type is not Cancelled:
+            status = runs.ended(exc_type, cancelled=exc_type is Cancelled
+                                or self.cancel.is_set())
+            if status == "failed":
                 self.errors.append({"unit": "stage", "reason": f"{exc_type.__name__}: {exc}"})
             self.sync_counters()
             self.progress.status = status
@@ -310,32 +308,34 @@ class StageRun:
         if manifest is not None:
             self._last_manifest = now
 
-    async def _heartbeat(self) -> None:
-        # Keeps a slow stage (long calls, nothing to write) from looking dead to other runs.
-        while True:
-            await asyncio.sleep(runs.HEARTBEAT_EVERY)
-            if (time.monotonic() - self._last_beat >= runs.HEARTBEAT_EVERY
-                    and not self.db.conn.in_transaction):
-                with contextlib.suppress(sqlite3.Error):  # a busy store only delays a beat
-                    self.beat()
-
     async def each(self, units: Iterable[T], fn: Callable[[T], Awaitable[None]]) -> None:
-        """Run `fn` over units with bounded concurrency, counting progress; stops on cancel."""
+        """Run `fn` over units with bounded concurrency, counting progress; stops on cancel, and
+        on a unit's error (raised once the units under way have ended)."""
         todo = list(units)
         self.progress.total += len(todo)
         self.report(force=True)
         sem = asyncio.Semaphore(max(1, self.opts.concurrency) * 2)
+        stopped: list[Exception] = []
 
-        async def one(unit: T) -> None:
+        async def one(index: int, unit: T) -> None:
             async with sem:
-                if self.cancel.is_set():
+                if self.cancel.is_set() or stopped:
                     return
-                await fn(unit)
+                try:
+                    await fn(unit)
+                except Exception as exc:  # noqa: BLE001 - re-raised below, once all have ended
+                    # A fatal error stops the stage: no unit starts after it, and each unit it
+                    # took down counts as failed (a run whose every call failed says so).
+                    stopped.append(exc)
+                    self.fail(f"{self.stage} unit {index + 1}", f"{type(exc).__name__}: {exc}")
+                    return
                 self.progress.done += 1
                 self.report()
 
-        await asyncio.gather(*(one(u) for u in todo))
+        await asyncio.gather(*(one(i, u) for i, u in enumerate(todo)))
         self.flush()
+        if stopped:
+            raise stopped[0]
         if self.cancel.is_set():
             raise Cancelled()
 

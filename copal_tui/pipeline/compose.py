@@ -94,11 +94,17 @@ class Group:
 
 
 def plan(run: StageRun) -> tuple[list[Group], dict[str, set[Key]], dict[str, ClauseRow]]:
+    """Each world's groups with their queues. Shown as its own step of the run's progress (the
+    bar counts worlds, then the units asked): a world of 100,000 clauses takes seconds."""
     groups: list[Group] = []
     taken: dict[str, set[Key]] = {}
     by_id: dict[str, ClauseRow] = {}
     mix = PatternMix.parse(run.opts.copal.pattern_mix)
-    for world in sql.worlds(run.db, run.opts.worlds):
+    worlds = sql.worlds(run.db, run.opts.worlds)
+    run.progress.message = f"proposing clause sets for {len(worlds)} world(s)"
+    run.progress.total = len(worlds)
+    run.report(force=True)
+    for world in worlds:
         wid = world.id
         clauses = sql.clauses(run.db, wid)
         by_id.update({c.id: c for c in clauses})
@@ -121,6 +127,10 @@ def plan(run: StageRun) -> tuple[list[Group], dict[str, set[Key]], dict[str, Cla
                     else:
                         g.queue.append(cand)
                 groups.append(g)
+        run.progress.done += 1
+        run.report()
+    run.progress.done = run.progress.total = 0
+    run.progress.message = ""
     return groups, taken, by_id
 
 

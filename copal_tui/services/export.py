@@ -18,7 +18,7 @@ from pathlib import Path
 
 from copal_tui.export import formats
 from copal_tui.export.jsondoc import dumps
-from copal_tui.export.manifest import RunRow, StoreFacts, Vote, build_manifest
+from copal_tui.export.manifest import StoreFacts, Vote, build_manifest
 from copal_tui.export.plots import render_plots
 from copal_tui.export.safe_paths import OutputGuard, Staging
 from copal_tui.export.tables import report_tables, scope_lines
@@ -104,7 +104,7 @@ def store_facts(db: Database, worlds: list[str] | None) -> StoreFacts:
         return StoreFacts(
             schema_version=schema_version(db),
             quick_check=provenance.quick_check(db),
-            runs=[RunRow(*row) for row in provenance.runs_involved(db, worlds)],
+            runs=provenance.provenance_runs(db, worlds),
             labels=[Vote(*row) for row in reads.current_labels(db, worlds)],
             adjudications=[Vote(*row) for row in reads.current_labels(db, worlds, decisions=True)],
             known_worlds=reads.known_worlds(db))

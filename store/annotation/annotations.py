@@ -9,8 +9,9 @@ a label (`current_annotations` is the same rule as a view). Every reader of labe
 `CURRENT_DECISION` or the functions below, so the rule is written nowhere else.
 
 Writes take the payload as its model (copal_tui.domain.annotation.payloads), check it is the
-one the event carries and serialise it once (`append`); they never change a row, and callers
-open the transaction with `store.db.write`. Reads return `Annotation`s with the payload as the
+one the event carries and serialise it once (`append`), refusing text SQLite cannot store (a
+lone surrogate in a note) as a StoreError; they never change a row, and callers open the
+transaction with `store.db.write`. Reads return `Annotation`s with the payload as the
 stored JSON object.
 """
 
@@ -108,7 +109,21 @@ def _stored(suite: str, role: str, action: str, payload: Payload | None) -> str 
         raise StoreError(str(exc)) from None
     if payload is None:
         return None
-    return json.dumps(payload.model_dump(), ensure_ascii=False, separators=(",", ":"))
+    return _text(json.dumps(payload.model_dump(), ensure_ascii=False, separators=(",", ":")),
+                 f"the {action}")
+
+
+def _text(value: str, what: str) -> str:
+    """`value` when SQLite can store it as text. A lone surrogate (half of a UTF-16 pair: a
+    pasted fragment, or bytes a terminal could not decode) is no character: refused as a
+    StoreError naming it, nothing written, instead of SQLite's encoding error."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise StoreError(f"{what} holds U+{ord(value[exc.start]):04X}, a lone surrogate (half "
+                         "of a UTF-16 pair, not a character), which text cannot store; "
+                         "nothing was saved") from None
+    return value
 
 
 def append(db: Database, *, suite: str, subject: str, annotator: str, action: str,
@@ -121,8 +136,9 @@ def append(db: Database, *, suite: str, subject: str, annotator: str, action: st
     cur = db.execute(
         "INSERT INTO annotations (suite, subject, annotator, role, action, payload, "
         "content_sha256, campaign, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
-        (suite, subject, annotator, role, action, _stored(suite, role, action, payload),
-         content_sha256, campaign, created_at or utcnow()))
+        (suite, subject, _text(annotator, "the annotator's name"), role, action,
+         _stored(suite, role, action, payload), content_sha256, campaign,
+         created_at or utcnow()))
     return int(cur.lastrowid or 0)
 
 
@@ -146,9 +162,9 @@ def append_many(db: Database, events: Iterable[NewEvent]) -> int:
     one statement; returns how many. An event that may not be written refuses the whole
     batch before any of it is."""
     now = utcnow()
-    rows = [(e.suite, e.subject, e.annotator, e.role, e.action,
-             _stored(e.suite, e.role, e.action, e.payload), e.content_sha256, e.campaign,
-             e.created_at or now) for e in events]
+    rows = [(e.suite, e.subject, _text(e.annotator, "the annotator's name"), e.role,
+             e.action, _stored(e.suite, e.role, e.action, e.payload), e.content_sha256,
+             e.campaign, e.created_at or now) for e in events]
     db.conn.executemany(
         "INSERT INTO annotations (suite, subject, annotator, role, action, payload, "
         "content_sha256, campaign, created_at) VALUES (?,?,?,?,?,?,?,?,?)", rows)

@@ -8,20 +8,27 @@ Counters land while the run works (`add_calls` in the call log's transaction, `p
 results' transaction), each refreshing `heartbeat_at`. A run whose process is gone (same host,
 pid not alive) or whose heartbeat is older than `STALE_AFTER` (another host, or a process stuck
 that long) is dead: `reap` marks it 'interrupted' with its last heartbeat as `finished_at`, and it
-no longer holds its stage.
+no longer holds its stage. A run's `Heartbeat` thread keeps a live run's stamp fresh meanwhile,
+and `ended` words how a run stopped: a run stopped with Ctrl-C is 'interrupted' too.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import socket
 import sqlite3
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from store.db import Database, dumps, utcnow, write
+from store.db import Database, StoreError, connect, dumps, utcnow, write
 
 # How often a working run refreshes its heartbeat when nothing else wrote to its row.
 HEARTBEAT_EVERY = 5.0
@@ -121,6 +128,63 @@ def progress(db: Database, run_id: str, *, failures: int,
             "WHERE id = ? AND status = 'running'",
             (utcnow(), failures, None if manifest is None else dumps(manifest), run_id),
         )
+
+
+def heartbeat(db: Database, run_id: str) -> None:
+    """Refresh a running run's heartbeat alone."""
+    with write(db):
+        db.execute("UPDATE runs SET heartbeat_at = ? WHERE id = ? AND status = 'running'",
+                   (utcnow(), run_id))
+
+
+class Heartbeat:
+    """A running run's heartbeat from a thread of its own, with its own connection (opened only
+    if the run lasts): refreshed whenever the run's own writes (`last`: when they last did, on
+    the monotonic clock) have not for HEARTBEAT_EVERY. So a slow stage (long calls, nothing to
+    write, or a step that holds its event loop, such as compose's planning over a large world)
+    never looks dead to other runs."""
+
+    def __init__(self, path: Path, run_id: str, last: Callable[[], float]) -> None:
+        self.path, self.run_id, self.last = path, run_id, last
+        self._stop = threading.Event()
+        self._beaten = 0.0
+        self._thread = threading.Thread(target=self._run, name=f"heartbeat {run_id}",
+                                        daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        db: Database | None = None
+        try:
+            while not self._stop.wait(HEARTBEAT_EVERY):
+                if time.monotonic() - max(self.last(), self._beaten) < HEARTBEAT_EVERY:
+                    continue
+                # A busy or unreachable store only delays a beat.
+                with contextlib.suppress(sqlite3.Error, StoreError):
+                    db = db or connect(self.path)
+                    heartbeat(db, self.run_id)
+                    self._beaten = time.monotonic()
+        finally:
+            if db is not None:
+                db.conn.close()
+
+
+def ended(exc_type: type[BaseException] | None, *, cancelled: bool) -> str:
+    """How a run stopped: 'cancelled' (asked to stop), 'interrupted' (Ctrl-C, which asyncio
+    delivers as a cancelled task, or the process told to exit: as a killed run is shown),
+    'failed' (an error), else 'done'."""
+    if cancelled:
+        return "cancelled"
+    if exc_type is None:
+        return "done"
+    if issubclass(exc_type, (asyncio.CancelledError, KeyboardInterrupt, SystemExit)):
+        return "interrupted"
+    return "failed"
 
 
 def finish(

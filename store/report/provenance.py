@@ -6,9 +6,8 @@ Read after the report's bulk reads (`store.report.reads`), which these queries d
 
 from __future__ import annotations
 
-import json
-
 from copal_tui.domain.report_rows import ProvenanceExtras
+from copal_tui.domain.run_manifest import RunManifest
 from store.db import Database
 from store.report.scope import all_rows, world_scope
 
@@ -57,13 +56,13 @@ def unexported_counts(db: Database) -> list[tuple[str, int]]:
                     "WHERE failure IS NOT NULL OR error IS NULL")
 
 
-def provenance_runs(db: Database, worlds: list[str] | None) -> list[tuple[str, str]]:
-    """(stage, manifest JSON) of every run that wrote a row in scope, in every suite, plus
-    the selection and verification runs (they update rows without stamping a run on them)
-    whose options name a world in scope or every world."""
+def provenance_runs(db: Database, worlds: list[str] | None) -> list[RunManifest]:
+    """Every run that wrote a row in scope, in every suite, plus the selection and verification
+    runs (they update rows without stamping a run on them) whose options name a world in scope
+    or every world. The report's provenance and the export's manifest both read this."""
     w_where, w_params = world_scope(worlds, "world_id")
     q_where, q_params = world_scope(worlds, "q.world_id")
-    used = [(stage, manifest) for _id, stage, _status, manifest in runs_involved(db, worlds)]
+    used = list(runs_involved(db, worlds))
     used += all_rows(
         db,
         f"""
@@ -77,21 +76,18 @@ def provenance_runs(db: Database, worlds: list[str] | None) -> list[tuple[str, s
             UNION SELECT run_id FROM dialogues WHERE run_id IS NOT NULL
             UNION SELECT run_id FROM dialogue_attempts WHERE run_id IS NOT NULL
         )
-        SELECT stage, manifest FROM runs WHERE id IN (SELECT run_id FROM used)
+        SELECT id, stage, status, manifest FROM runs WHERE id IN (SELECT run_id FROM used)
         ORDER BY started_at, id
         """,
         (*w_params, *q_params, *q_params),
     )
-    for stage, manifest in all_rows(db, "SELECT stage, manifest FROM runs WHERE stage IN "
-                                    "('select', 'compass_verify') AND status <> 'running' "
-                                    "ORDER BY started_at, id"):
-        try:
-            named = (json.loads(manifest or "{}").get("options") or {}).get("worlds")
-        except (json.JSONDecodeError, AttributeError):
-            named = None
+    for row in all_rows(db, "SELECT id, stage, status, manifest FROM runs WHERE stage IN "
+                            "('select', 'compass_verify') AND status <> 'running' "
+                            "ORDER BY started_at, id"):
+        named = RunManifest.read(*row).option("worlds")
         if not named or not worlds or set(named) & set(worlds):
-            used.append((stage, manifest))
-    return used
+            used.append(row)
+    return [RunManifest.read(*row) for row in {row[0]: row for row in used}.values()]
 
 
 def provenance_extras(db: Database, worlds: list[str] | None) -> ProvenanceExtras:
