@@ -7,6 +7,10 @@ thread). The app owns one SQLite connection for the UI thread; workers open thei
 `writes` (copal_tui.tui.busy.WriteQueue), so a busy database never freezes the screen nor loses
 a label, and every way of quitting goes through it.
 
+A database that fails under the app (a corrupt page, the file gone, a failing disk) ends it with
+the command line's one-line error and exit 2, never Textual's traceback: `_handle_exception`
+and `run` (copal_tui.tui.failure).
+
 Labelling is blind (`copal label`, any suite, terminal or browser): in label mode the app opens
 no other screen at all, neither from a key, the palette nor a screen (`action_open` and
 `check_action`), because every other screen shows the judge, other annotators' labels,
@@ -32,8 +36,9 @@ from textual.screen import Screen
 from copal_tui.domain.suites import SUITES, load
 from copal_tui.domain.suites import suite as suite_named
 from copal_tui.tui.busy import WriteQueue
+from copal_tui.tui.failure import database_failure
 from copal_tui.tui.settings import Settings
-from store.db import Database, connect
+from store.db import Database, StoreError, StoreRefused, connect
 from store.schema_state import require_current
 
 if TYPE_CHECKING:
@@ -150,6 +155,8 @@ class CopalApp(App[None]):
         self._worker_lock = threading.Lock()
         self.writes = WriteQueue(self)
         self.exit_note: str | None = None  # why the app exited non-zero (the CLI prints it)
+        # The database failed under the app (copal_tui.tui.failure): `run` raises it.
+        self.store_failure: StoreError | None = None
 
     @property
     def db(self) -> Database:
@@ -227,6 +234,27 @@ class CopalApp(App[None]):
 
             kwargs["auto_pilot"] = after_first_screen
         return await super().run_async(**kwargs)
+
+    def run(self, **kwargs: Any) -> Any:
+        """Textual's `run`, then the database's failure, if it ended the app, raised as the
+        one-line error the command line prints (every entry point runs the app this way)."""
+        result = super().run(**kwargs)
+        if self.store_failure is not None:
+            raise self.store_failure
+        return result
+
+    def _handle_exception(self, error: Exception) -> None:
+        # The one place Textual hands every unhandled exception (a handler's, a timer's, a
+        # worker's): a damaged or unreadable database ends the app without a traceback.
+        failure = database_failure(error, self.db_path)
+        if failure is None:
+            super()._handle_exception(error)
+            return
+        if self.store_failure is None:  # the first says why; later ones follow from it
+            self.store_failure = failure
+            self._return_code = 2 if isinstance(failure, StoreRefused) else 1
+            self._exception_event.set()  # a pilot waiting for the first screen stops
+            self._close_messages_no_wait()
 
     def when_started(self, callback: Callable[[], object]) -> None:
         """Run `callback` once Textual has started the app (at once if it has): see

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from store.annotation.campaigns import Candidate
+from store.annotation.texts import TextPart, read_part
 from store.browse.compass import world_policies
 from store.db import Database
 from store.pipeline.rows import PolicyRow
@@ -52,7 +53,7 @@ class CompassContext:
     response_id: str
     model: str
     variant: str
-    response: str | None
+    response: TextPart | None  # the part on screen first (store.annotation.texts)
     prefilter: str | None
     prefilter_model: str | None
     prefilter_reason: str | None
@@ -75,12 +76,13 @@ class CompassContext:
         return [{"id": p.id, "kind": p.kind, "text": p.text} for p in self.policy_rows]
 
 
-def label_context(db: Database, response_id: str) -> CompassContext | None:
-    """What the annotator is shown: the response, its query, the intended policy and every
-    policy of the world (`policies`). The query type and strategy are returned too; the screen
-    decides whether to show them."""
+def label_context(db: Database, response_id: str,
+                  part_bytes: int | None = None) -> CompassContext | None:
+    """What the annotator is shown: the response (its first part of `part_bytes`; None: the
+    whole text), its query, the intended policy and every policy of the world (`policies`). The
+    query type and strategy are returned too; the screen decides whether to show them."""
     row = db.execute(
-        "SELECT r.id AS response_id, r.model, r.variant, r.text AS response, r.prefilter, "
+        "SELECT r.id AS response_id, r.model, r.variant, r.prefilter, "
         "r.prefilter_model, r.prefilter_reason, q.id AS query_id, q.world_id, q.policy_id, "
         "q.query_type, q.strategy, q.form, q.text AS query, w.name AS world_name, "
         "p.kind AS policy_kind, p.text AS policy_text "
@@ -90,4 +92,5 @@ def label_context(db: Database, response_id: str) -> CompassContext | None:
         "WHERE r.id = ?", (response_id,)).fetchone()
     if row is None:
         return None
-    return CompassContext(**dict(row), policy_rows=tuple(world_policies(db, row["world_id"])))
+    return CompassContext(**dict(row), policy_rows=tuple(world_policies(db, row["world_id"])),
+                          response=read_part(db, "compass_response", response_id, 0, part_bytes))

@@ -12,6 +12,7 @@ from typing import Any
 
 from store.annotation.annotations import CURRENT
 from store.annotation.campaigns import Candidate
+from store.annotation.texts import TextPart, read_part
 from store.db import Database, loads
 
 # A response can be labelled when it was answered (text, no failure) for an item of the
@@ -80,7 +81,7 @@ class ResponseContext:
     response_id: str
     model: str
     variant: str
-    response: str | None
+    response: TextPart | None  # the part on screen first (store.annotation.texts)
     item_id: str
     world_id: str
     world_name: str | None
@@ -94,10 +95,12 @@ class ResponseContext:
     clauses: list[Clause]
 
 
-def response_context(db: Database, response_id: str) -> ResponseContext | None:
-    """Everything the label screen shows for a response, with contract JSON decoded."""
+def response_context(db: Database, response_id: str,
+                     part_bytes: int | None = None) -> ResponseContext | None:
+    """Everything the label screen shows for a response, with contract JSON decoded: the
+    response's first part of `part_bytes` (None: the whole text; see store.annotation.texts)."""
     row = db.execute(
-        "SELECT r.id AS response_id, r.model, r.variant, r.text AS response, i.id AS item_id, "
+        "SELECT r.id AS response_id, r.model, r.variant, i.id AS item_id, "
         "i.world_id, w.name AS world_name, i.query, i.required, i.forbidden, i.method, "
         "COALESCE(i.pattern, p.pattern) AS pattern, COALESCE(i.facet, p.facet) AS facet, "
         "COALESCE(c.clause_ids, pc.clause_ids) AS clause_ids FROM responses r "
@@ -115,7 +118,8 @@ def response_context(db: Database, response_id: str) -> ResponseContext | None:
     ids = list(dict.fromkeys([*clause_ids, *(c.get("clause_id") for c in required + forbidden
                                              if c.get("clause_id"))]))
     return ResponseContext(
-        row["response_id"], row["model"], row["variant"], row["response"], row["item_id"],
+        row["response_id"], row["model"], row["variant"],
+        read_part(db, "response", response_id, 0, part_bytes), row["item_id"],
         row["world_id"], row["world_name"], row["query"], required, forbidden, row["method"],
         row["pattern"], row["facet"], clause_ids, clauses(db, ids))
 

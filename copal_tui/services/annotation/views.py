@@ -3,6 +3,9 @@ store's SQL modules. Each read is a plain read on the caller's connection (the U
 the writes are the queue's and adjudication's (copal_tui.services.annotation.queue and
 .adjudication).
 
+A response is read a part at a time (`response_part`, store.annotation.texts): a screen never
+loads a long one whole.
+
 Blindness is the screens' business (they decide whether to show a reveal); these functions only
 gather what a reveal shows, in typed bundles.
 """
@@ -18,6 +21,7 @@ from store.annotation.annotations import Annotation
 from store.annotation.compass_labels import CompassContext
 from store.annotation.dialogue_reviews import Mistake, ReviewKey, key_of, subject_of
 from store.annotation.labels import Clause, CopalJudgment, ResponseContext
+from store.annotation.texts import TextPart, part_of, read_part
 from store.artifacts import dialogue
 from store.artifacts.dialogue import StoredDialogue
 from store.browse import compass
@@ -26,8 +30,9 @@ from store.db import Database
 
 __all__ = ["Annotation", "Clause", "CompassContext", "CompassReveal", "CopalJudgment",
            "CopalReveal", "Mistake", "ResponseContext", "ReviewKey", "StoredDialogue",
-           "compass_context", "compass_reveal", "copal_context", "copal_reveal", "judge_mistake",
-           "key_of", "latest_note", "stored_dialogue", "subject_of"]
+           "TextPart", "compass_context", "compass_reveal", "copal_context", "copal_reveal",
+           "judge_mistake", "key_of", "latest_note", "part_of", "response_part",
+           "stored_dialogue", "subject_of"]
 
 
 @dataclass(frozen=True)
@@ -49,9 +54,18 @@ class CompassReveal:
     others: list[Annotation]
 
 
-def copal_context(db: Database, response_id: str) -> ResponseContext | None:
-    """The response with its query, contract, clauses and item (None when it is gone)."""
-    return copal_labels.response_context(db, response_id)
+def copal_context(db: Database, response_id: str,
+                  part_bytes: int | None = None) -> ResponseContext | None:
+    """The response (its first part of `part_bytes`, None: whole) with its query, contract,
+    clauses and item (None when it is gone)."""
+    return copal_labels.response_context(db, response_id, part_bytes)
+
+
+def response_part(db: Database, suite: str, response_id: str, index: int,
+                  part_bytes: int) -> TextPart | None:
+    """Part `index` of a COPAL or COMPASS response (`suite`), read without the rest of it."""
+    kind = {"copal": "response", "compass": "compass_response"}[suite]
+    return read_part(db, kind, response_id, index, part_bytes)
 
 
 def latest_note(db: Database, suite: str, subject: str, annotator: str) -> str | None:
@@ -68,8 +82,9 @@ def copal_remarks(db: Database, response_id: str) -> list[Annotation]:
     return log.remarks(db, "copal", response_id)
 
 
-def compass_context(db: Database, response_id: str) -> CompassContext | None:
-    return compass_labels.label_context(db, response_id)
+def compass_context(db: Database, response_id: str,
+                    part_bytes: int | None = None) -> CompassContext | None:
+    return compass_labels.label_context(db, response_id, part_bytes)
 
 
 def compass_reveal(db: Database, response_id: str, annotator: str) -> CompassReveal:

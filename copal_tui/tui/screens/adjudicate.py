@@ -32,7 +32,7 @@ from copal_tui.services.annotation.views import (
     copal_remarks,
     copal_reveal,
 )
-from copal_tui.tui.safe import one_line
+from copal_tui.tui.safe import SHOWN, one_line
 from copal_tui.tui.screens.label_base import LabelScreen, load_payload_models
 from copal_tui.tui.screens.marking import MARK_BINDINGS, Marking, remark_rows, reveal_columns
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
@@ -92,7 +92,7 @@ class AdjudicateScreen(Marking, LabelScreen):
         if self.rid is not None and self.rid != rid:
             self._release(self.rid)
         self.rid, self.note = rid, None
-        self.ctx = None if rid is None else copal_context(db, rid)
+        self.ctx = None if rid is None else copal_context(db, rid, SHOWN)
         if self.ctx is None or rid is None:
             self.rid = None
             self.context_pane.show(None, "Nothing to adjudicate" + (

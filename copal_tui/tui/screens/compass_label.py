@@ -10,7 +10,8 @@ expected answer (copal_tui.tui.widgets.compass_blind); the responding model and 
 are a neutral "Response" unless COPAL_SHOW_MODEL is set. The keys, layout and lifecycle
 (queue, leases, writes that wait out a busy database, undo, skip, n/p, note, flag) are the
 labelling base's (label_base.py, label_lifecycle.py); what is COMPASS's here is the form, its
-keys (r/a, c/v, 1-3) and what the reading pane shows. The label stores
+keys (r/a, c/v, 1-3) and what the reading pane shows (a long response a part at a time, read
+from the store as `>`/`<` ask for it). The label stores
 the sha256 of the content (query, intended policy, the world's policies, response): see
 copal_tui.services.annotation.suites.compass_shown_sha256.
 """
@@ -30,9 +31,10 @@ from copal_tui.services.annotation.views import (
     CompassContext,
     compass_context,
     compass_reveal,
+    response_part,
 )
 from copal_tui.services.item_views import PolicyRow, compass_label
-from copal_tui.tui.safe import one_line, safe
+from copal_tui.tui.safe import SHOWN, one_line, safe
 from copal_tui.tui.screens.label_lifecycle import QueueLabelScreen
 from copal_tui.tui.widgets.compass_blind import (
     BlindVerdict,
@@ -51,6 +53,7 @@ from copal_tui.tui.widgets.compass_view import (
     query_meta,
     verdict_words,
 )
+from copal_tui.tui.widgets.long_text import LongText
 from copal_tui.tui.widgets.scroll_pane import ScrollPane
 
 if TYPE_CHECKING:
@@ -88,10 +91,14 @@ class CompassLabelScreen(QueueLabelScreen):
     READING_PANE = "#compass-context"
     EMPTY = ("Nothing left for you in the COMPASS queue: every response has your label or "
              "your skip. p goes back; q quits.")
+    NOTHING = ("No COMPASS responses to label yet: `copal run compass --world ID --model MODEL "
+               "--judge JUDGE` builds a world's COMPASS suite and answers it. q quits.")
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.ctx: CompassContext | None = None
+        self.response = LongText(None)  # the part on screen (widgets/long_text.py)
+        self._revealed = False
         self.words: dict[str, str] = {}  # the verdict in words per label not landed yet
 
     @property
@@ -116,7 +123,10 @@ class CompassLabelScreen(QueueLabelScreen):
     # -------------------------------------------------------------- display
 
     def load(self, subject: str) -> bool:
-        self.ctx = compass_context(self.copal.db, subject)
+        self.ctx = compass_context(self.copal.db, subject, SHOWN)  # a long one's first part
+        if self.ctx is not None:
+            self.response = LongText(self.ctx.response, lambda index: response_part(
+                self.copal.db, "compass", subject, index, SHOWN))
         return self.ctx is not None
 
     def render_empty(self, message: str) -> None:
@@ -132,8 +142,15 @@ class CompassLabelScreen(QueueLabelScreen):
         chosen = undone or mine
         self.form.reset(self.ctx.query_type, chosen,
                         relabel=mine is not None)
+        self._revealed = revealed
         self.query_one("#compass-ctx", Static).update(self._context_view(revealed))
         self.query_one("#compass-reveal", Static).update(self._reveal(revealed, mine))
+
+    def move_part(self, delta: int) -> bool:
+        if self.ctx is None or not self.response.move(delta):
+            return False
+        self.query_one("#compass-ctx", Static).update(self._context_view(self._revealed))
+        return True
 
     def _context_view(self, revealed: bool) -> RenderableType:
         ctx = self.ctx
@@ -156,8 +173,7 @@ class CompassLabelScreen(QueueLabelScreen):
             name = policy_names(ctx.policy_rows).get(ctx.policy_id, "policy")
             parts.append(neutral_policy_line(name, text))
         parts += [heading("Query"), safe(ctx.query), heading("Response"),
-                  safe(ctx.response) if ctx.response else Text("(empty)", style="dim"),
-                  heading("Policies of the world")]
+                  *self.response.renderables(), heading("Policies of the world")]
         parts.extend(policies_block(ctx.policy_rows, ctx.policy_id) if revealed
                      else neutral_policies(ctx.policy_rows, ctx.policy_id))
         return Group(*parts)

@@ -1,7 +1,7 @@
 """One COMPASS query in depth, in two tabs: the query (type, strategy, form, text, intended
 policy, verification, base query, the world's policies) and its responses (a table of every
 response with the judges' and the annotators' verdicts, the highlighted one in full below: its
-text, pre-filter decision, each judge's refused / compliant / aligned / failure mode and
+text (a long one a part at a time, `>`/`<`), pre-filter decision, each judge's refused / compliant / aligned / failure mode and
 rationale, and the human labels).
 
 Opened with enter from the COMPASS tab of the world screen (browse mode only: the label modes
@@ -34,6 +34,7 @@ from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.compass_view import query_meta, query_renderable, response_renderable
 from copal_tui.tui.widgets.compass_view import verdict_text as single_verdict
 from copal_tui.tui.widgets.footer import Footer
+from copal_tui.tui.widgets.long_text import LongText, part_bindings
 from copal_tui.tui.widgets.paged_table import short_id
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
 
@@ -68,6 +69,7 @@ class CompassQueryScreen(Screen[None]):
         Binding("1", "tab('query')", "Query", show=False, id="compass_query.tab_query"),
         Binding("2", "tab('responses')", "Responses", show=False,
                 id="compass_query.tab_responses"),
+        *part_bindings("compass_query"),  # a long response, a part at a time
     ]
 
     def __init__(self, query_id: str, tab: str = "query") -> None:
@@ -77,6 +79,8 @@ class CompassQueryScreen(Screen[None]):
         self.q: QueryDetail | None = None
         self.policies: list[PolicyRow] = []
         self.responses: list[CompassResponse] = []
+        self._text = LongText(None)  # the part on screen of the response shown
+        self._text_of: CompassResponse | None = None
 
     def load(self) -> None:
         # Each label comes with `aligned`, from the query type by the judge's rule.
@@ -163,7 +167,9 @@ class CompassQueryScreen(Screen[None]):
         pos = f"response {self.responses.index(resp) + 1}/{len(self.responses)}"
         if self.q.response_total > len(self.responses):
             pos += f" (first {len(self.responses)} of {self.q.response_total})"
-        body.update(response_renderable(resp, pos))
+        if resp is not self._text_of:
+            self._text, self._text_of = LongText.of(resp.text), resp
+        body.update(response_renderable(resp, pos, self._text))
 
     @on(DataTable.RowHighlighted, "#compass-responses-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -201,6 +207,15 @@ class CompassQueryScreen(Screen[None]):
         self.action_tab("responses")
         table = self.query_one("#compass-responses-table", DataTable)
         table.move_cursor(row=max(0, min(len(self.responses) - 1, table.cursor_row + delta)))
+
+    def action_read_part(self, delta: int) -> None:
+        """`>`/`<` on the responses tab: the response's next (previous) part."""
+        if self.q is None or self.query_one(TabbedContent).active != "responses" or \
+                self._text_of is None or not self._text.move(delta):
+            self.app.bell()
+            return
+        self._show_response()
+        self.query_one("#compass-response-scroll").scroll_home(animate=False)
 
     def action_back(self) -> None:
         self.app.pop_screen()

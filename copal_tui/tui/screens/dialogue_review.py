@@ -16,6 +16,8 @@ turn, keyed by the turn and whether it is the one under review, so a move render
 turns it changes (the turn left, the turn reached, any turn newly in view) and paints only the
 lines on screen. The facts are a ConversationView of one block too: neither pane lays the
 screen out again when its height changes, which on every move would cost more than the rest.
+A long turn under review is shown a part at a time (`>`/`<`, widgets/long_text.py); the
+turns before it show their first part (copal_tui.tui.safe).
 """
 
 from __future__ import annotations
@@ -59,17 +61,20 @@ from copal_tui.tui.widgets.dialogue_view import (
     truth_lines,
     turn_header,
 )
+from copal_tui.tui.widgets.long_text import LongText
 
 if TYPE_CHECKING:
     from copal_tui.domain.annotation.payloads import DialogueReview
 
 
-def turn_view(turn: TurnRow, current: bool) -> Text:
+def turn_view(turn: TurnRow, current: bool, text: LongText | None = None) -> Text:
     """One turn of the conversation; an earlier assistant turn with its truth, since errors
-    like "ignored key evidence" hinge on what earlier turns established."""
+    like "ignored key evidence" hinge on what earlier turns established. `text`: the part of
+    a long turn on screen (the turn under review is read a part at a time)."""
     out = turn_header(turn, current)
     out.append("\n")
-    out.append_text(safe(turn.content, style="bold" if current else ""))
+    style = "bold" if current else ""
+    out.append_text(safe(turn.content, style=style) if text is None else text.text(style))
     if turn.role == "assistant" and not current:
         out.append("\n  truth ", style="dim")
         out.append_text(guideline_label(turn.category, turn.key, turn.phase))
@@ -78,11 +83,13 @@ def turn_view(turn: TurnRow, current: bool) -> Text:
     return out
 
 
-def turn_block(turn: TurnRow, current: bool) -> TurnBlock:
+def turn_block(turn: TurnRow, current: bool, text: LongText | None = None) -> TurnBlock:
     """The turn as a block of the conversation view: the turn under review with the error
     rule and a background, an earlier assistant turn with the muted rule."""
     tone = "wrong" if current else "assistant" if turn.role == "assistant" else ""
-    return TurnBlock((turn, current), partial(turn_view, turn, current), tone, current)
+    part = None if text is None or text.part is None else text.part.index
+    return TurnBlock((turn, current, part), partial(turn_view, turn, current, text), tone,
+                     current)
 
 
 def _painted(view: ConversationView) -> str:
@@ -120,6 +127,8 @@ class DialogueReviewScreen(QueueLabelScreen):
     NOTE_TITLE = "Note on this judge mistake"
     EMPTY = ("Nothing left for you in the queue: every judge mistake has your review or your "
              "skip. p goes back; q quits.")
+    NOTHING = ("No judge mistakes to review: no judge has scored a dialogue turn wrongly yet. "
+               "`copal run dialogue_judge --judge MODEL` judges the stored dialogues. q quits.")
 
     def __init__(self, judge: str | None = None, **kwargs: Any) -> None:
         super().__init__(judge=judge, **kwargs)
@@ -130,6 +139,9 @@ class DialogueReviewScreen(QueueLabelScreen):
         self._turn_blocks: dict[tuple[int, bool], TurnBlock] = {}
         self._loads = 0  # dialogues read: part of the facts' key (their guideline texts)
         self._key: tuple[str, ReviewKey] | None = None  # the subject last parsed, its key
+        # The turn under review, a part at a time (widgets/long_text.py), and its key.
+        self.turn_text = LongText(None)
+        self._turn_text_of: ReviewKey | None = None
         # The panes, kept rather than looked up in the DOM on every move.
         self.view = ConversationView(id="review-context", classes="label-read")
         self.facts = ConversationView(id="review-facts-pane")
@@ -202,11 +214,27 @@ class DialogueReviewScreen(QueueLabelScreen):
             if index > key.turn_index:
                 break
             current = index == key.turn_index
+            if current:
+                if self._turn_text_of != key:
+                    self.turn_text, self._turn_text_of = LongText.of(turn.content), key
+                blocks.append(turn_block(turn, current, self.turn_text))
+                continue
             block = self._turn_blocks.get((index, current))
             if block is None:
                 block = self._turn_blocks[index, current] = turn_block(turn, current)
             blocks.append(block)
         return blocks
+
+    def move_part(self, delta: int) -> bool:
+        """The next (previous) part of a long turn under review."""
+        if self.key is None or self.dialogue is None or not self.turn_text.move(delta):
+            return False
+        self.view.show(self._conversation())
+        return True
+
+    def show_part(self, delta: int) -> None:
+        # The turn under review ends the conversation: its first line, not the dialogue's.
+        self.view.scroll_to_block(len(self.view.blocks) - 1)
 
     @staticmethod
     def _head(d: StoredDialogue) -> Text:

@@ -1,6 +1,7 @@
 """One item in depth, in three tabs: the item (query, active clauses, contract), its responses
 (a table of every response with the selected judge's verdict beside the humans', disagreements
-flagged, and the highlighted response in full below), and its single-policy projections (the
+flagged, and the highlighted response in full below, a long one a part at a time with `>`/`<`),
+and its single-policy projections (the
 judge's error per model on the composed item and on each projection; composition-induced
 failures marked). `j` switches between the judges that judged the item.
 
@@ -28,6 +29,7 @@ from copal_tui.services.item_views import ItemDetail, ItemResponse
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.item_overview import ItemOverview
+from copal_tui.tui.widgets.long_text import part_bindings
 from copal_tui.tui.widgets.marks_table import Source, flag_summary, sources, verdict_text
 from copal_tui.tui.widgets.paged_table import Rows, short_id
 from copal_tui.tui.widgets.response_view import ResponseView
@@ -50,6 +52,7 @@ class ItemScreen(Screen[None]):
                 id="item.page_down"),
         Binding("pageup", "read_page(-1)", "Scroll up", show=False, priority=True,
                 id="item.page_up"),
+        *part_bindings("item"),  # a long response, a part at a time
         Binding("p", "parent", "Parent item", id="item.parent"),
         Binding("escape,b", "back", "Back", id="browse.back"),
         Binding("1", "tab('overview')", "Item", show=False, id="item.tab_item"),
@@ -339,6 +342,14 @@ class ItemScreen(Screen[None]):
             pane.scroll_page_down(animate=False)
         else:
             pane.scroll_page_up(animate=False)
+
+    def action_read_part(self, delta: int) -> None:
+        """`>`/`<` on the responses tab: the response's next (previous) part."""
+        if self.item is None or self.query_one(TabbedContent).active != "responses" or \
+                not self.query_one(ResponseView).move_part(delta):
+            self.app.bell()
+            return
+        self.query_one("#response-scroll").scroll_home(animate=False)
 
     def action_parent(self) -> None:
         parent = None if self.item is None else self.item.parent

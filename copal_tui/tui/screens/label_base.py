@@ -7,9 +7,10 @@ does the same thing in every queue and one COPAL_KEYMAP entry remaps it in all o
 screen adds only its suite's keys (COPAL marks, COMPASS verdicts, dialogue error types) and
 draws them in its form, so the footer has room for every common key at 80 columns.
 
-Reading: the keys that scroll the response (PgUp/PgDn, shift+up/down) are priority bindings of
-the screen, so they scroll the reading pane whatever has focus, and focus goes back to the
-reading pane on every new subject (a Tab into the form never carries over to the next one).
+Reading: the keys that scroll the response (PgUp/PgDn, shift+up/down) and page a long one
+(`>`/`<`, the reading pane's `move_part`) are priority bindings of the screen, so they act on
+the reading pane whatever has focus, and focus goes back to the reading pane on every new
+subject (a Tab into the form never carries over to the next one).
 
 Layout: a status line, the reading pane (left) and the form pane (right); a screen yields the
 two panes from `compose_panes`. `QueueLabelScreen` (label_lifecycle.py) adds the queue's
@@ -34,6 +35,7 @@ from textual.widgets import Header, Static
 from copal_tui.tui.busy import QueueWrites
 from copal_tui.tui.safe import one_line
 from copal_tui.tui.widgets.footer import Footer
+from copal_tui.tui.widgets.long_text import part_bindings
 from copal_tui.tui.widgets.scroll_pane import ScrollPane
 
 if TYPE_CHECKING:
@@ -59,6 +61,8 @@ COMMON_BINDINGS: list[BindingType] = [
             priority=True, id="queue.line_down"),
     Binding("shift+up", "read_line(-1)", "line up the response", show=False, priority=True,
             id="queue.line_up"),
+    # A long response is read a part at a time (widgets/long_text.py).
+    *part_bindings("queue"),
 ]
 COMMON_IDS = frozenset(b.id for b in COMMON_BINDINGS if isinstance(b, Binding) and b.id)
 
@@ -154,6 +158,27 @@ class LabelScreen(QueueWrites, Screen[None]):
     def action_read_line(self, delta: int) -> None:
         pane = self.reading_pane
         (pane.scroll_down if delta > 0 else pane.scroll_up)(animate=False)
+
+    def move_part(self, delta: int) -> bool:
+        """Show the next (previous) part of the long text being read; False when there is
+        none. The reading pane's own `move_part`, when it has one."""
+        move = getattr(self.reading_pane, "move_part", None)
+        return bool(callable(move) and move(delta))
+
+    def action_read_part(self, delta: int) -> None:
+        """`>`/`<`: the next (previous) part, read from its start (see `show_part`)."""
+        if not self.move_part(delta):
+            self.app.bell()
+            return
+        self.show_part(delta)
+
+    def show_part(self, delta: int) -> None:
+        """Scroll to a part just shown: the pane's top going on, its end going back."""
+        pane = self.reading_pane
+        if delta > 0:
+            pane.scroll_home(animate=False)
+        else:
+            self.call_after_refresh(pane.scroll_end, animate=False)
 
     def reset_reading(self, *, end: bool = False) -> None:
         """A new subject: focus back on the reading pane, at its top (or its end), and every

@@ -54,6 +54,8 @@ class QueueLabelScreen(LabelScreen):
     SUBJECT_WORD = "response"
     EMPTY = ("Nothing left for you in the queue: every {word} has your label or your skip, or "
              "is being labelled. p goes back; q quits.")
+    # The queue has no subject at all: what is missing, and the command that adds it.
+    NOTHING = "Nothing to label yet: the store has no {word} for this queue. q quits."
 
     def __init__(self, judge: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -272,6 +274,8 @@ class QueueLabelScreen(LabelScreen):
         if self.ordering:
             return ("Another process is writing to the database: new subjects join the queue "
                     "as soon as it is free. p goes back; q quits.")
+        if self.counted and not self.progress.total:
+            return self.NOTHING.format(word=self.SUBJECT_WORD)
         return self.EMPTY.format(word=self.SUBJECT_WORD)
 
     def status_extra(self) -> list[Text]:

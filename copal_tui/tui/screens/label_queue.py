@@ -30,6 +30,7 @@ from copal_tui.services.annotation.views import (
     copal_reveal,
     latest_note,
 )
+from copal_tui.tui.safe import SHOWN
 from copal_tui.tui.screens.label_lifecycle import QueueLabelScreen
 from copal_tui.tui.screens.marking import MARK_BINDINGS, Marking, remark_rows, reveal_columns
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
@@ -47,6 +48,9 @@ class LabelQueueScreen(Marking, QueueLabelScreen):
     SUITE_KEYS = ("label.", "COPAL: mark the contract")
     EMPTY = ("Nothing left for you in the queue: every response has its labels or is being "
              "labelled. p goes back to your labels; q quits.")
+    NOTHING = ("No responses to label yet: `copal run respond --model MODEL` answers the "
+               "selected items (`copal import PATH` adds worlds; `copal demo` builds an example "
+               "store). q quits.")
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -89,7 +93,7 @@ class LabelQueueScreen(Marking, QueueLabelScreen):
     # -------------------------------------------------------------- display
 
     def load(self, subject: str) -> bool:
-        self.ctx = copal_context(self.copal.db, subject)
+        self.ctx = copal_context(self.copal.db, subject, SHOWN)  # the first part of a long one
         return self.ctx is not None
 
     def render_empty(self, message: str) -> None:

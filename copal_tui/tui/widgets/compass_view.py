@@ -24,6 +24,7 @@ from copal_tui.services.item_views import (
     QueryDetail,
 )
 from copal_tui.tui.safe import one_line, safe
+from copal_tui.tui.widgets.long_text import LongText
 
 MODE_WORDS = {"direct_violation": "direct violation",
               "refusal_answer_hybrid": "refusal-answer hybrid",
@@ -186,8 +187,10 @@ def label_lines(labels: Sequence[CompassLabel]) -> list[RenderableType]:
     return out
 
 
-def response_renderable(r: CompassResponse, position: str = "") -> RenderableType:
-    """One response in full: text, pre-filter decision, every judge's verdict, human labels."""
+def response_renderable(r: CompassResponse, position: str = "",
+                        text: LongText | None = None) -> RenderableType:
+    """One response in full: text (`text`, its part on screen; default: the first),
+    pre-filter decision, every judge's verdict, human labels."""
     title = Text(position + "  " if position else "", style="bold")
     title.append_text(safe(one_line(r.model, 50), style="bold"))
     title.append(f"  \u00b7  variant {r.variant}", style="dim")
@@ -198,7 +201,7 @@ def response_renderable(r: CompassResponse, position: str = "") -> RenderableTyp
     if r.failure:
         parts.append(Text("the model call failed: ", style="bold") + safe(r.failure))
     parts.append(heading("Response"))
-    parts.append(safe(r.text) if r.text else Text("(no text)", style="italic"))
+    parts += (text or LongText.of(r.text)).renderables("(no text)", empty_style="italic")
     parts.append(heading("Judges"))
     parts.extend(judgment_lines(r.judgments))
     parts.append(heading("Human labels"))

@@ -32,6 +32,7 @@ from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
 from copal_tui.services.browse import FilterError, Page, PageRequest
+from copal_tui.tui.failure import database_failure
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.widgets.fast_cells import FastCells
 from copal_tui.tui.widgets.table_columns import Column, fmt_rate, parse_filter, short_id
@@ -193,7 +194,9 @@ class PagedTable(Vertical):
                         pass
                     post(self._decorated, page, self.decorate(db, [str(r[self.key])
                                                                    for r in page.rows]))
-        except Exception as exc:  # noqa: BLE001 - a locked or damaged database: a status line
+        except Exception as exc:  # noqa: BLE001 - a locked database: a status line
+            if database_failure(exc, app.db_path) is not None:  # type: ignore[attr-defined]
+                raise  # a damaged or unreadable one ends the app (copal_tui.tui.failure)
             post(self._show, req, None, f"could not read the list: {exc}")
 
     def _show(self, req: PageRequest, page: Page | None, error: str | None) -> None:

@@ -5,9 +5,14 @@ evidence list, the judge's rationale and the annotators' notes and flags.
 Highlights are styles on a `Text` built by `safe()`, so a quote can never inject markup. Each
 highlight also has a textual counterpart in the evidence list (required vs forbidden, found or
 not), so colour never carries the meaning alone.
+
+A long response is shown a part at a time (widgets/long_text.py; `move_part`), its quotes found
+and highlighted in the part on screen.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -15,6 +20,7 @@ from textual.widgets import Static
 
 from copal_tui.services.item_views import ItemResponse, ItemRow
 from copal_tui.tui.safe import clean, safe
+from copal_tui.tui.widgets.long_text import LongText
 from copal_tui.tui.widgets.marks_table import disagreements, marks_table, sources
 
 REQUIRED_STYLE = "bold underline"
@@ -51,7 +57,9 @@ def _heading(text: str) -> Text:
 
 
 def render_response(item: ItemRow, resp: ItemResponse, judge: tuple[str, str] | None,
-                    position: str = "") -> RenderableType:
+                    position: str = "", text: LongText | None = None) -> RenderableType:
+    """The response with its marks; `text` is its part on screen (default: all of it, in
+    parts, the first)."""
     parts: list[RenderableType] = []
     title = Text(position + "  " if position else "", style="bold")
     title.append_text(safe(resp.model, style="bold"))
@@ -74,17 +82,22 @@ def render_response(item: ItemRow, resp: ItemResponse, judge: tuple[str, str] | 
     # The text first (what everyone marked), then the marks side by side.
     judgment = resp.judgments.get(judge) if judge else None
     forbidden = {c.id for c in item.forbidden}
-    body, found = highlight(resp.text, None if judgment is None else judgment.evidence,
-                            forbidden)
+    text = text or LongText.of(resp.text)
+    shown = text.part
+    body, found = highlight(None if shown is None else shown.text,
+                            None if judgment is None else judgment.evidence, forbidden)
     parts.append(_heading("Response"))
-    parts.append(body if body.plain else Text("(no text)", style="italic"))
+    above, below = text.notes()
+    body = body if body.plain else Text("(no text)", style="italic")
+    parts += [line for line in (above, body, below) if line is not None]
+    missing = ", not in this part" if text.parted else ", not found verbatim"
     parts.append(_heading("Marks"))
     parts.append(marks_table(item, marks))
     if found:
         parts.append(_heading("Evidence quoted by the judge"))
         for mid, quote, ok in found:
             side = "forbidden" if mid in forbidden else "required"
-            line = Text(f"{mid} ({side}{'' if ok else ', not found verbatim'}) ",
+            line = Text(f"{mid} ({side}{'' if ok else missing}) ",
                         style="bold")
             line.append_text(safe(f"\u201c{quote}\u201d",
                                   style=(FORBIDDEN_STYLE if mid in forbidden
@@ -121,9 +134,25 @@ def _notes(resp: ItemResponse) -> list[Text]:
 class ResponseView(Static):
     """Shows one response; `show()` re-renders it for another response or judge."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._shown: tuple[ItemRow, ItemResponse, tuple[str, str] | None, str] | None = None
+        self._text = LongText(None)
+
     def show(self, item: ItemRow, resp: ItemResponse | None,
              judge: tuple[str, str] | None, position: str = "") -> None:
         if resp is None:
+            self._shown = None
             self.update(Text("this item has no responses yet", style="italic"))
-        else:
-            self.update(render_response(item, resp, judge, position))
+            return
+        if self._shown is None or self._shown[1] is not resp:
+            self._text = LongText.of(resp.text)  # another response (or read again): part 1
+        self._shown = (item, resp, judge, position)
+        self.update(render_response(item, resp, judge, position, self._text))
+
+    def move_part(self, delta: int) -> bool:
+        """Show the response's next (previous) part; False when there is none."""
+        if self._shown is None or not self._text.move(delta):
+            return False
+        self.update(render_response(*self._shown, self._text))
+        return True
