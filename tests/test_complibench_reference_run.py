@@ -124,3 +124,21 @@ def test_headline_figures_are_the_reference_reading_and_repair_is_its_own_set(
     assert dropped["first_answer"] == "42" and dropped["repaired"] == 1
     [run] = query_dicts(store, "SELECT manifest FROM runs WHERE id = ?", (p.run_id,))
     assert json.loads(run["manifest"])["counts"]["not_scored_by_reference"] == 1
+
+
+def test_the_copal_prompt_is_its_own_judge_and_named_in_the_provenance(store: Path):
+    out = cli(store, "run", "dialogue_judge", "--judge", "offline/judge", "--attempts", "1",
+              "--judge-prompt", "copal")
+    assert "2/2 units" in out
+    judges = {r["judge"] for r in query_dicts(store, "SELECT judge FROM dialogue_attempts")}
+    assert judges == {"offline/judge+copal-prompt"}
+    [request] = {json.loads(r["request"])["task"] for r in query_dicts(
+        store, "SELECT request FROM llm_calls")}
+    assert request == "dialogue_judge_copal"
+    cli(store, "run", "dialogue_judge", "--judge", "offline/judge", "--attempts", "1")
+    report = json.loads(cli(store, "report", "--json"))
+    assert report["scope"]["provenance"]["dialogue"]["options"] == {
+        "judge_prompt": ["copal", "reference"]}
+    assert {r["judge"] for r in report["dialogue_judging"]} == {
+        "offline/judge", "offline/judge+copal-prompt"}
+    assert "judge prompt: copal, reference" in cli(store, "report")

@@ -103,11 +103,11 @@ async def test_start_job_with_offline_models(world_db):
         judged = query_rows(world_db, "SELECT COUNT(*) FROM judgments WHERE judge = "
                                       "'offline/judge' AND mode = 'contract' AND run_id = ?",
                             (runs[1]["id"],))
-        assert judged[0][0] == 48  # 36 imported responses and the 12 new ones
+        assert judged[0][0] == 12  # the job's --model: only its 12 new responses are judged
 
         # The progress panel shows counters; the runs tab lists both runs with a manifest.
         text = progress_text(app)
-        assert "12/12" in text and "48/48" in text and "cache hits" in text
+        assert "12/12" in text and "24/24" in text and "cache hits" in text
         await pilot.press("ctrl+o")
         await pilot.pause()
         run_list = second.query_one(RunList)

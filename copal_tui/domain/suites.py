@@ -61,6 +61,10 @@ class Suite:
     # task -> "module:attribute" of the layout of those of its prompts whose user message is
     # laid out as text blocks instead of ending with the JSON trailer (`copal_tui.prompts`).
     prompt_layouts: Mapping[str, str] = field(default_factory=dict)
+    # stage -> {option in its runs' manifests (dotted: a suite's own options): the value a run
+    # that did not record it used}: the choices behind its figures, named in the report's
+    # provenance (where copal offers a way besides the reference's, which way was taken).
+    provenance_options: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     report: str | None = None  # "module:function" adding its report sections
     report_sections: tuple[str, ...] = ()
     export_tables: tuple[str, ...] = ()  # prefixes of its export tables' names
@@ -178,6 +182,12 @@ COMPASS = register(Suite(
     label_screen="compass_label",
     screens={"compass_query": f"{_SCREENS}.compass_query:CompassQueryScreen",
              "compass_label": f"{_SCREENS}.compass_label:CompassLabelScreen"},
+    # A run recorded before an option existed built its suite copal's earlier way.
+    provenance_options={
+        "compass_generate": {"compass.base_writer": "per-policy", "compass.matcher": "copal",
+                             "compass.denied_edge_writer": "rotation",
+                             "compass.allowed_edge_policy": "allowlist"},
+        "compass_verify": {"compass.matcher": "copal"}},
     report_sections=("pas", "pas_failure_modes", "pas_vs_composed", "pas_judge_validity",
                      "compass_summary"),
     export_tables=("pas", "compass"),
@@ -203,6 +213,7 @@ DIALOGUE = register(Suite(
     screens={"dialogues": f"{_SCREENS}.dialogues:DialoguesScreen",
              "dialogue": f"{_SCREENS}.dialogue:DialogueScreen",
              "dialogue_review": f"{_SCREENS}.dialogue_review:DialogueReviewScreen"},
+    provenance_options={"dialogue_judge": {"dialogue.judge_prompt": "copal"}},
     report_sections=("dialogue_judging", "dialogue_error_taxonomy"),
     export_tables=("dialogue",),
 ))

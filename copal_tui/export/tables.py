@@ -209,9 +209,10 @@ def corpus_tables(doc: ReportDocument) -> list[Table]:
 def provenance_tables(doc: ReportDocument) -> list[Table]:
     """Which models stand behind each suite's figures, and whether any is a heuristic."""
     t = Table("provenance", "Models behind the figures (offline/* models are the offline "
-              "engine's heuristics, not language models)",
+              "engine's heuristics, not language models), and the suite's choices where copal "
+              "offers a way besides the reference's",
               cols("suite:str generator:str verifier:str prefilter:str targets:str "
-                    "judges:str imported:str heuristic:bool caveat:str"),
+                    "judges:str imported:str heuristic:bool caveat:str options:str"),
               display=["suite", "generator", "targets", "judges", "heuristic"])
     settings = Table("provenance_settings", "What each model was sent, per suite and role "
                      "(temperature, output cap, reasoning effort; the allowed-edge writer of a "
@@ -225,7 +226,8 @@ def provenance_tables(doc: ReportDocument) -> list[Table]:
         imported = ", ".join(f"{n} {k.split(':', 1)[1]}" for k, n in sorted(p.imported.items()))
         t.rows.append([suite, ", ".join(p.generator), ", ".join(p.verifier),
                        ", ".join(p.prefilter), ", ".join(p.target), ", ".join(p.judge),
-                       imported, bool(p.heuristic), p.caveat or ""])
+                       imported, bool(p.heuristic), p.caveat or "",
+                       "; ".join(f"{k} {', '.join(v)}" for k, v in (p.options or {}).items())])
         writers = ", ".join(p.edge_writer or [])
         for s in p.settings or []:
             sent = s.reasoning_effort_sent

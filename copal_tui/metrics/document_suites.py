@@ -44,6 +44,9 @@ class SuiteProvenance(FlatModel):
     # COMPASS only: the allowed-edge writers of the compass_generate runs (reference, variants).
     edge_writer: list[str] | None = None
     settings: list[ModelSetting] | None = None  # absent when no run in scope recorded them
+    # The suite's choices behind its figures ({option: values its runs used}; the suite's
+    # descriptor names them): absent when no run in scope made one.
+    options: dict[str, list[str]] | None = None
 
 
 class Scope(FlatModel):

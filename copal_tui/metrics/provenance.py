@@ -47,6 +47,7 @@ def build(runs: Iterable[RunManifest], prefilters: Iterable[str] = (),
     writers (COMPASS) and the models' settings."""
     found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     settings: dict[str, set[tuple[Any, ...]]] = defaultdict(set)
+    chosen: dict[str, dict[str, set[str]]] = defaultdict(dict)
     for run in runs:
         spec = suite_of_stage(run.stage)
         if spec is None:
@@ -55,6 +56,12 @@ def build(runs: Iterable[RunManifest], prefilters: Iterable[str] = (),
         settings[suite].update(_settings(run.model_settings))
         for role, used in run.models_by_role().items():
             found[suite][role].update(used)
+        for name, absent in spec.provenance_options.get(run.stage, {}).items():
+            value: Any = run.options
+            for part in name.split("."):
+                value = value.get(part) if isinstance(value, Mapping) else None
+            chosen[suite].setdefault(name.rsplit(".", 1)[-1], set()).add(
+                str(absent if value is None else value))
         compass = run.options.get("compass")
         if run.stage == "compass_generate" and isinstance(compass, Mapping):
             # A run recorded before `edge_writer` was an option wrote `variants`.
@@ -76,7 +83,8 @@ def build(runs: Iterable[RunManifest], prefilters: Iterable[str] = (),
             caveat=caveat(offline) if offline else None,
             edge_writer=sorted(roles["edge_writer"]) or None,
             settings=[ModelSetting(**dict(zip(_SETTING_KEYS, row, strict=True)))
-                      for row in sorted(settings[suite], key=_order)] or None)
+                      for row in sorted(settings[suite], key=_order)] or None,
+            options={k: sorted(v) for k, v in sorted(chosen[suite].items())} or None)
     return out
 
 
@@ -122,6 +130,8 @@ def line(entry: SuiteProvenance) -> str:
         if names:
             shown = ", ".join(f"{n} (heuristic)" if is_offline(n) else n for n in names)
             parts.append(f"{role}{'s' if len(names) > 1 else ''}: {shown}")
+    parts += [f"{name.replace('_', ' ')}: {', '.join(values)}"
+              for name, values in (entry.options or {}).items()]
     parts += [_setting_text(row) for row in entry.settings or []]
     parts += [f"imported without a run: {n} {what.split(':', 1)[1]}"
               for what, n in sorted(entry.imported.items())]
