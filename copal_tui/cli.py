@@ -2,6 +2,12 @@
 
 Errors the user can act on are printed as one line on stderr with a non-zero exit, never a
 traceback (set COPAL_DEBUG=1 to see one). Subcommands live in `copal_tui.commands`.
+
+The group's options (`--db`) are also every command's: `copal --db X report` and
+`copal report --db X` are the same, from one definition (`DB_OPTION`). A misspelled command
+gets the closest command names, and a command's option typed before the command's name is told
+where it goes. Every command is registered through `_registered`, which also makes its fixed
+choices spelled one way everywhere (`copal_tui.commands.choices`).
 """
 
 from __future__ import annotations
@@ -16,10 +22,9 @@ from typing import Any
 import click
 
 from copal_tui import __version__
+from copal_tui.commands.choices import EXIT_BAD_INPUT
 from copal_tui.interchange.errors import ImportFailure
 from store.db import StoreError, StoreRefused
-
-EXIT_BAD_INPUT = 2
 
 
 def default_db_path() -> Path:
@@ -29,6 +34,42 @@ def default_db_path() -> Path:
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("copal", appauthor=False)) / "copal.db"
+
+
+# The group's `--db`, written once: the group takes it before the command name, and every
+# command after its name (`_registered`).
+DB_OPTION: dict[str, Any] = {
+    "type": click.Path(dir_okay=False, path_type=Path),
+    "default": None,
+    "help": "SQLite database (default: $COPAL_DB, else a per-user data directory).",
+}
+
+
+def _db_after_name(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+    """`--db` given after the command name: the database of this invocation (as before it)."""
+    if value is None:
+        return
+    before = ctx.find_root().params.get("db_path")
+    if before is not None and Path(before) != value:
+        from copal_tui.commands.choices import BadValue
+
+        raise BadValue(f"--db given twice ({before} before the command name, {value} after "
+                       "it): give one")
+    ctx.ensure_object(dict)["db_path"] = value
+
+
+def _registered(cmd: click.Command) -> click.Command:
+    """`cmd` (and each subcommand of a group) with the group's options after its name, and its
+    choices spelled one way (copal_tui.commands.choices)."""
+    from copal_tui.commands.choices import spelled
+
+    if not any("--db" in p.opts for p in cmd.params):  # `copal demo` reads the group's itself
+        cmd.params.append(click.Option(["--db", "db_path"], expose_value=False,
+                                       callback=_db_after_name, **DB_OPTION))
+    if isinstance(cmd, click.Group):
+        for sub in cmd.commands.values():
+            _registered(sub)
+    return spelled(cmd)
 
 
 class CopalGroup(click.Group):
@@ -43,12 +84,52 @@ class CopalGroup(click.Group):
             cmd = getattr(importlib.import_module(module), attr)
             if not isinstance(cmd, click.Command):
                 raise TypeError(f"{module}.{attr} is not a click command")
-            self.add_command(cmd, cmd_name)
+            self.add_command(_registered(cmd), cmd_name)
         return self.commands.get(cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if self.get_command(ctx, name) is None and not name.startswith("-"):
+            # click suggests among the commands loaded so far; these are loaded when named.
+            raise click.NoSuchCommand(name, possibilities=self.list_commands(ctx), ctx=ctx)
+        return super().resolve_command(ctx, args)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            owner = self._owner(ctx, exc.option_name, args)
+            if owner is None:
+                raise
+            raise click.NoSuchOption(
+                exc.option_name, ctx=ctx,
+                message=f"{exc.option_name} is an option of `copal {owner}`: put it after "
+                        f"the command name (copal {owner} {exc.option_name} ...)") from None
+
+    def _owner(self, ctx: click.Context, option: str, args: list[str]) -> str | None:
+        """The command (or `group subcommand`) named in `args` that has `option`, if any."""
+        names = [a for a in args if a in self.list_commands(ctx)]
+        cmd = self.get_command(ctx, names[0]) if names else None
+        path = names[:1]
+        while cmd is not None and not any(option in (*p.opts, *p.secondary_opts)
+                                          for p in cmd.params):
+            subs = cmd.commands if isinstance(cmd, click.Group) else {}
+            following = [a for a in args[args.index(path[-1]) + 1:] if a in subs]
+            cmd = subs[following[0]] if following else None
+            path += following[:1]
+        return " ".join(path) if cmd is not None else None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # a reader that has gone shows here, not in Python's exit
+            return result
+        except BrokenPipeError as exc:
+            from copal_tui.commands.output import end_if_stdout_closed
+
+            end_if_stdout_closed()  # `copal ... | head`: ends quietly, as Unix tools do
+            _fail(f"{type(exc).__name__}: {exc}", 1)  # another pipe (a socket): an error
         except ImportFailure as exc:
             _fail(f"import failed, nothing was written: {exc}", EXIT_BAD_INPUT)
         except StoreRefused as exc:  # not a database this copal may open as asked: bad input
@@ -100,13 +181,7 @@ DOCS_EPILOG = (
 @click.group(cls=CopalGroup, context_settings={"help_option_names": ["-h", "--help"]},
              epilog=DOCS_EPILOG)
 @click.version_option(__version__, "--version", prog_name="copal")
-@click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="SQLite database (default: $COPAL_DB, else a per-user data directory).",
-)
+@click.option("--db", "db_path", **DB_OPTION)
 @click.pass_context
 def main(ctx: click.Context, db_path: Path | None) -> None:
     """copal: evaluate chatbots on composed organisational policies (COPAL)."""
@@ -123,6 +198,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("copal_tui.commands.store_cmds", "schema"),
     "stats": ("copal_tui.commands.store_cmds", "stats"),
     "backup": ("copal_tui.commands.store_cmds", "backup"),
+    "delete-attempts": ("copal_tui.commands.store_cmds", "delete_attempts"),
     "report": ("copal_tui.commands.report_cmds", "report"),
     "export": ("copal_tui.commands.report_cmds", "export"),
     "run": ("copal_tui.commands.run_cmds", "run"),

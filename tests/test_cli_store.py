@@ -11,9 +11,13 @@ import pytest
 from sqlite_utils import Database
 
 from copal_tui import __version__
+from copal_tui.domain.annotation.payloads import DialogueReview
+from copal_tui.services.annotation.queue import AnnotationQueue
 from store import schema_state
 from store.db import connect
 from store.migrations.apply import MIGRATIONS, pending
+from tests.db_support import query_rows
+from tests.dialogue_tui_support import build_dialogue_db
 
 
 def test_blank_database_migrates_to_latest(cli, db_path):
@@ -159,3 +163,64 @@ def test_dialogue_import_of_several_paths_is_one_transaction(cli, initialised, s
     assert result.exit_code == 0, result.output
     stored = connect(initialised).execute("SELECT COUNT(*) FROM dialogues").fetchone()[0]
     assert stored > 0 and f"imported {stored} conversation(s)" in result.output
+
+
+def _attempts(db, judge: str) -> tuple[int, int]:
+    """(attempts, predictions) of `judge` stored in `db`."""
+    return (query_rows(db, "SELECT COUNT(*) AS n FROM dialogue_attempts WHERE judge = ?",
+                       (judge,))[0]["n"],
+            query_rows(db, "SELECT COUNT(*) AS n FROM dialogue_predictions WHERE judge = ?",
+                       (judge,))[0]["n"])
+
+
+def test_delete_attempts_removes_a_judges_attempts_and_refuses_what_names_nothing(cli,
+                                                                                 tmp_path):
+    db = build_dialogue_db(tmp_path)
+    kept = _attempts(db, "judge-b")
+    before = _attempts(db, "judge-a")
+    assert before[0] > 0 and before[1] > 0 and kept[0] > 0
+    # A judge, domain or dialogue that names nothing: exit 2, one line naming the close one.
+    for args, named in ((["--judge", "judge-c"], "judge-a"),
+                        (["--judge", "judge-a", "--domain", "airlines"], "airline"),
+                        (["--judge", "judge-a", "--dialogue", "retail/d4"], "retail/d3")):
+        refused = cli("delete-attempts", *args, "--yes", db=db)
+        assert refused.exit_code == 2, refused.output
+        lines = refused.stderr.strip().splitlines()
+        assert len(lines) == 1 and named in lines[0] and args[-1] in lines[0], refused.stderr
+    assert _attempts(db, "judge-a") == before
+    # Asked first; a no deletes nothing.
+    declined = cli("delete-attempts", "--judge", "judge-a", db=db, input="n\n")
+    assert declined.exit_code == 1 and _attempts(db, "judge-a") == before
+    # One domain's attempts, then the rest.
+    retail = query_rows(db, "SELECT COUNT(*) AS n FROM dialogue_attempts a JOIN dialogues d "
+                            "ON d.id = a.dialogue_id WHERE a.judge = 'judge-a' "
+                            "AND d.domain = 'retail'")[0]["n"]
+    assert 0 < retail < before[0]
+    done = cli("delete-attempts", "--judge", "judge-a", "--domain", "retail", "--yes", db=db)
+    assert done.exit_code == 0, done.output
+    assert f"deleted {retail} attempt(s)" in done.stdout
+    assert _attempts(db, "judge-a")[0] == before[0] - retail
+    done = cli("delete-attempts", "--judge", "judge-a", db=db, input="y\n")
+    assert done.exit_code == 0, done.output
+    assert _attempts(db, "judge-a") == (0, 0)
+    assert _attempts(db, "judge-b") == kept  # another judge's attempts stay
+    assert query_rows(db, "SELECT COUNT(*) AS n FROM dialogues")[0]["n"] == 3
+    # Now nothing of judge-a is stored: naming it again is an error, not an empty success.
+    again = cli("delete-attempts", "--judge", "judge-a", "--yes", db=db)
+    assert again.exit_code == 2 and "judge-a" in again.stderr
+
+
+def test_delete_attempts_keeps_reviewed_attempts(cli, tmp_path):
+    db = build_dialogue_db(tmp_path)
+    conn = connect(db)
+    queue = AnnotationQueue(conn, "dialogue", "ana", judge="judge-b", overlap=5)
+    queue.prepare()
+    first = queue.candidate(0)
+    assert first is not None
+    queue.submit(first, DialogueReview(error_type="other", note=None))
+    conn.close()
+    before = _attempts(db, "judge-b")
+    refused = cli("delete-attempts", "--judge", "judge-b", "--yes", db=db)
+    assert refused.exit_code == 2, refused.output
+    assert "review" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    assert _attempts(db, "judge-b") == before

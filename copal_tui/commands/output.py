@@ -9,10 +9,14 @@ here and keep the data exactly.
 
 Tables fit the terminal's width (`copal_tui.export.fit_table`): no cell is elided and no number
 is broken across lines, at 80 columns too.
+
+A reader that goes away (`copal export --out - | head`) ends the command quietly with status
+141 (128 + SIGPIPE), as it ends a Unix tool: `end_if_stdout_closed`, called by the entry point.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from typing import IO, Any, cast
@@ -53,6 +57,40 @@ class _JsonStdout:
 def json_stdout() -> IO[str]:
     """stdout for a writer that takes a stream of JSON texts (JSON Lines)."""
     return cast(IO[str], _JsonStdout())
+
+
+# The status of a process ended by SIGPIPE, as a shell reports it (SIGPIPE is 13 on every
+# platform that has one).
+CLOSED_PIPE_STATUS = 128 + 13
+
+
+def stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reader has gone (its write end polls as an error)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file: a test's buffer, say
+        return False
+    try:
+        import select
+
+        poller = select.poll()
+    except (ImportError, AttributeError):  # no poll (Windows): the error was stdout's
+        return True
+    poller.register(fd, select.POLLOUT)
+    return any(events & (select.POLLERR | select.POLLHUP) for _fd, events in poller.poll(0))
+
+
+def end_if_stdout_closed() -> None:
+    """After a BrokenPipeError: if stdout's reader has gone, exit quietly with
+    CLOSED_PIPE_STATUS; otherwise return (the broken pipe was another one)."""
+    if not stdout_closed():
+        return
+    # What is still buffered would fail again when Python flushes stdout at exit, with a
+    # message: it goes nowhere instead.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    sys.exit(CLOSED_PIPE_STATUS)
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *,

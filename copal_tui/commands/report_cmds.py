@@ -1,8 +1,9 @@
 """Report commands: `copal report` (terminal, JSON, md/csv/latex on stdout, plots) and
 `copal export` (the store as JSONL, or the report as csv/json/md/latex in a folder + manifest).
 
-`export --format jsonl --out FILE` (or `-` for stdout) writes the store to FILE; given an
-existing folder (or a path ending in '/') it writes store.jsonl plus a manifest instead. Every
+`export --format jsonl --out FILE` (or `-` for stdout) writes the store to FILE; given a
+folder (an existing one, or a path ending in '/', made if missing) it writes store.jsonl plus a
+manifest instead, as every report format does. Every
 export goes through copal_tui.export.safe_paths: never onto the database (or its -wal/-shm) or
 a non-regular file, onto an existing file only with --force; a refusal is exit status 2.
 """
@@ -15,15 +16,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from copal_tui.commands.context import db_path, open_db
+from copal_tui.commands.choices import BadValue, NothingYet, require_known
+from copal_tui.commands.context import JUDGE_MODES, db_path, missing_step, open_db
 from copal_tui.commands.output import json_stdout, write_document, write_json
-from copal_tui.domain.safe_text import visible
+from copal_tui.domain.spelling import spelled_suffix
 
 if TYPE_CHECKING:
     from copal_tui.export.safe_paths import OutputGuard
     from copal_tui.metrics.document import ReportDocument
 
-MODES = ("contract", "full_policy")
+
+# What `_report_options` adds, by parameter name.
+REPORT_OPTIONS = ("worlds", "judge", "judge_mode", "reference_judge", "bootstrap", "seed")
 
 
 def _report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -33,7 +37,7 @@ def _report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--judge", default=None, metavar="JUDGE",
                      help="Primary judge (default: the judge with the most usable judgments "
                           "in --judge-mode)."),
-        click.option("--judge-mode", type=click.Choice(MODES), default="contract",
+        click.option("--judge-mode", type=click.Choice(JUDGE_MODES), default="contract",
                      show_default=True, help="Mode of the primary judge."),
         click.option("--reference-judge", default=None, metavar="JUDGE[@MODE]",
                      help="Reference for judge-family sensitivity (default: the primary)."),
@@ -48,19 +52,54 @@ def _report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _build(ctx: click.Context, worlds: tuple[str, ...], judge: str | None, judge_mode: str,
-           reference_judge: str | None, bootstrap: int, seed: int
+           reference_judge: str | None, bootstrap: int, seed: int, *, empty_ok: bool = True
            ) -> tuple[Any, ReportDocument]:
+    """The report document; with `empty_ok` False, NothingYet when the store has nothing to
+    report (the terminal's tables would all be empty)."""
     from copal_tui.metrics.options import ReportError, ReportOptions
     from copal_tui.services.report import build_document
 
     db = open_db(ctx)
+    if reference_judge is not None:
+        reference_judge = spelled_suffix(reference_judge, JUDGE_MODES)
+    _check_names(db, worlds, judge, reference_judge)
+    if not empty_ok and not worlds:
+        _say_if_nothing(db)
     opts = ReportOptions(worlds=tuple(worlds), judge=judge, mode=judge_mode,
                          reference_judge=reference_judge, bootstrap=bootstrap, seed=seed)
     try:
         return db, build_document(db, opts)
-    except ReportError as exc:
-        # The message may list the judge settings stored, i.e. data: shown safely.
-        raise click.UsageError(visible(str(exc))) from exc
+    except ReportError as exc:  # a judge without usable judgments in the mode or worlds asked
+        raise BadValue(str(exc)) from None
+
+
+def _say_if_nothing(db: Any) -> None:
+    """NothingYet when the store has no world and no judged dialogue: what is missing."""
+    from copal_tui.services.launch import filled
+
+    fill = filled(db)
+    if fill.worlds or fill.judged_dialogues:
+        return
+    raise NothingYet("nothing to report yet: " + (
+        "no dialogue is judged: `copal run dialogue_judge --judge MODEL` judges the stored "
+        "dialogues" if fill.dialogues else missing_step(fill)))
+
+
+def _check_names(db: Any, worlds: tuple[str, ...], judge: str | None,
+                 reference_judge: str | None) -> None:
+    """Each world and judge named is stored (else exit 2 with the closest names)."""
+    from copal_tui.metrics.options import parse_setting
+    from copal_tui.services import launch
+
+    require_known("--world", worlds, launch.worlds(db), "a stored world",
+                  none_yet="`copal import PATH` adds worlds")
+    judges = launch.judges(db) if judge is not None or reference_judge is not None else []
+    hint = "`copal run judge --judge MODEL` judges the responses"
+    if judge is not None:
+        require_known("--judge", [judge], judges, "a judge with judgments", none_yet=hint)
+    if reference_judge is not None:
+        require_known("--reference-judge", [parse_setting(reference_judge)[0]], judges,
+                      "a judge with judgments", none_yet=hint)
 
 
 def _plots(doc: ReportDocument, out: Path) -> list[Path]:
@@ -86,7 +125,7 @@ def report(ctx: click.Context, as_json: bool, fmt: str | None, plots_dir: Path |
     """Error tables, facet atlas, paired contrast, judge validity, agreement, sensitivity."""
     if as_json and fmt:
         raise click.UsageError("give --json or --format, not both")
-    _db, doc = _build(ctx, **kw)
+    _db, doc = _build(ctx, **kw, empty_ok=as_json)  # JSON: the document, nulls with reasons
     if plots_dir is not None:
         written = _plots(doc, plots_dir)
         click.echo(f"wrote {len(written)} figure file(s) to {plots_dir}", err=True)
@@ -116,8 +155,9 @@ def report(ctx: click.Context, as_json: bool, fmt: str | None, plots_dir: Path |
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "json", "md", "latex"]),
               default="jsonl", show_default=True,
               help="jsonl: the store as interchange records; others: the report.")
-@click.option("--out", "out", type=click.Path(path_type=Path), required=True,
-              help="jsonl: output file (- for standard output) or a folder; others: a folder.")
+@click.option("--out", "out_arg", type=click.Path(), required=True,
+              help="jsonl: output file (- for standard output) or a folder (one ending in / "
+                   "is made); others: a folder.")
 @_report_options
 @click.option("--plots", "with_plots", is_flag=True,
               help="Also write figures into OUT/plots (report formats only).")
@@ -125,18 +165,16 @@ def report(ctx: click.Context, as_json: bool, fmt: str | None, plots_dir: Path |
               help="Replace existing output files (never the database, its -wal/-shm files "
                    "or anything that is not a regular file).")
 @click.pass_context
-def export(ctx: click.Context, fmt: str, out: Path, with_plots: bool, force: bool,
+def export(ctx: click.Context, fmt: str, out_arg: str, with_plots: bool, force: bool,
            **kw: Any) -> None:
     """Export the store (jsonl) or the report (csv, json, md, latex) with a manifest."""
     from copal_tui.commands.refusals import refusals_exit_2
-    from copal_tui.export.safe_paths import OutputGuard
+    from copal_tui.export.safe_paths import OutputGuard, names_folder
 
     guard = OutputGuard.for_database(db_path(ctx), force=force)
-    folder = out.is_dir() or str(out).endswith(("/", "\\"))
+    out, folder = Path(out_arg), names_folder(out_arg)  # the typed text keeps a trailing /
     if fmt == "jsonl":
-        if with_plots or kw["worlds"]:
-            raise click.UsageError("--format jsonl exports the whole store; --plots and "
-                                   "--world go with a report format (csv, json, md, latex)")
+        _refuse_report_options(ctx)
         if not folder:
             _export_jsonl_file(ctx, out, guard)
             return
@@ -156,6 +194,19 @@ def export(ctx: click.Context, fmt: str, out: Path, with_plots: bool, force: boo
         except PlotsUnavailable as exc:
             raise click.ClickException(str(exc)) from exc
     click.echo(f"wrote {len(written)} file(s) and {manifest.name} to {out}", err=True)
+
+
+def _refuse_report_options(ctx: click.Context) -> None:
+    """`export --format jsonl` writes the whole store: an option of the report's typed with it
+    would be ignored, so it is refused."""
+    from click.core import ParameterSource
+
+    report_only = {*REPORT_OPTIONS, "with_plots"}
+    given = [p.opts[0] for p in ctx.command.params if p.name in report_only
+             and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE]
+    if given:
+        raise BadValue(f"{', '.join(given)}: --format jsonl exports the whole store; these go "
+                       "with a report format (csv, json, md, latex)")
 
 
 def _export_jsonl_file(ctx: click.Context, out: Path, guard: OutputGuard) -> None:

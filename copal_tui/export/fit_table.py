@@ -18,6 +18,7 @@ window or a file). Every cell, header, title and note is a rich `Text` of text m
 
 from __future__ import annotations
 
+import errno
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,9 +36,18 @@ GAP = "   "  # between two `header: value` pairs of a block, and two legend entr
 INDENT = 2  # a block's pairs under its heading
 
 
+class _Console(Console):
+    """rich's console, except that a reader gone away (`copal report | head`) raises
+    BrokenPipeError to the command's entry point, which ends every command alike
+    (copal_tui.commands.output), where rich would exit with status 1 itself."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError(errno.EPIPE, "the reader of standard output has gone")
+
+
 def terminal_console() -> Console:
     """A console as wide as COLUMNS when set, else the terminal, else 80 (rich's rule)."""
-    return Console()
+    return _Console()
 
 
 def _width(text: str) -> int:

@@ -9,8 +9,10 @@ device, FIFO, socket, dangling link); or that already exists, unless the guard w
 
 `Staging` writes each file to a new temporary beside its target (created with O_EXCL, so no
 existing name is ever opened for writing) and renames them all onto their targets only once all
-are complete; on failure the temporaries are removed. A failed or killed export or backup thus
-never leaves a partial file under a name that would block the retry.
+are complete; on failure the temporaries are removed. A failed or killed export, backup or demo
+thus never leaves a partial file under a name that would block the retry. A staged SQLite
+database (a backup, the demo) also removes the -wal/-shm/-journal files left beside its target
+when it is renamed: SQLite would replay another database's log onto the new file.
 """
 
 from __future__ import annotations
@@ -107,6 +109,13 @@ class OutputGuard:
                                 "or one of its -wal/-shm files")
 
 
+def names_folder(raw: str) -> bool:
+    """Whether an output path, as typed, names a folder: an existing one, or one spelled as a
+    folder (`bundle/`, `bundle/.`), which need not exist yet. Read from the typed text: click
+    and pathlib drop a trailing separator."""
+    return os.path.isdir(raw) or os.path.basename(raw) in ("", ".", "..")
+
+
 def _same_file(name: str, st: os.stat_result) -> bool:
     try:
         return os.path.samestat(os.stat(name), st)
@@ -119,6 +128,7 @@ class _Staged:
     temporary: Path
     target: Path  # as asked for (named in messages)
     real: Path  # where it goes: the target with links resolved
+    database: bool = False  # an SQLite file: the target's own side files go when it lands
 
 
 class Staging:
@@ -138,8 +148,9 @@ class Staging:
     def __exit__(self, *_exc: object) -> None:
         self.discard()
 
-    def reserve(self, target: Path) -> Path:
-        """A new, empty temporary file beside `target` (which the guard checks first)."""
+    def reserve(self, target: Path, *, database: bool = False) -> Path:
+        """A new, empty temporary file beside `target` (which the guard checks first);
+        `database`: it will hold an SQLite database (see the module docstring)."""
         real = self.guard.check_file(target)
         real.parent.mkdir(parents=True, exist_ok=True)
         while True:
@@ -150,7 +161,7 @@ class Staging:
             except FileExistsError:
                 continue
             os.close(fd)
-            self._staged.append(_Staged(tmp, target, real))
+            self._staged.append(_Staged(tmp, target, real, database))
             return tmp
 
     @contextmanager
@@ -181,7 +192,11 @@ class Staging:
                                     "being written")
         done = []
         while self._staged:  # popped once renamed: a failed rename leaves the rest to discard()
-            os.replace(self._staged[0].temporary, self._staged[0].real)
+            staged = self._staged[0]
+            if staged.database:
+                for suffix in SIBLINGS[1:]:
+                    Path(f"{staged.real}{suffix}").unlink(missing_ok=True)
+            os.replace(staged.temporary, staged.real)
             done.append(self._staged.pop(0).target)
         return done
 

@@ -27,9 +27,15 @@ def latest() -> str:
 
 
 def migrate(db: store_db.Database) -> list[str]:
-    """Apply pending migrations in one write transaction; returns the names applied."""
-    todo = pending(db)
-    if todo:
-        with write(db):
+    """Apply pending migrations in one write transaction; returns the names this call applied.
+
+    What is pending is read inside the transaction, under the write lock: another process
+    migrating the same file first leaves this call nothing to apply, and it says so.
+    """
+    if not pending(db):  # the common case, without taking the write lock
+        return []
+    with write(db):
+        todo = pending(db)
+        if todo:
             MIGRATIONS.apply(Database(db.conn))
     return todo
