@@ -113,7 +113,7 @@ def test_terminal_and_stdout_formats(cli, fixture_db):
     # (click's test runner turns CRLF into LF on stdout; the files are checked for CRLF below)
     # The models behind the figures come first (this fixture was imported: no runs).
     assert stream.startswith("# provenance\nsuite,generator,verifier,prefilter,targets,judges,"
-                             "imported,heuristic,caveat\n")
+                             "imported,heuristic,caveat,options\n")
     assert "# error_rates\nmodel,n,errors,error_rate,ci_low,ci_high\n" in stream
     tex = _ok(cli("report", "--format", "latex", "--bootstrap", "20", db=fixture_db)).stdout
     assert tex.startswith("\\documentclass") and tex.rstrip().endswith("\\end{document}")
@@ -136,7 +136,9 @@ def _sha(path: Path) -> str:
 def test_export_writes_files_and_manifest_with_checksums(cli, fixture_db, tmp_path, fmt):
     out = tmp_path / f"out-{fmt}"
     out.mkdir()
-    _ok(cli("export", "--format", fmt, "--out", str(out), "--bootstrap", "50", db=fixture_db))
+    # --bootstrap is the report's: the store's jsonl export refuses it.
+    bootstrap = [] if fmt == "jsonl" else ["--bootstrap", "50"]
+    _ok(cli("export", "--format", fmt, "--out", str(out), *bootstrap, db=fixture_db))
     manifest = json.loads((out / "manifest.json").read_text())
     listed = {f["path"]: f for f in manifest["files"]}
     on_disk = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
