@@ -96,6 +96,13 @@ class CopalGroup(click.Group):
         return super().resolve_command(ctx, args)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        for k, arg in enumerate(args, 1):
+            # An argument that is not UTF-8 arrives holding lone surrogates (Python decodes it
+            # with surrogateescape); no name, note or path copal stores can hold one.
+            bad = next((c for c in arg if "\ud800" <= c <= "\udfff"), None)
+            if bad is not None:
+                _fail(f"argument {k} holds bytes that are not UTF-8 text (U+{ord(bad):04X}): "
+                      "give names, values and paths as UTF-8", EXIT_BAD_INPUT)
         try:
             return super().parse_args(ctx, args)
         except click.NoSuchOption as exc:
@@ -132,6 +139,14 @@ class CopalGroup(click.Group):
             _fail(f"{type(exc).__name__}: {exc}", 1)  # another pipe (a socket): an error
         except ImportFailure as exc:
             _fail(f"import failed, nothing was written: {exc}", EXIT_BAD_INPUT)
+        except UnicodeEncodeError as exc:
+            # A lone surrogate reaches text only from bytes that are not UTF-8 (an argument,
+            # a file name or an environment value, decoded with surrogateescape): bad input.
+            bad = exc.object[exc.start:exc.end] if isinstance(exc.object, str) else ""
+            where = ", ".join(f"U+{ord(c):04X}" for c in bad) or "a character"
+            _fail(f"a value given holds {where}, which is not text (bytes that are not UTF-8 in "
+                  "an argument, a file name or an environment variable): nothing was written",
+                  EXIT_BAD_INPUT)
         except StoreRefused as exc:  # not a database this copal may open as asked: bad input
             _fail(str(exc), EXIT_BAD_INPUT)
         except StoreError as exc:

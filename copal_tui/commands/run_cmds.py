@@ -119,9 +119,12 @@ class RichProgress:
         from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
         from rich.progress import Progress as Bar
 
+        from copal_tui.export.fit_table import terminal_console
+
+        # The console every table uses: a closed stdout ends the command quietly.
         self.bar = Bar(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[detail]}"), transient=False,
+            TextColumn("{task.fields[detail]}"), transient=False, console=terminal_console(),
         )
         self.tasks: dict[str, TaskID] = {}
         self.said: set[str] = set()
