@@ -14,7 +14,10 @@ from copal_tui.interchange.traffic_log import MAX_TEXT_CHARS, Fields, read_pairs
 
 def _write(tmp_path: Path, name: str, text: str | bytes) -> Path:
     path = tmp_path / name
-    (path.write_bytes if isinstance(text, bytes) else path.write_text)(text)  # type: ignore
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
     return path
 
 
