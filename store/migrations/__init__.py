@@ -22,6 +22,7 @@ from store.migrations import (  # noqa: F401
     steps_report,
     steps_suite_names,
     steps_suites,
+    steps_traffic,
 )
 from store.migrations.registry import STEPS
 

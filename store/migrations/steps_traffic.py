@@ -64,7 +64,9 @@ def m016_traffic(db: Database) -> None:
             redactions TEXT NOT NULL DEFAULT '{}',
             purged_at TEXT
         );
+        CREATE INDEX traffic_imports_world ON traffic_imports(world_id);
         CREATE INDEX traffic_pairs_source ON traffic_pairs(source, id);
+        CREATE INDEX traffic_pairs_world ON traffic_pairs(world_id);
         CREATE INDEX traffic_pairs_import ON traffic_pairs(import_id, line);
         CREATE TABLE traffic_key (
             id INTEGER PRIMARY KEY CHECK (id = 1),
