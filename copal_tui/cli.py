@@ -76,11 +76,12 @@ class CopalGroup(click.Group):
     """Turns known exceptions into one-line errors; loads subcommands when they are named."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*LAZY_COMMANDS, *self.commands})
+        return sorted({*LAZY_COMMANDS, *suite_commands(), *self.commands})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
-            module, attr = LAZY_COMMANDS[cmd_name]
+        lazy = {**LAZY_COMMANDS, **suite_commands()}
+        if cmd_name not in self.commands and cmd_name in lazy:
+            module, attr = lazy[cmd_name]
             cmd = getattr(importlib.import_module(module), attr)
             if not isinstance(cmd, click.Command):
                 raise TypeError(f"{module}.{attr} is not a click command")
@@ -203,6 +204,19 @@ def main(ctx: click.Context, db_path: Path | None) -> None:
     ctx.obj = {"db_path": db_path or default_db_path()}
 
 
+def suite_commands() -> dict[str, tuple[str, str]]:
+    """The commands the registered suites add (each suite's descriptor names its own), read
+    when asked, so a suite registered after this module loaded adds its commands too."""
+    from copal_tui.domain.suites import SUITES
+
+    found: dict[str, tuple[str, str]] = {}
+    for suite in SUITES.values():
+        for name, ref in suite.commands.items():
+            module, _, attr = ref.partition(":")
+            found[name] = (module, attr)
+    return found
+
+
 # name -> (module, attribute). Subcommands are imported when named (click's lazy-group
 # pattern): `copal tui` then loads the terminal app alone, not every command's dependencies.
 # `copal --help` imports them all to print their one-line help.
@@ -213,7 +227,6 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("copal_tui.commands.store_cmds", "schema"),
     "stats": ("copal_tui.commands.store_cmds", "stats"),
     "backup": ("copal_tui.commands.store_cmds", "backup"),
-    "delete-attempts": ("copal_tui.commands.store_cmds", "delete_attempts"),
     "report": ("copal_tui.commands.report_cmds", "report"),
     "export": ("copal_tui.commands.report_cmds", "export"),
     "run": ("copal_tui.commands.run_cmds", "run"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 
+import click
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Static
@@ -18,7 +19,7 @@ from copal_tui.domain.suites import Suite
 from copal_tui.services.annotation.suites import Filters
 from copal_tui.services.annotation.suites import Suite as Rules
 from store.annotation.campaigns import Candidate
-from store.db import Database, StoreError
+from store.db import Database, StoreError, connect
 
 NAME = "policy_review"
 
@@ -67,8 +68,17 @@ class PolicyReviewScreen(Screen[None]):
         yield Static("Policy review", id="policy-review")
 
 
+@click.command("policy-review-count")
+@click.pass_context
+def count_command(ctx: click.Context) -> None:
+    """How many policies there are to review (a command the suite adds to `copal`)."""
+    db = connect(ctx.obj["db_path"])
+    click.echo(f"{db.execute('SELECT COUNT(*) FROM policies').fetchone()[0]} policies")
+
+
 SPEC = Suite(
     name=NAME, title="Policy review", tables=("policies",),
+    commands={"policy-review-count": f"{__name__}:count_command"},
     subject="a policy of a world (world_id/policies.id)",
     payload=f"{__name__}:PolicyReview", annotation=f"{__name__}:PolicyReviewRules",
     label_screen=NAME, screens={NAME: f"{__name__}:PolicyReviewScreen"},

@@ -44,6 +44,20 @@ def test_the_cli_refuses_the_suite_until_it_is_registered(tmp_path: Path) -> Non
     assert rows(db, "SELECT name FROM campaigns") == []
 
 
+def test_the_suite_adds_its_own_command_once_registered(tmp_path: Path) -> None:
+    db = build_db(tmp_path)
+    code, out = run(db, "policy-review-count")
+    assert code == 2 and "No such command" in out
+    register(fourth_suite.SPEC)
+    try:
+        code, out = run(db, "policy-review-count")
+        assert code == 0, out
+        assert out.strip() == f"{rows(db, 'SELECT COUNT(*) AS n FROM policies')[0]['n']} policies"
+        assert "policy-review-count" in run(db, "--help")[1]
+    finally:
+        unregister(NAME)
+
+
 def test_a_campaign_of_the_fourth_suite_through_the_cli(tmp_path: Path, registered: None
                                                           ) -> None:
     db = build_db(tmp_path)

@@ -11,7 +11,8 @@ finds a suite's part through its descriptor, never through a list of its own:
   the `payload` model;
 - the report fills `report_sections`, from `report` (the function that adds them), and the
   export prefixes their tables with `export_tables`;
-- the app opens `screens` by name, the label queue on `label_screen`.
+- the app opens `screens` by name, the label queue on `label_screen`;
+- the command line adds `commands` (loaded when named).
 
 A part named "module:attribute" is imported on first use, so naming a suite loads none of its
 code: `copal --help` and the app's start-up stay cheap, and this module imports nothing above
@@ -57,6 +58,8 @@ class Suite:
     stages: tuple[Stage, ...] = ()
     # "module:Class" of the options its stages read (the field of `Options` named `name`).
     options: str | None = None
+    # command name -> "module:attribute" of a click command the suite adds to `copal`.
+    commands: Mapping[str, str] = field(default_factory=dict)
     prompts: tuple[str, ...] = ()
     # task -> "module:attribute" of the layout of those of its prompts whose user message is
     # laid out as text blocks instead of ending with the JSON trailer (`copal_tui.prompts`).
@@ -213,6 +216,7 @@ DIALOGUE = register(Suite(
     screens={"dialogues": f"{_SCREENS}.dialogues:DialoguesScreen",
              "dialogue": f"{_SCREENS}.dialogue:DialogueScreen",
              "dialogue_review": f"{_SCREENS}.dialogue_review:DialogueReviewScreen"},
+    commands={"delete-attempts": "copal_tui.commands.store_cmds:delete_attempts"},
     provenance_options={"dialogue_judge": {"dialogue.judge_prompt": "copal"}},
     report_sections=("dialogue_judging", "dialogue_error_taxonomy"),
     export_tables=("dialogue",),
