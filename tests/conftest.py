@@ -92,3 +92,12 @@ def initialised(db_path: Path, _initialised_once: Path) -> Path:
 @pytest.fixture
 def samples() -> Path:
     return sample_worlds_dir()
+
+
+@pytest.fixture
+def world(cli, initialised: Path, samples: Path) -> Path:
+    """The initialised store with the Meridian Bank sample world (policies and records)."""
+    result = cli("import", str(samples / "meridian_bank.yaml"),
+                 str(samples / "meridian_bank.jsonl"))
+    assert result.exit_code == 0, result.output
+    return initialised

@@ -18,14 +18,6 @@ from tests.stub_server import Stub, serve
 WORLD = "meridian-bank"
 
 
-@pytest.fixture
-def world(cli, initialised: Path, samples: Path) -> Path:
-    result = cli("import", str(samples / "meridian_bank.yaml"),
-                 str(samples / "meridian_bank.jsonl"))
-    assert result.exit_code == 0, result.output
-    return initialised
-
-
 def untouched(db: Path) -> bool:
     [row] = query_rows(db, "SELECT (SELECT COUNT(*) FROM runs) AS runs, "
                            "(SELECT COUNT(*) FROM llm_calls) AS calls")

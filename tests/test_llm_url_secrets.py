@@ -6,22 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.db_support import query_rows
 from tests.stub_server import Stub, serve
 
 WORLD = "meridian-bank"
 KEYS = {"in-path": "sk-path-SECRET-3c4d", "in-query": "sk-query-SECRET-5e6f",
         "bot-userinfo": "userinfo-SECRET-9f8e", "bot-query": "tok-bot-SECRET-7a8b9c0d1e2f3a4b"}
-
-
-@pytest.fixture
-def world(cli, initialised: Path, samples: Path) -> Path:
-    result = cli("import", str(samples / "meridian_bank.yaml"),
-                 str(samples / "meridian_bank.jsonl"))
-    assert result.exit_code == 0, result.output
-    return initialised
 
 
 def models_file(path: Path, url: str) -> Path:

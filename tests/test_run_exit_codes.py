@@ -31,14 +31,6 @@ DEADLINE = 120.0  # bounds every polling loop; never reached when things work
 
 
 @pytest.fixture
-def world(cli, initialised: Path, samples: Path) -> Path:
-    result = cli("import", str(samples / "meridian_bank.yaml"),
-                 str(samples / "meridian_bank.jsonl"))
-    assert result.exit_code == 0, result.output
-    return initialised
-
-
-@pytest.fixture
 def stub(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("COPAL_TEST_KEY", SECRET)
     s = Stub()

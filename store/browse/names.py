@@ -12,6 +12,7 @@ and campaigns have their reads where their tables are read anyway.
 from __future__ import annotations
 
 from store.db import Database
+from store.report.coded import distinct
 
 # (table, column) pairs whose column leads an index: the only ones `_distinct` walks.
 _INDEXED = {("items", "pattern"), ("items", "facet"), ("responses", "model"),
@@ -19,16 +20,9 @@ _INDEXED = {("items", "pattern"), ("items", "facet"), ("responses", "model"),
 
 
 def _distinct(db: Database, table: str, column: str) -> list[str]:
-    """Every non-NULL value of an indexed column, sorted: a skip scan (one MIN seek per
-    value), where DISTINCT or GROUP BY would walk every entry of the index."""
+    """Every non-NULL value of an indexed column, sorted: the report's skip scan."""
     assert (table, column) in _INDEXED, "only an indexed column is read this way"
-    out: list[str] = []
-    value = db.execute(f"SELECT MIN({column}) FROM {table}").fetchone()[0]
-    while value is not None:
-        out.append(value)
-        value = db.execute(f"SELECT MIN({column}) FROM {table} WHERE {column} > ?",
-                           (value,)).fetchone()[0]
-    return out
+    return distinct(db, column, table)
 
 
 def item_patterns(db: Database) -> list[str]:
