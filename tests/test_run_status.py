@@ -14,13 +14,9 @@ import time
 from copal_tui.pipeline.base import Options
 from copal_tui.pipeline.runner import run_stages
 from store.pipeline import runs
-from tests import test_run_exit_codes as exit_codes
 from tests.db_support import query_rows
 from tests.stub_server import Stub, serve
 from tests.test_run_exit_codes import DEADLINE, WORLD, models_file, wait_for
-
-# The sample world imported into a fresh store (the exit-code tests' fixture).
-world = exit_codes.world
 
 # How long the heartbeat test holds the stage's loop at most (heartbeats are 0.05 s apart).
 BLOCKED = 10.0
