@@ -37,6 +37,7 @@ from pydantic import BaseModel
 from copal_tui.cli import main
 from copal_tui.export.jsondoc import dumps
 from copal_tui.metrics.document import Metric, ReportDocument
+from copal_tui.metrics.document_suites import CompassSections, DialogueSections
 from copal_tui.metrics.options import ReportOptions
 from copal_tui.resources import sample_worlds_dir
 from copal_tui.services.report import build_document
@@ -155,7 +156,8 @@ def test_typed_access_reads_the_figures_of_the_json(document):
         assert metric.value == row["error_rate"]
         assert metric.interval is not None
         assert metric.interval.bounds == (row["ci_low"], row["ci_high"])
-    assert document.pas is not None and document.dialogue_judging is not None
+    assert document.section(CompassSections) is not None
+    assert document.section(DialogueSections) is not None
 
 
 OTHER_OPTIONS = {
@@ -193,7 +195,7 @@ def test_without_a_bootstrap_the_interval_says_why(store):
 
 def test_empty_store_gives_the_json_it_always_gave(cli, initialised):
     doc = build_document(connect(initialised), ReportOptions(bootstrap=0))
-    assert doc.pas is None and doc.dialogue_judging is None
+    assert doc.suites == {}
     assert doc.overall_error_rate.value is None
     assert doc.overall_error_rate.reason == "no judged composed responses"
     text = cli("report", "--json", "--bootstrap", "0").stdout

@@ -289,8 +289,6 @@ class ReportReads:
     # Rowids of responses without an answer (the call failed or gave no text), comma-separated.
     failed_responses = Read[str | None]()
     corpus = Read[CorpusCounts]()
-    compass = Read[CompassRows | None]()  # None: no world in scope has a COMPASS suite
-    dialogues = Read[DialogueRows]()
     human_facets = Read[HumanVotes]()
     # Every run behind a row in scope, its manifest typed (`store.report.provenance`).
     provenance_runs = Read[list[RunManifest]]()
@@ -302,3 +300,14 @@ class ReportReads:
     def value(self, name: str) -> Any:
         """The value of read `name` (what its attribute returns)."""
         return self._values[name]
+
+    def suite(self, name: str) -> Any:
+        """The rows of suite `name`'s own read (its descriptor's `Report.read`: COMPASS's
+        `CompassRows`, None when no world in scope has a suite; the dialogues' `DialogueRows`;
+        ...)."""
+        return self.value(suite_read(name))
+
+
+def suite_read(name: str) -> str:
+    """The name under which suite `name`'s own read is kept among the report's reads."""
+    return f"suite:{name}"

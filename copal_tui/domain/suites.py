@@ -9,8 +9,7 @@ finds a suite's part through its descriptor, never through a list of its own:
   `prompt_layouts` rendered through its layout;
 - the annotation queue takes its subjects and label rules from `annotation`, and a label is
   the `payload` model;
-- the report fills `report_sections`, from `report` (the function that adds them), and the
-  export prefixes their tables with `export_tables`;
+- the report reads, builds, exports and prints its sections through `report` (a `Report`);
 - the app opens `screens` by name, the label queue on `label_screen`;
 - the command line adds `commands` (loaded when named).
 
@@ -24,7 +23,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -33,14 +32,55 @@ PIPELINE = "copal_tui.pipeline"
 
 @dataclass(frozen=True)
 class Stage:
-    """One pipeline stage: its name, its entry point ("module:function", its `execute(run)`)
-    and what it needs to start."""
+    """One pipeline stage: its name, its suite (set when the suite is registered), its entry
+    point ("module:function", its `execute(run)`) and what it needs to start."""
 
     name: str
     entry: str
     needs_generator: bool = False
     needs_models: bool = False
     needs_judges: bool = False
+    suite: str = ""
+
+    @property
+    def options(self) -> type[Any]:
+        """The options model of the stage's suite (the field of the run's `Options` named
+        after the suite)."""
+        ref = suite(self.suite).options
+        if ref is None:
+            raise ValueError(f"suite {self.suite!r} has stages but names no options")
+        found: type[Any] = load(ref)
+        return found
+
+    def execute(self) -> Any:
+        """The stage's `execute(run)` coroutine function (its module imported now)."""
+        return load(self.entry)
+
+
+@dataclass(frozen=True)
+class Report:
+    """How a suite's figures enter `copal report` and its exports. Each part is a
+    "module:function" reference, loaded when a report is built:
+
+    - `read(db, worlds)`: the suite's rows, read in the store beside the report's other reads
+      (`store.report.reads.BulkReads`);
+    - `build(given, rows)`: its sections (a `copal_tui.metrics.document.SuiteSections` model),
+      or None when the store has nothing for it (the report then leaves them out);
+    - `tables(doc, sections)`: its tables for the CSV, Markdown and LaTeX exports;
+    - `terminal(console, doc, sections)`: how `copal report` prints it (None: each of its
+      tables as the terminal shows any table).
+
+    `sections` names its keys in the report's JSON (the provenance lists them);
+    `export_tables` the prefixes of its tables' names (their notes carry its heuristic caveat).
+    COPAL's sections are the report's own fields (every report has them, and the other suites
+    compare against them), so its descriptor names only `sections`."""
+
+    sections: tuple[str, ...]
+    export_tables: tuple[str, ...] = ()
+    read: str | None = None
+    build: str | None = None
+    tables: str | None = None
+    terminal: str | None = None
 
 
 @dataclass(frozen=True)
@@ -68,9 +108,7 @@ class Suite:
     # that did not record it used}: the choices behind its figures, named in the report's
     # provenance (where copal offers a way besides the reference's, which way was taken).
     provenance_options: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    report: str | None = None  # "module:function" adding its report sections
-    report_sections: tuple[str, ...] = ()
-    export_tables: tuple[str, ...] = ()  # prefixes of its export tables' names
+    report: Report | None = None  # its part of `copal report` and the exports
 
     def stage_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.stages)
@@ -103,6 +141,7 @@ def register(suite: Suite) -> Suite:
     if suite.label_screen not in suite.screens:
         raise ValueError(f"suite {suite.name!r}: label screen {suite.label_screen!r} is not "
                          "one of its screens")
+    suite = replace(suite, stages=tuple(replace(s, suite=suite.name) for s in suite.stages))
     _REGISTRY[suite.name] = suite
     return suite
 
@@ -132,8 +171,10 @@ def _pipeline(module: str) -> str:
 
 
 def _stages(*specs: tuple[str, str]) -> tuple[Stage, ...]:
-    needs = {"g": "needs_generator", "m": "needs_models", "j": "needs_judges"}
-    return tuple(Stage(name, _pipeline(name), **{needs[c]: True for c in flags})
+    """Stages from (name, needs) pairs: needs has "g" (a generator), "m" (targets), "j"
+    (judges)."""
+    return tuple(Stage(name, _pipeline(name), needs_generator="g" in flags,
+                       needs_models="m" in flags, needs_judges="j" in flags)
                  for name, flags in specs)
 
 
@@ -161,9 +202,9 @@ COPAL = register(Suite(
              "label": f"{_SCREENS}.label_queue:LabelQueueScreen",
              "adjudicate": f"{_SCREENS}.adjudicate:AdjudicateScreen",
              "cases": f"{_SCREENS}.cases:CasesScreen"},
-    report_sections=("error_rates", "overall", "facet_atlas", "one_sided", "paired_contrast",
-                     "ablation", "controls", "judge_validity", "judge_sensitivity",
-                     "corrected_error_rates", "observed_facets"),
+    report=Report(sections=("error_rates", "overall", "facet_atlas", "one_sided",
+                            "paired_contrast", "ablation", "controls", "judge_validity",
+                            "judge_sensitivity", "corrected_error_rates", "observed_facets")),
 ))
 
 COMPASS = register(Suite(
@@ -191,9 +232,13 @@ COMPASS = register(Suite(
                              "compass.denied_edge_writer": "rotation",
                              "compass.allowed_edge_policy": "allowlist"},
         "compass_verify": {"compass.matcher": "copal"}},
-    report_sections=("pas", "pas_failure_modes", "pas_vs_composed", "pas_judge_validity",
-                     "compass_summary"),
-    export_tables=("pas", "compass"),
+    report=Report(sections=("pas", "pas_failure_modes", "pas_vs_composed",
+                            "pas_judge_validity", "compass_summary"),
+                  export_tables=("pas", "compass"),
+                  read="store.report.compass:compass_rows",
+                  build="copal_tui.metrics.compass_sections:build",
+                  tables="copal_tui.export.suite_tables:compass_report_tables",
+                  terminal="copal_tui.export.suite_terminal:print_compass"),
 ))
 
 DIALOGUE = register(Suite(
@@ -218,6 +263,23 @@ DIALOGUE = register(Suite(
              "dialogue_review": f"{_SCREENS}.dialogue_review:DialogueReviewScreen"},
     commands={"delete-attempts": "copal_tui.commands.store_cmds:delete_attempts"},
     provenance_options={"dialogue_judge": {"dialogue.judge_prompt": "copal"}},
-    report_sections=("dialogue_judging", "dialogue_error_taxonomy"),
-    export_tables=("dialogue",),
+    report=Report(sections=("dialogue_judging", "dialogue_error_taxonomy"),
+                  export_tables=("dialogue",),
+                  read="store.report.dialogue:report_rows",
+                  build="copal_tui.metrics.dialogue_sections:build",
+                  tables="copal_tui.export.suite_tables:dialogue_tables"),
+))
+
+TRAFFIC = register(Suite(
+    name="traffic", title="Real-traffic audit",
+    options=f"{PIPELINE}.options:TrafficOptions",
+    tables=("traffic_imports", "traffic_pairs", "traffic_judgments", "traffic_key"),
+    stages=_stages(("traffic_judge", "j")),
+    prompts=("traffic_judge",),
+    subject="a de-identified pair of a deployed chatbot's log (traffic_pairs.id)",
+    payload="copal_tui.domain.traffic:TrafficLabel",
+    annotation="copal_tui.services.traffic_annotation:Traffic",
+    label_screen="traffic_label",
+    screens={"traffic_label": f"{_SCREENS}.traffic_label:TrafficLabelScreen"},
+    commands={"traffic": "copal_tui.commands.traffic_cmds:traffic"},
 ))

@@ -1,7 +1,8 @@
 """The report's tables for the other suites: COMPASS (PAS per query type, its pivot by target,
 failure modes, PAS beside the composed error, the COMPASS judge against humans, and COMPASS's
-own summary table per judge) and CompliBench dialogues (judge metrics, error taxonomy). Each
-function gives no table when the report has no section for its suite. The tabular model is
+own summary table per judge) and CompliBench dialogues (judge metrics, error taxonomy), each
+from its suite's sections (the suites' descriptors name `compass_report_tables` and
+`dialogue_tables` as their export tables). The tabular model is
 copal_tui.export.table's, the assembly of a report's tables copal_tui.export.tables'.
 """
 
@@ -12,13 +13,16 @@ import re
 from copal_tui.export.table import Table, cols, estimate, field_rows
 from copal_tui.metrics.compass_summary import KEY, model_label
 from copal_tui.metrics.document import ReportDocument
-from copal_tui.metrics.document_suites import CompassSummaryRow
+from copal_tui.metrics.document_suites import CompassSections, CompassSummaryRow, DialogueSections
 
 
-def compass_tables(doc: ReportDocument) -> list[Table]:
-    """The COMPASS tables; none when the report has no COMPASS section (no suite in scope)."""
-    if doc.pas is None:
-        return []
+def compass_report_tables(doc: ReportDocument, s: CompassSections) -> list[Table]:
+    """Every COMPASS table of the exports: `compass_tables` then COMPASS's own summary."""
+    return [*compass_tables(s), *summary_tables(s)]
+
+
+def compass_tables(s: CompassSections) -> list[Table]:
+    """The COMPASS tables but its summary."""
     long = Table("pas", "Policy Alignment Score per query type (COMPASS; 'all' rows pool "
                  "worlds or query types), Wilson 95% CI", cols(
                      "judge:str model:str variant:str world:str query_type:str n:int "
@@ -27,7 +31,7 @@ def compass_tables(doc: ReportDocument) -> list[Table]:
                           "pas", "ci_low", "ci_high"])
     targets: list[str] = []
     cells: dict[tuple[str, str, str], dict[str, float | None]] = {}
-    for r in doc.pas:
+    for r in s.pas:
         long.rows.append([r.judge, r.model, r.variant, r.world, r.query_type, r.n, r.aligned,
                           *estimate(r.pas), r.pas.reason or ""])
         target = f"{r.model} ({r.variant})"
@@ -43,11 +47,11 @@ def compass_tables(doc: ReportDocument) -> list[Table]:
                       "judge:str model:str variant:str world:str n_denied_edge:int "
                       "n_misaligned:int direct_violation:int refusal_answer_hybrid:int "
                       "indirect_violation:int unclassified:int"))
-    modes.rows = field_rows(modes, doc.pas_failure_modes or [])
-    return [long, pivot, modes, *_compass_contrast_tables(doc)]
+    modes.rows = field_rows(modes, s.pas_failure_modes)
+    return [long, pivot, modes, *_compass_contrast_tables(s)]
 
 
-def _compass_contrast_tables(doc: ReportDocument) -> list[Table]:
+def _compass_contrast_tables(s: CompassSections) -> list[Table]:
     vs = Table("pas_vs_composed", "Single-policy PAS (COMPASS, base variant) beside the "
                "composed error rate (contract mode) per world and model", cols(
                    "world:str model:str compass_judge:str n:int aligned:int pas:float "
@@ -64,13 +68,13 @@ def _compass_contrast_tables(doc: ReportDocument) -> list[Table]:
                 r.allowed_n, r.allowed_pas.value, r.denied_n, r.denied_pas.value,
                 r.composed_judge, r.composed_n, r.composed_errors,
                 *estimate(r.composed_error_rate), r.same_judge]
-               for r in doc.pas_vs_composed or []]
+               for r in s.pas_vs_composed]
     jv = Table("pas_judge_validity", "COMPASS judge against the human majority on refused, "
                "compliant and aligned", cols("judge:str dimension:str n:int agreement:float "
                                               "kappa:float kappa_reason:str"),
                display=["judge", "dimension", "n", "agreement", "kappa"])
     jv.rows = [[entry.judge, dim, b.n, b.agreement.value, b.kappa.value, b.kappa.reason or ""]
-               for entry in doc.pas_judge_validity or []
+               for entry in s.pas_judge_validity
                for dim, b in (("refused", entry.refused), ("compliant", entry.compliant),
                               ("aligned", entry.aligned))]
     return [vs, jv]
@@ -97,11 +101,11 @@ def _summary_names(judges: list[str]) -> dict[str, str]:
     return out
 
 
-def summary_tables(doc: ReportDocument) -> list[Table]:
+def summary_tables(s: CompassSections) -> list[Table]:
     """COMPASS's own table (`copal_tui.metrics.compass_summary`), one per judge with its
     columns: Model, Query Type, one per organisation, Average; none without rows."""
     by_judge: dict[str, list[CompassSummaryRow]] = {}
-    for r in doc.compass_summary or []:
+    for r in s.compass_summary:
         by_judge.setdefault(r.judge, []).append(r)
     names = _summary_names(list(by_judge))
     out = []
@@ -117,10 +121,8 @@ def summary_tables(doc: ReportDocument) -> list[Table]:
     return out
 
 
-def dialogue_tables(doc: ReportDocument) -> list[Table]:
-    """CompliBench-style judge metrics and the error taxonomy, only when the report has them."""
-    if doc.dialogue_judging is None:
-        return []
+def dialogue_tables(doc: ReportDocument, s: DialogueSections) -> list[Table]:
+    """CompliBench-style judge metrics (its reading, then copal's) and the error taxonomy."""
     judging = Table("dialogue_judging", "Dialogue judging as CompliBench's code scores it: each "
                     "attempt's first answer read by its parser (every tagged turn, each "
                     "attempt's files pooled, micro over turns; files: conversation x attempt "
@@ -134,7 +136,7 @@ def dialogue_tables(doc: ReportDocument) -> list[Table]:
                     display=["judge", "domain", "files", "not_scored",
                              "compliant_turn_accuracy", "violation_detection_accuracy",
                              "strict_violation_detection_accuracy", "conversation_accuracy"])
-    judging.rows = field_rows(judging, doc.dialogue_judging)
+    judging.rows = field_rows(judging, s.dialogue_judging)
     answers = Table("dialogue_judging_repaired", "Dialogue judging with copal's reading (not "
                     "CompliBench's figures): its parser and one repair round over every "
                     "answered attempt (repaired files: pooled; repaired attempts: read after "
@@ -152,8 +154,8 @@ def dialogue_tables(doc: ReportDocument) -> list[Table]:
                              "repaired_violation_detection_accuracy",
                              "repaired_strict_violation_detection_accuracy",
                              "repaired_conversation_accuracy"])
-    answers.rows = field_rows(answers, doc.dialogue_judging)
+    answers.rows = field_rows(answers, s.dialogue_judging)
     taxonomy = Table("dialogue_error_taxonomy", "Judge mistakes reviewed by humans, by error type",
                      cols("judge:str domain:str error_type:str count:int"))
-    taxonomy.rows = field_rows(taxonomy, doc.dialogue_error_taxonomy or [])
+    taxonomy.rows = field_rows(taxonomy, s.dialogue_error_taxonomy)
     return [judging, answers, taxonomy]

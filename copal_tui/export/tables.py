@@ -4,17 +4,17 @@ the order of the report, which is already sorted.
 
 This file owns the COPAL tables (error rates, atlas, contrasts and controls, judge validity and
 sensitivity, corpus, provenance, structured outputs) and assembles every table of a report in
-order; the COMPASS and CompliBench tables are copal_tui.export.suite_tables', the facet and
-confusion tables their own modules'.
+order; each other suite's tables come from the function its descriptor names
+(`Report.tables`: COMPASS's and CompliBench's are copal_tui.export.suite_tables'), the facet and
+confusion tables from their own modules.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from copal_tui.domain.suites import SUITES
+from copal_tui.domain.suites import SUITES, load
 from copal_tui.export.facet_tables import facet_tables
-from copal_tui.export.suite_tables import compass_tables, dialogue_tables, summary_tables
 from copal_tui.export.table import Table, bounds, cols, estimate, field_rows, validity_blocks
 from copal_tui.export.traceability import confusion_tables
 from copal_tui.metrics.document import ReportDocument
@@ -249,8 +249,18 @@ def output_tables(doc: ReportDocument) -> list[Table]:
 
 # Which suite's models a table's figures rest on, by the table's name (the prefixes each
 # suite's descriptor gives its tables).
-_SUITE_PREFIXES = tuple((prefix, spec.name) for spec in SUITES.values()
-                        for prefix in spec.export_tables)
+_SUITE_PREFIXES = tuple((prefix, spec.name) for spec in SUITES.values() if spec.report
+                        for prefix in spec.report.export_tables)
+
+
+def suite_tables(doc: ReportDocument, name: str) -> list[Table]:
+    """The tables of suite `name`'s sections in `doc` (its descriptor's `Report.tables`); none
+    when the report has none."""
+    report, section = SUITES[name].report, doc.suites.get(name)
+    if report is None or report.tables is None or section is None:
+        return []
+    found: list[Table] = load(report.tables)(doc, section)
+    return found
 
 
 def _with_caveats(doc: ReportDocument, tables: list[Table]) -> list[Table]:
@@ -273,7 +283,7 @@ def report_tables(doc: ReportDocument) -> list[Table]:
         *provenance_tables(doc), *error_tables(doc), *atlas_tables(doc), *contrast_tables(doc),
         *validity_tables(doc), *confusion_tables(doc), *facet_tables(doc),
         *sensitivity_tables(doc),
-        *compass_tables(doc), *summary_tables(doc), *dialogue_tables(doc),
+        *(t for name in doc.suites for t in suite_tables(doc, name)),
         *corpus_tables(doc), *output_tables(doc)])
 
 

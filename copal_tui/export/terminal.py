@@ -1,7 +1,7 @@
 """`copal report` on the terminal: the report's tables (copal_tui.export.tables, the narrow
 `display` view Markdown and LaTeX show) plus the pivots only the terminal has (error rate by
-pattern, facet and world; PAS by world and query type), each suite's heuristic caveat in bold
-before its figures. An estimate is shown with its interval in one cell (`0.681 [0.600,
+pattern, facet and world), then each other suite's sections as its descriptor prints them
+(`Report.terminal`, else its tables), each suite's heuristic caveat in bold before its figures. An estimate is shown with its interval in one cell (`0.681 [0.600,
 0.785]`), so every judge-validity metric carries its bootstrap interval.
 
 Tables go through `copal_tui.export.fit_table`, which fits them to the terminal's width (80
@@ -18,10 +18,10 @@ from rich.console import Console
 from rich.text import Text
 
 from copal_tui.domain.safe_text import visible
+from copal_tui.domain.suites import SUITES, load
 from copal_tui.export.facet_terminal import print_observed_facets
 from copal_tui.export.fit_table import print_table, terminal_console
 from copal_tui.export.formats import NA, cell_text
-from copal_tui.export.suite_tables import compass_tables, dialogue_tables, summary_tables
 from copal_tui.export.table import Table
 from copal_tui.export.tables import (
     POOLED,
@@ -32,11 +32,11 @@ from copal_tui.export.tables import (
     output_tables,
     scope_lines,
     sensitivity_tables,
+    suite_tables,
     validity_tables,
 )
 from copal_tui.export.traceability import confusion_tables
 from copal_tui.metrics.document import ReportDocument
-from copal_tui.metrics.document_suites import PasRow
 from copal_tui.metrics.rates import PATTERN_ORDER
 
 INTERVAL = ("ci_low", "ci_high")  # how the names of a table's interval columns end
@@ -114,34 +114,13 @@ def print_report(doc: ReportDocument, console: Console | None = None) -> None:
             t.rows = [row for row in t.rows if row[at] == POOLED]
         show(console, t)
     print_observed_facets(console, doc)
-    _compass(console, doc)
-    for t in summary_tables(doc):  # COMPASS's own table, as its analysis script prints it
-        show(console, t, keys=2)
-    if doc.dialogue_judging is not None:
-        _caveat(console, doc, "dialogue")
-    for t in [*dialogue_tables(doc), *corpus_tables(doc), *output_tables(doc)]:
-        show(console, t)
-
-
-def _compass(console: Console, doc: ReportDocument) -> None:
-    """The COMPASS tables, only when the report has them (no suite in scope: nothing)."""
-    if doc.pas is None:
-        return
-    _caveat(console, doc, "compass")
-    by_judge: dict[str, list[PasRow]] = {}
-    for r in doc.pas:
-        by_judge.setdefault(r.judge, []).append(r)
-    for judge, judged in by_judge.items() or [("none", [])]:
-        targets = list(dict.fromkeys(f"{r.model} ({r.variant})" for r in judged))
-        cells: dict[tuple[str, str], dict[str, str]] = {}
-        for r in judged:
-            text = "n/a" if r.n == 0 else f"{f3(r.pas.value)} ({r.aligned}/{r.n})"
-            cells.setdefault((r.world, r.query_type), {})[f"{r.model} ({r.variant})"] = text
-        print_table(console, ["world", "query type", *targets],
-                    [[w, t, *(c.get(x, "") for x in targets)] for (w, t), c in cells.items()],
-                    title=f"Policy Alignment Score, judge {judge}: world x query type (rows), "
-                          "target (columns); PAS (aligned/n)",
-                    numeric=set(range(2, len(targets) + 2)), keys=2, letter_all=True)
-    for t in compass_tables(doc):
-        if t.name not in ("pas", "pas_pivot"):  # the pivot above shows them
+    for name, section in doc.suites.items():  # each other suite, as its descriptor prints it
+        _caveat(console, doc, name)
+        report = SUITES[name].report
+        if report is not None and report.terminal is not None:
+            load(report.terminal)(console, doc, section)
+            continue
+        for t in suite_tables(doc, name):
             show(console, t)
+    for t in [*corpus_tables(doc), *output_tables(doc)]:
+        show(console, t)

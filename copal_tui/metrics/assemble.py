@@ -1,7 +1,7 @@
 """The report document from the report's reads (`copal_tui.domain.report_rows.ReportReads`), in
 two steps around the one read that depends on computed figures. `draft`: the COPAL sections
-(`copal_sections`), then the COMPASS and dialogue sections when the store has them
-(`compass_sections`, `dialogue_sections`), and whether the primary judge named observed facets
+(`copal_sections`), then every other suite's sections when the store has them
+(`suite_report`: the builders the suites' descriptors name), and whether the primary judge named observed facets
 the judgments' bulk read codes without a name. `finish`: the observed facets (`facets`), given
 those names, the provenance of the figures and the structured-output counts (`provenance`).
 
@@ -16,13 +16,12 @@ from dataclasses import dataclass
 
 from copal_tui.domain.report_rows import ReportReads
 from copal_tui.metrics import provenance
-from copal_tui.metrics.compass_sections import add_compass
 from copal_tui.metrics.copal_sections import Exclusions, build
-from copal_tui.metrics.dialogue_sections import add_dialogues
 from copal_tui.metrics.document import ReportDocument
 from copal_tui.metrics.facets import observed_facets_section, unnamed_facets
 from copal_tui.metrics.frame import Frame
 from copal_tui.metrics.options import ReportOptions
+from copal_tui.metrics.suite_report import Given, add_suites
 
 
 @dataclass
@@ -41,12 +40,10 @@ def draft(reads: ReportReads, worlds: list[str] | None, shown: list[str],
     """The report over `worlds` (None: all); `shown` is the scope's list of worlds."""
     doc, frame = build(reads, worlds, shown, opts)
     exclusions = Exclusions(doc.exclusions)
-    compass = add_compass(doc, reads, frame, worlds, exclusions.add)
-    dialogues = add_dialogues(doc, reads.dialogues, exclusions.add)
+    present = add_suites(Given(doc, reads, frame, worlds, exclusions.add))
     chosen = doc.scope.primary_judge
     setting = None if chosen is None else (chosen.judge, chosen.mode)
-    return Draft(doc, frame, {"copal": True, "compass": compass, "dialogue": dialogues},
-                 setting if unnamed_facets(reads, frame, setting) else None)
+    return Draft(doc, frame, present, setting if unnamed_facets(reads, frame, setting) else None)
 
 
 def finish(d: Draft, reads: ReportReads, names: Mapping[int, str]) -> ReportDocument:

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from copal_tui.domain.report_rows import FAILURE_MODE_CODES, CompassRows, ReportReads
+from copal_tui.domain.report_rows import FAILURE_MODE_CODES, CompassRows
 from copal_tui.metrics import compass_summary
 from copal_tui.metrics.arrays import group_arrays
-from copal_tui.metrics.document import ReportDocument
+from copal_tui.metrics.document_suites import CompassSections
 from copal_tui.metrics.frame import FAILED, Frame
 from copal_tui.metrics.pas import (
     DIMENSIONS,
@@ -32,6 +32,9 @@ from copal_tui.metrics.pas import (
     label,
     pas_rows,
 )
+
+if TYPE_CHECKING:
+    from copal_tui.metrics.suite_report import Given
 
 # ------------------------------------------------------------------ grouping the judgments
 
@@ -183,28 +186,27 @@ def composed_by_judge(f: Frame, base_models: set[str], worlds: Sequence[str],
     return sorted((*key, judged, errors) for key, (judged, errors) in found.items())
 
 
-def add_compass(doc: ReportDocument, reads: ReportReads, f: Frame, worlds: list[str] | None,
-                exclude: Exclude) -> bool:
-    """Fill the COMPASS sections of `doc` (False, leaving them out, when no world in scope has
-    a suite); `exclude` records (section, what, reason, count) like the report's other
+def build(given: Given, rows: CompassRows | None) -> CompassSections | None:
+    """The COMPASS sections (None, leaving them out, when no world in scope has a suite);
+    `given.exclude` records (section, what, reason, count) like the report's other
     exclusions. The composed side of the contrast prefers the report's primary judge when it
     is a contract-mode judge, and then takes its numbers from the report's error table
     (`by_world` of each model), so the two agree by construction; other judges' come from the
-    frame `f` of the COPAL sections (judgments added)."""
-    rows = reads.compass
+    COPAL frame (judgments added)."""
     if rows is None:
-        return False
+        return None
+    doc, f, exclude = given.doc, given.frame, given.exclude
     suite = rows.suite
     chosen = doc.scope.primary_judge
     preferred = chosen.judge if chosen and chosen.mode == "contract" else None
     by_world = [(w, r.model, c.n, c.errors) for r in doc.error_rates
                 for w, c in r.by_world.items() if c.n] if preferred else []
-    cells, responses = judgment_cells(rows, worlds)
+    cells, responses = judgment_cells(rows, given.worlds)
     _coverage(cells, responses, exclude)
-    doc.pas, doc.pas_failure_modes = pas_rows(cells), failure_modes(cells)
-    doc.compass_summary = compass_summary.section(rows, cells, exclude)
-    doc.pas_vs_composed, one_sided = contrast(
-        cells, _composed(f, set(reads.responses.models), suite, cells, preferred, by_world),
+    summary = compass_summary.section(rows, cells, exclude)
+    vs_composed, one_sided = contrast(
+        cells, _composed(f, set(given.reads.responses.models), suite, cells, preferred,
+                         by_world),
         preferred)
     for world, model, side, judge, count in one_sided:
         other = "composed contract-mode" if side == "COMPASS" else "COMPASS (base variant)"
@@ -213,7 +215,7 @@ def add_compass(doc: ReportDocument, reads: ReportReads, f: Frame, worlds: list[
 
     majority, ties = human_majority(rows.labels)
     judges = sorted({c[0] for c in cells if c[5] == "usable"})
-    doc.pas_judge_validity, unjudged = judge_validity(
+    validity, unjudged = judge_validity(
         majority, rows.labelled_judgments, judges) if majority else ([], {})
     for dim in DIMENSIONS:
         exclude("pas_judge_validity", "labelled COMPASS responses", "annotators split evenly "
@@ -221,4 +223,6 @@ def add_compass(doc: ReportDocument, reads: ReportReads, f: Frame, worlds: list[
     for judge, count in unjudged.items():
         exclude("pas_judge_validity", f"human-labelled COMPASS responses for {judge}",
                 "the judge did not judge them (skipped or failed)", count)
-    return True
+    return CompassSections(pas=pas_rows(cells), pas_failure_modes=failure_modes(cells),
+                           compass_summary=summary, pas_vs_composed=vs_composed,
+                           pas_judge_validity=validity)

@@ -9,23 +9,25 @@ with their reason. Dialogues are not tied to worlds: a `--world` filter does not
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from copal_tui.domain.report_rows import DialogueRows
 from copal_tui.metrics.dialogue import dialogue_judging
-from copal_tui.metrics.document import ReportDocument
-from copal_tui.metrics.document_suites import ErrorTypeCount
-from copal_tui.metrics.pas import Exclude
+from copal_tui.metrics.document_suites import DialogueSections, ErrorTypeCount
+
+if TYPE_CHECKING:
+    from copal_tui.metrics.suite_report import Given
 
 
-def add_dialogues(doc: ReportDocument, stored: DialogueRows, exclude: Exclude) -> bool:
-    """Fill the dialogue sections of `doc` (False, leaving them out, without any attempt)."""
+def build(given: Given, stored: DialogueRows) -> DialogueSections | None:
+    """The dialogue sections (None, leaving them out, without any attempt)."""
     judged = dialogue_judging(stored)
     if not judged.rows and not judged.exclusions:
-        return False
+        return None
     reasons = Counter((e.judge, e.reason or "") for e in judged.exclusions)
     for (judge, reason), count in sorted(reasons.items()):
-        exclude("dialogue_judging", f"failed attempts of {judge}", reason, count)
-    doc.dialogue_judging = judged.rows
-    doc.dialogue_error_taxonomy = [ErrorTypeCount.model_validate(r, from_attributes=True)
-                                   for r in stored.error_types]
-    return True
+        given.exclude("dialogue_judging", f"failed attempts of {judge}", reason, count)
+    return DialogueSections(
+        dialogue_judging=judged.rows,
+        dialogue_error_taxonomy=[ErrorTypeCount.model_validate(r, from_attributes=True)
+                                 for r in stored.error_types])

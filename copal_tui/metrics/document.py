@@ -7,16 +7,23 @@ JSON from its `to_dict()`.
 
 from __future__ import annotations
 
-from copal_tui.metrics import document_copal as copal
-from copal_tui.metrics import document_suites as suites
-from copal_tui.metrics.document_base import FlatModel, Metric
+from typing import Annotated, TypeVar
 
-__all__ = ["Metric", "ReportDocument"]
+from pydantic import Field
+
+from copal_tui.metrics import document_copal as copal
+from copal_tui.metrics import document_suites as parts
+from copal_tui.metrics.document_base import INLINE, FlatModel, Metric, SuiteSections
+
+__all__ = ["Metric", "ReportDocument", "SuiteSections"]
+
+
+S = TypeVar("S", bound=SuiteSections)
 
 
 class ReportDocument(FlatModel):
     format: str
-    scope: suites.Scope
+    scope: parts.Scope
     error_rates: list[copal.ModelErrorRate]
     overall_error_rate: Metric
     overall: copal.OverallRate
@@ -32,15 +39,15 @@ class ReportDocument(FlatModel):
     judge_sensitivity: list[copal.SensitivityRow]
     corpus: copal.Corpus
     exclusions: list[copal.Exclusion]
-    # COMPASS: present only when a world in scope has a suite.
-    pas: list[suites.PasRow] | None = None
-    pas_failure_modes: list[suites.FailureModeRow] | None = None
-    compass_summary: list[suites.CompassSummaryRow] | None = None
-    pas_vs_composed: list[suites.PasVsComposedRow] | None = None
-    pas_judge_validity: list[suites.PasJudgeValidity] | None = None
-    # Dialogue judging: present only when some dialogue has a judge attempt.
-    dialogue_judging: list[suites.DialogueRow] | None = None
-    dialogue_error_taxonomy: list[suites.ErrorTypeCount] | None = None
-    observed_facets: suites.ObservedFacets | None = None
-    structured_outputs: list[suites.OutputCount]
+    # The other suites' sections by suite, in registration order, each present only when the
+    # store has something for it (COMPASS: a world in scope has a suite; dialogues: a judge
+    # attempt; ...); their keys are written at the top level.
+    suites: Annotated[dict[str, SuiteSections], INLINE] = Field(default_factory=dict)
+    observed_facets: parts.ObservedFacets | None = None
+    structured_outputs: list[parts.OutputCount]
 
+
+    def section(self, kind: type[S]) -> S | None:
+        """The sections of `kind`'s suite, when the report has them."""
+        found = self.suites.get(kind.SUITE)
+        return found if isinstance(found, kind) else None

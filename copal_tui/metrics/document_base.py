@@ -105,6 +105,15 @@ class Flat:
 RATE = Flat(prefix="")
 CI = Flat(ci=True)
 
+
+@dataclass(frozen=True)
+class Inline:
+    """On a field holding {name: section}: each section's keys go into the enclosing section's
+    JSON in the field's place, in the mapping's order (no key of the field's own)."""
+
+
+INLINE = Inline()
+
 Pairs = list[tuple[str, Any]]
 
 
@@ -126,6 +135,7 @@ class FlatModel(BaseModel):
     _flat: ClassVar[dict[str, Flat]]  # every metric field's layout
     _omit: ClassVar[frozenset[str]]
     _ci_last: ClassVar[str | None]  # the field after which the `ci` object comes
+    _inline: ClassVar[frozenset[str]]  # fields whose sections' keys are written in their place
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -135,6 +145,8 @@ class FlatModel(BaseModel):
                      for n, fi in fields.items() if fi.annotation is Metric}
         cls._omit = frozenset(n for n, fi in fields.items() if fi.default is None)
         cls._ci_last = next((n for n in reversed(cls._flat) if cls._flat[n].ci), None)
+        cls._inline = frozenset(n for n, fi in fields.items()
+                                if any(isinstance(m, Inline) for m in fi.metadata))
 
     @model_serializer(mode="plain")
     def _unfold(self) -> dict[str, Any]:
@@ -148,6 +160,9 @@ class FlatModel(BaseModel):
             spec = self._flat.get(name)
             if spec is not None:
                 self._write_metric(name, value, spec, out, later, ci)
+            elif name in self._inline:
+                for section in value.values():
+                    out.update(_unfold(section))
             elif not (value is None and name in self._omit):
                 out[name] = _unfold(value)
             out.update(later.pop(name, []))
@@ -182,3 +197,11 @@ class FlatModel(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """The section in the JSON's layout (NaN where undefined, every key in its place)."""
         return self.model_dump()
+
+
+class SuiteSections(FlatModel):
+    """The sections of one suite besides COPAL (its descriptor's `Report.build` makes them):
+    its fields are keys at the top level of the report's JSON (`ReportDocument.suites`), and
+    `SUITE` is the suite's name."""
+
+    SUITE: ClassVar[str] = ""

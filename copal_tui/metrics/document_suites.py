@@ -6,9 +6,9 @@ the order of its keys in the JSON (see `document_base`).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, ClassVar
 
-from copal_tui.metrics.document_base import Flat, FlatModel, Metric
+from copal_tui.metrics.document_base import Flat, FlatModel, Metric, SuiteSections
 from copal_tui.metrics.document_copal import JudgeSetting
 
 
@@ -154,6 +154,19 @@ class PasJudgeValidity(FlatModel):
     aligned: PasAgreement
 
 
+class CompassSections(SuiteSections):
+    """The COMPASS sections: PAS per query type, the failure modes of misaligned denied-edge
+    responses, COMPASS's own summary table, PAS beside the composed error rate, and the COMPASS
+    judge against the human labels."""
+
+    SUITE: ClassVar[str] = "compass"
+    pas: list[PasRow]
+    pas_failure_modes: list[FailureModeRow]
+    compass_summary: list[CompassSummaryRow]
+    pas_vs_composed: list[PasVsComposedRow]
+    pas_judge_validity: list[PasJudgeValidity]
+
+
 class DialogueRow(FlatModel):
     """CompliBench's figures per judge and domain over `attempts` attempts of `conversations`
     conversations: plain floats, None (null, without a reason) when their denominator is
@@ -197,6 +210,15 @@ class ErrorTypeCount(FlatModel):
     domain: str
     error_type: str
     count: int
+
+
+class DialogueSections(SuiteSections):
+    """The dialogue-judging sections: CompliBench's figures per judge and domain, and the
+    reviewers' error types of the judges' wrong predictions."""
+
+    SUITE: ClassVar[str] = "dialogue"
+    dialogue_judging: list[DialogueRow]
+    dialogue_error_taxonomy: list[ErrorTypeCount]
 
 
 class FacetRow(FlatModel):

@@ -79,7 +79,7 @@ def build(runs: Iterable[RunManifest], prefilters: Iterable[str] = (),
         out[suite] = SuiteProvenance(
             **models, imported={k: v for k, v in (imported or {}).items()
                                 if k.startswith(suite + ":") and v},
-            sections=list(spec.report_sections), heuristic=offline,
+            sections=list(spec.report.sections if spec.report else ()), heuristic=offline,
             caveat=caveat(offline) if offline else None,
             edge_writer=sorted(roles["edge_writer"]) or None,
             settings=[ModelSetting(**dict(zip(_SETTING_KEYS, row, strict=True)))

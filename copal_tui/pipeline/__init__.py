@@ -8,54 +8,13 @@ models it needs. `copal run compass` runs the four COMPASS stages.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from copal_tui.domain.suites import COMPASS, COPAL, DIALOGUE, SUITES, Stage
 
-from copal_tui.domain.suites import COMPASS, COPAL, DIALOGUE, SUITES, load, suite
-from copal_tui.pipeline.options import CompassOptions, CopalOptions, DialogueOptions
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One pipeline stage as a suite's descriptor names it (`copal_tui.domain.suites`), with
-    its suite: which of `Options`' per-suite options it reads (`Options.copal`, `.compass`,
-    `.dialogue`: the field named after the suite) and what it needs to start."""
-
-    name: str
-    suite: str
-    entry: str
-    needs_generator: bool = False
-    needs_models: bool = False
-    needs_judges: bool = False
-
-    @property
-    def options(self) -> type[CopalOptions | CompassOptions | DialogueOptions]:
-        """The options model of the stage's suite."""
-        ref = suite(self.suite).options
-        if ref is None:
-            raise ValueError(f"suite {self.suite!r} has stages but names no options")
-        found: type[CopalOptions | CompassOptions | DialogueOptions] = load(ref)
-        return found
-
-    def execute(self) -> StageExecute:
-        """The stage's `execute(run)` coroutine function (its module imported now)."""
-        found: StageExecute = load(self.entry)
-        return found
-
-
-class StageExecute(Protocol):
-    """What a stage does: `execute(run)` over a `StageRun` (typed loosely here so that the
-    registry imports no stage and no run machinery)."""
-
-    def __call__(self, run: Any, /) -> Awaitable[None]: ...
+__all__ = ["Stage"]
 
 
 # Every suite's stages, suite by suite in registration order (COPAL, COMPASS, dialogue).
-REGISTRY: dict[str, Stage] = {
-    s.name: Stage(s.name, spec.name, s.entry, s.needs_generator, s.needs_models,
-                  s.needs_judges)
-    for spec in SUITES.values() for s in spec.stages}
+REGISTRY: dict[str, Stage] = {s.name: s for spec in SUITES.values() for s in spec.stages}
 STAGES = tuple(REGISTRY)
 COPAL_STAGES = COPAL.stage_names()
 COMPASS_STAGES = COMPASS.stage_names()

@@ -1,6 +1,6 @@
 """What a run is asked to do: the options every stage shares (scope, models, concurrency) and
-each suite's own (`CopalOptions`, `CompassOptions`, `DialogueOptions`). A stage reads the shared
-ones and its suite's; the run manifest records them all.
+each suite's own (`CopalOptions`, `CompassOptions`, `DialogueOptions`, `TrafficOptions`). A
+stage reads the shared ones and its suite's; the run manifest records them all.
 """
 
 from __future__ import annotations
@@ -80,6 +80,16 @@ class DialogueOptions:
 
 
 @dataclass
+class TrafficOptions:
+    """The automatic labeller of the real-traffic audit (traffic_judge): the sources whose pairs
+    it labels (None: every source), and whether it labels only pairs drawn into some campaign
+    (`sampled`) rather than the whole log (the corrected estimate of the log's mix needs the
+    whole log; a quick agreement check needs only the sample)."""
+    sources: list[str] | None = None
+    sampled: bool = False
+
+
+@dataclass
 class Options:
     """What every stage shares (scope, models, concurrency), and each suite's own options."""
     worlds: list[str] | None = None
@@ -96,3 +106,4 @@ class Options:
     copal: CopalOptions = field(default_factory=CopalOptions)
     compass: CompassOptions = field(default_factory=CompassOptions)
     dialogue: DialogueOptions = field(default_factory=DialogueOptions)
+    traffic: TrafficOptions = field(default_factory=TrafficOptions)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from copal_tui.domain.traffic import TrafficLabel
 from copal_tui.services.annotation.suites import Filters
-from copal_tui.services.annotation.suites import Suite as Rules
+from copal_tui.services.annotation.suites import Rules
 from store.annotation.campaigns import Candidate
 from store.artifacts import traffic
 from store.db import Database, StoreError

@@ -18,8 +18,8 @@ Conventions:
 - text columns of the group_concat reads are separated by char(30) (record separator), and a
   NULL that has to keep its place is written as NULL_MARK, char(31) (unit separator).
 
-`BulkReads` runs every read a report needs at once (the COPAL tables here, and those of the
-other `store.report` modules) in threads with their own connections; it is a
+`BulkReads` runs every read a report needs at once (the COPAL tables here, and each other
+suite's own read, which its descriptor names) in threads with their own connections; it is a
 `copal_tui.domain.report_rows.ReportReads`, whose attributes are the reads' typed rows.
 """
 
@@ -28,6 +28,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from functools import partial
 from typing import Any
 
 from copal_tui.domain.report_rows import (
@@ -37,13 +38,14 @@ from copal_tui.domain.report_rows import (
     JudgmentCodes,
     LabelRow,
     ReportReads,
+    suite_read,
 )
+from copal_tui.domain.suites import SUITES, load
 from store.annotation.annotations import CURRENT, CURRENT_DECISION
 from store.db import Database, connect
-from store.report import compass, provenance
 from store.report import facets as report_facets
+from store.report import provenance
 from store.report.coded import judgment_codes, response_columns
-from store.report.dialogue import dialogue_rows
 from store.report.scope import ERROR, all_rows, world_scope
 
 # The target model of a response `r` as one name (the cases' reads filter on it).
@@ -151,6 +153,13 @@ def _triples(db: Database, sql: str) -> list[LabelRow]:
 WORKERS = 2
 
 
+def _suite_reads() -> list[tuple[str, str]]:
+    """(suite, "module:function") of every suite with a read of its own, in registration
+    order."""
+    return [(name, spec.report.read) for name, spec in SUITES.items()
+            if spec.report is not None and spec.report.read is not None]
+
+
 class BulkReads(ReportReads):
     """Every read `copal report` makes, started at once; an attribute waits for its read only,
     so the caller can work on the first results while the judgments are still read.
@@ -170,8 +179,9 @@ class BulkReads(ReportReads):
             ("adjudications", lambda c: label_rows(c, decisions=True)),
             ("failed_responses", failed_responses),
             ("corpus", lambda c: corpus_counts(c, worlds)),
-            ("compass", lambda c: compass.compass_rows(c, worlds)),
-            ("dialogues", dialogue_rows),
+            # Each suite's own read (its descriptor's `Report.read`), in registration order.
+            *((suite_read(name), partial(load(ref), worlds=worlds))
+              for name, ref in _suite_reads()),
             ("human_facets", lambda c: report_facets.human_votes(c, worlds)),
             ("provenance_runs", lambda c: provenance.provenance_runs(c, worlds)),
             ("provenance_extras", lambda c: provenance.provenance_extras(c, worlds)),

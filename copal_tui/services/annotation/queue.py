@@ -36,7 +36,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from copal_tui.domain.annotation.subjects import check
-from copal_tui.services.annotation.suites import Suite, rules
+from copal_tui.services.annotation.suites import Rules, rules
 from store.annotation import annotations as log
 from store.annotation import campaigns, queue
 from store.annotation.annotations import ANNOTATOR, Annotation
@@ -78,7 +78,7 @@ class AnnotationQueue:
                  judge: str | None = None, overlap: int = 2, lease_minutes: float = 30) -> None:
         self.db = db
         self.suite = suite
-        self.rules: Suite = rules(suite)  # StoreError for an unknown suite
+        self.rules: Rules[Any] = rules(suite)  # StoreError for an unknown suite
         self.annotator = annotator
         self.sample = campaign  # a named campaign, or None for the default queue
         self.judge = judge

@@ -76,8 +76,9 @@ def stratified(rows: Iterable[Candidate], sizes: Mapping[str, int] | None = None
     return [row for _, row in keyed]
 
 
-class Suite(Generic[P]):
-    """The per-suite part of the queue (one instance per suite, see `rules`)."""
+class Rules(Generic[P]):
+    """The per-suite part of the queue (one instance per suite, see `rules`); the suite's
+    descriptor (`copal_tui.domain.suites.Suite`) names its subclass."""
 
     name = ""
     stratified = False  # whether the default queue is stratified (else the natural order)
@@ -106,7 +107,7 @@ class Suite(Generic[P]):
         raise NotImplementedError
 
 
-class Copal(Suite["CopalLabel"]):
+class Copal(Rules["CopalLabel"]):
     name = "copal"
     stratified = True
 
@@ -171,7 +172,7 @@ def compass_shown_sha256(ctx: CompassContext) -> str:
                           "" if response is None else response.text)
 
 
-class Compass(Suite["CompassLabel"]):
+class Compass(Rules["CompassLabel"]):
     name = "compass"
 
     def candidates(self, db: Database, filters: Filters) -> list[Candidate]:
@@ -190,7 +191,7 @@ class Compass(Suite["CompassLabel"]):
         return label, compass_shown_sha256(ctx)
 
 
-class Dialogue(Suite["DialogueReview"]):
+class Dialogue(Rules["DialogueReview"]):
     name = "dialogue"
 
     def candidates(self, db: Database, filters: Filters) -> list[Candidate]:
@@ -222,10 +223,10 @@ class Dialogue(Suite["DialogueReview"]):
         return stored, sha
 
 
-_RULES: dict[str, Suite[Any]] = {}
+_RULES: dict[str, Rules[Any]] = {}
 
 
-def rules(name: str) -> Suite[Any]:
+def rules(name: str) -> Rules[Any]:
     """The annotation rules of the suite called `name`, as its descriptor names them
     (`copal_tui.domain.suites`); StoreError for an unknown suite."""
     try:
@@ -233,7 +234,7 @@ def rules(name: str) -> Suite[Any]:
     except ValueError as exc:
         raise StoreError(str(exc)) from None
     if name not in _RULES:
-        found: Suite[Any] = load(spec.annotation)()
+        found: Rules[Any] = load(spec.annotation)()
         if found.name != name:
             raise StoreError(f"suite {name!r} names rules for {found.name!r}")
         _RULES[name] = found
