@@ -16,8 +16,7 @@ from textual.widgets import Static
 
 from copal_tui.domain.annotation.payloads import LabelPayload
 from copal_tui.domain.suites import Suite
-from copal_tui.services.annotation.suites import Filters
-from copal_tui.services.annotation.suites import Rules
+from copal_tui.services.annotation.suites import Filters, Rules
 from store.annotation.campaigns import Candidate
 from store.db import Database, StoreError, connect
 
