@@ -64,6 +64,10 @@ def _inputs(skyline) -> dict[str, dict]:
                               "policies": policies},
         **_compass_inputs(w, policies),
         **_dialogue_inputs(),
+        "traffic_judge": {"organisation": {"name": w["name"], "industry": w["industry"],
+                                           "use_case": w["use_case"]},
+                          "policies": policies, "context": [], "query": v["query"],
+                          "response": "I'm sorry, I can't help."},
     }
 
 

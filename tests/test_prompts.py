@@ -91,6 +91,12 @@ def sample_input(task: str, text: str = "ordinary text") -> dict:
                               "policies": POLICIES},
         **_compass_inputs(world, text),
         **_dialogue_inputs(text),
+        "traffic_judge": {"organisation": {k: world[k] for k in ("name", "industry",
+                                                                 "use_case")},
+                          "policies": POLICIES,
+                          "context": [{"role": "user", "content": text},
+                                      {"role": "assistant", "content": text}],
+                          "query": text, "response": text},
     }
     return inputs[task]
 

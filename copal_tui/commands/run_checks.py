@@ -17,11 +17,19 @@ import click
 from click.core import ParameterSource
 
 from copal_tui.commands.choices import BadValue, require_known
-from copal_tui.pipeline import COMPASS_STAGES, DIALOGUE_STAGES, GENERATOR_STAGES, STAGES
+from copal_tui.pipeline import (
+    COMPASS_STAGES,
+    DIALOGUE_STAGES,
+    GENERATOR_STAGES,
+    REGISTRY,
+    STAGES,
+)
 from store.db import Database
 
-# Worlds: no world is read by the stages that work on stored dialogues.
-_WORLD_STAGES = tuple(s for s in STAGES if s not in DIALOGUE_STAGES)
+# The stages that work on imported traffic (their scope is sources, not worlds).
+_TRAFFIC_STAGES = tuple(n for n, s in REGISTRY.items() if s.suite == "traffic")
+# Worlds: no world is read by the stages that work on stored dialogues or traffic.
+_WORLD_STAGES = tuple(s for s in STAGES if s not in DIALOGUE_STAGES + _TRAFFIC_STAGES)
 # Read by every stage that calls a model: never refused.
 _EVERY = tuple(STAGES)
 
@@ -35,7 +43,7 @@ def read_by() -> Mapping[str, tuple[str, ...]]:
         "worlds": _WORLD_STAGES, "all_worlds": _WORLD_STAGES,
         # The targets that answer, or whose answers are judged.
         "models": ("respond", "compass_respond", "judge", "compass_judge"),
-        "judges": ("judge", "compass_judge", *DIALOGUE_STAGES),
+        "judges": ("judge", "compass_judge", *DIALOGUE_STAGES, *_TRAFFIC_STAGES),
         "modes": ("judge",),
         # compass_verify verifies with the generator when no --verifier is given, and
         # compass_respond's few-shot variant has it write the reference answers.
@@ -55,6 +63,7 @@ def read_by() -> Mapping[str, tuple[str, ...]]:
         "attempts": ("dialogue_judge",), "binary": ("dialogue_judge",),
         "judge_prompt": ("dialogue_judge",),
         "per_dialogue": ("dialogue_variants",),
+        "sources": _TRAFFIC_STAGES, "sampled": _TRAFFIC_STAGES,
         "batch": BATCH_STAGES,
     }
 
@@ -88,9 +97,11 @@ def _names(stages: Sequence[str]) -> str:
 
 def check_scope(db: Database, stages: Sequence[str], worlds: Sequence[str],
                 domains: Sequence[str], dialogue_ids: Sequence[str],
-                models: Sequence[str] = ()) -> None:
-    """BadValue unless each world, domain and dialogue named is stored and the run has
-    something to work on: a world for a world stage, a dialogue for a dialogue stage; and,
+                models: Sequence[str] = (), sources: Sequence[str] = (),
+                sampled: bool = False) -> None:
+    """BadValue unless each world, domain, dialogue and traffic source named is stored and the
+    run has something to work on: a world for a world stage, a dialogue for a dialogue stage,
+    a pair with text (drawn into a traffic campaign, with `sampled`) for a traffic stage; and,
     for a run that judges without answering, each --model has stored responses to judge."""
     from copal_tui.services import launch
 
@@ -122,3 +133,22 @@ def check_scope(db: Database, stages: Sequence[str], worlds: Sequence[str],
             if domains and not launch.dialogue_ids(db, domains, dialogue_ids):
                 raise BadValue(f"--dialogue {', '.join(dialogue_ids)} is in none of the "
                                f"domains --domain {', '.join(domains)}: no dialogue selected")
+    if any(s in _TRAFFIC_STAGES for s in stages):
+        _check_traffic(db, stages, sources, sampled)
+
+
+def _check_traffic(db: Database, stages: Sequence[str], sources: Sequence[str],
+                   sampled: bool) -> None:
+    from copal_tui.services import launch
+
+    hint = "`copal traffic import PATH --source NAME` adds a log"
+    known = launch.traffic_sources(db)
+    if not known:
+        raise BadValue(f"no traffic pair is stored, so {_names(stages)} has nothing to work "
+                       f"on: {hint}")
+    require_known("--source", sources, known, "the source of a stored traffic pair")
+    if not launch.traffic_pairs(db, sources, sampled):
+        of = f" of --source {', '.join(sources)}" if sources else ""
+        raise BadValue(f"no traffic pair{of} is in a traffic campaign (`copal campaign create "
+                       f"NAME --suite traffic` draws a sample)" if sampled else
+                       f"every traffic pair{of} was purged: no text is left to label")

@@ -1,6 +1,6 @@
 """Pipeline commands: `copal run STAGE...` (and `copal run compass`, the four COMPASS stages;
-`copal run dialogue_judge` / `dialogue_variants` for CompliBench-style dialogues) and
-`copal runs`.
+`copal run dialogue_judge` / `dialogue_variants` for CompliBench-style dialogues;
+`copal run traffic_judge` for the real-traffic audit's automatic labeller) and `copal runs`.
 
 `copal run` exits 0 only when every unit of every stage is done; EXIT_UNITS_FAILED when the
 stages finished but some units failed (recorded, and retried by a re-run); 2 for bad input; 1
@@ -153,8 +153,8 @@ class RichProgress:
                    "compass_judge: judge only these models' stored responses (default: every "
                    "stored response of the worlds in scope).")
 @click.option("--judge", "judges", multiple=True,
-              help="judge, compass_judge, dialogue_judge, dialogue_variants: judge model "
-                   "(repeatable).")
+              help="judge, compass_judge, dialogue_judge, dialogue_variants, traffic_judge: "
+                   "judge model (repeatable).")
 @click.option("--mode", "modes", multiple=True, type=click.Choice(JUDGE_MODES),
               help="judge: the judge's setting (repeatable; default contract).")
 @click.option("--generator", default=None, envvar=GENERATOR_ENV,
@@ -230,6 +230,13 @@ class RichProgress:
                    "JUDGE+copal-prompt).")
 @click.option("--per-dialogue", default=2, show_default=True, type=click.IntRange(1, 100),
               help="dialogue_variants: turns per dialogue to build a violation variant for.")
+@click.option("--source", "sources", multiple=True,
+              help="traffic_judge: label only the pairs of this traffic source (repeatable; "
+                   "default every source).")
+@click.option("--sampled", is_flag=True,
+              help="traffic_judge: label only the pairs drawn into a traffic campaign (enough "
+                   "for the labeller's agreement with the humans; the corrected estimate of the "
+                   "whole log needs every pair).")
 @click.option("--batch", is_flag=True,
               help="respond, judge, compass_respond, compass_judge, dialogue_judge: send the "
                    "calls as provider batches (about half the price, up to 24 h; safe to kill "
@@ -244,7 +251,7 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
         dialogue_ids: tuple[str, ...], attempts: int, binary: bool, per_dialogue: int,
         judge_variant: str, batch: bool, pattern_mix: str, edge_writer: str,
         judge_prompt: str, base_writer: str, matcher: str, denied_edge_writer: str,
-        allowed_edge_policy: str) -> None:
+        allowed_edge_policy: str, sources: tuple[str, ...], sampled: bool) -> None:
     """Run pipeline stages (idempotent: a re-run only does what is missing).
 
     `copal run compass --world ID --model M --judge J` runs the COMPASS suite of a world:
@@ -252,7 +259,10 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
 
     `copal run dialogue_judge --judge J --attempts 4 [--domain D] [--binary]` judges the stored
     dialogues; `copal run dialogue_variants --generator M --judge J [--per-dialogue K]` builds
-    violation variants of them."""
+    violation variants of them.
+
+    `copal run traffic_judge --judge J [--source S] [--sampled]` labels the imported traffic
+    pairs (policy category and error) automatically."""
     from copal_tui.pipeline.runner import run_stages
 
     opts = options_from(worlds, all_worlds, models, judges, modes, generator, budget, variants,
@@ -267,6 +277,8 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
     opts.compass.allowed_edge_policy = allowed_edge_policy
     opts.batch = batch
     opts.copal.pattern_mix = pattern_mix
+    opts.traffic.sources = list(dict.fromkeys(sources)) or None
+    opts.traffic.sampled = sampled
     db = open_db(ctx)  # refuses pending migrations before anything starts
     if COMPASS_ALIAS in stages and not (worlds or all_worlds):
         # A suite per world is hundreds of calls per target: never for every world by default.
@@ -284,7 +296,7 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
         if why:
             raise click.UsageError(why)
     refuse_unread(ctx, stage_list)  # an option no stage reads, a name nothing has: exit 2
-    check_scope(db, stage_list, worlds, domains, dialogue_ids, models)
+    check_scope(db, stage_list, worlds, domains, dialogue_ids, models, sources, sampled)
     db.conn.close()
     from copal_tui.llm.preflight import check_names
     from copal_tui.llm.results import LLMError

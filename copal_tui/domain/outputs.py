@@ -1,7 +1,8 @@
 """Structured outputs the pipeline asks of a model, one pydantic model per task: the COPAL and
 COMPASS tasks' models here (the COMPASS answers shaped as the public COMPASS code's in
 `copal_tui.domain.compass_outputs`), the dialogue tasks' in `copal_tui.domain.dialogue_outputs`,
-and every task's model in one registry (`TASK_OUTPUTS`).
+the traffic labeller's in `copal_tui.domain.traffic_outputs`, and every task's model in one
+registry (`TASK_OUTPUTS`).
 
 Real models and the offline engine both answer with JSON matching these models; the pipeline
 validates with them (one repair round, then the item is recorded as failed with the raw text).
@@ -37,6 +38,7 @@ from copal_tui.domain.facets import parse_facet
 from copal_tui.domain.output_base import ModelOutput
 from copal_tui.domain.quotes import check_quotes
 from copal_tui.domain.taxonomy import ContractKind, Effect, Facet, Pattern
+from copal_tui.domain.traffic_outputs import TrafficJudgeOut
 
 
 class ClauseSource(ModelOutput):
@@ -351,4 +353,5 @@ TASK_OUTPUTS: dict[str, type[ModelOutput]] = {
     "dialogue_content_judge": DialogueContentJudgeOut,
     "dialogue_compliance_judge": DialogueComplianceJudgeOut,
     "dialogue_refine": DialogueVariantOut,
+    "traffic_judge": TrafficJudgeOut,
 }

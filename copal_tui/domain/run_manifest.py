@@ -32,7 +32,8 @@ STAGE_ROLES: dict[str, tuple[str, tuple[str, ...]]] = {
     **dict.fromkeys(("ground", "compose", "generate", "select", "project", "ablate",
                      "compass_generate", "dialogue_variants"), _GENERATOR),
     **dict.fromkeys(("respond", "compass_respond"), ("target", ("models",))),
-    **dict.fromkeys(("judge", "compass_judge", "dialogue_judge"), ("judge", ("judges",))),
+    **dict.fromkeys(("judge", "compass_judge", "dialogue_judge", "traffic_judge"),
+                    ("judge", ("judges",))),
     "compass_verify": ("verifier", ("compass.verifier", "verifier", "generator")),
 }
 # COMPASS chatbot variants that call a model besides the targets: (variant, role, options).

@@ -292,7 +292,7 @@ TASK_ROLES: dict[str, tuple[Role, RoleDefaults]] = {
     **_roles("verifier", PAPER_CALLS, "compass_verify", "compass_verify_edge",
              "compass_verify_reference", "compass_verify_denylist"),
     **_roles("target", PAPER_CALLS, "chatbot"),
-    **_roles("judge", PAPER_CALLS, "judge_contract", "judge_full_policy"),
+    **_roles("judge", PAPER_CALLS, "judge_contract", "judge_full_policy", "traffic_judge"),
     **_roles("judge", PROVIDER_DEFAULTS, "compass_judge", "compass_judge_with_query",
              "dialogue_judge", "dialogue_judge_copal", "dialogue_judge_binary",
              "dialogue_content_judge", "dialogue_compliance_judge"),

@@ -182,6 +182,23 @@ CORRECTION_CAVEAT = (
 )
 
 
+def correction_problem(sens: float, spec: float, what: str = "responses") -> str | None:
+    """Why the Rogan-Gladen correction cannot be applied with this sensitivity and
+    specificity (NaN when undefined on the labelled `what`); None when it can."""
+    if math.isnan(sens) or math.isnan(spec):
+        return f"the judge's FN or FP rate is undefined on the labelled {what}"
+    if sens + spec - 1 <= 0:
+        return "the judge is no better than chance (sensitivity + specificity <= 1)"
+    return None
+
+
+def rogan_gladen(observed: float, sens: float, spec: float) -> tuple[Metric, bool]:
+    """The observed rate corrected for the judge's sensitivity and specificity, clipped to
+    [0, 1], and whether it was clipped (the caller has checked `correction_problem`)."""
+    raw = (observed + spec - 1) / (sens + spec - 1)
+    return Metric.of(min(1.0, max(0.0, raw))), raw < 0 or raw > 1
+
+
 def corrected_error_rates(rows: Sequence[ModelErrorRate], validity: JudgeValidity | None,
                           judge: str, mode: str) -> CorrectedErrorRates:
     """Each model's error rate corrected for the primary judge's measured FP and FN rates."""
@@ -191,16 +208,12 @@ def corrected_error_rates(rows: Sequence[ModelErrorRate], validity: JudgeValidit
         reason = "no human reference labels on responses this judge judged"
     else:
         sens, spec = 1 - _nan(validity.fn_rate.value), 1 - _nan(validity.fp_rate.value)
-        if math.isnan(sens) or math.isnan(spec):
-            reason = "the judge's FN or FP rate is undefined on the labelled responses"
-        elif sens + spec - 1 <= 0:
-            reason = "the judge is no better than chance (sensitivity + specificity <= 1)"
+        reason = correction_problem(sens, spec)
     models = []
     for row in rows:
         observed = _nan(row.error_rate.value)
         if reason is None and not math.isnan(observed):
-            raw = (observed + spec - 1) / (sens + spec - 1)
-            corrected, clipped = Metric.of(min(1.0, max(0.0, raw))), raw < 0 or raw > 1
+            corrected, clipped = rogan_gladen(observed, sens, spec)
         else:
             corrected, clipped = Metric.of(None, reason or "no judged responses"), False
         models.append(CorrectedModel(model=row.model, n=row.n, observed_error_rate=observed,

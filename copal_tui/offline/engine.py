@@ -26,6 +26,7 @@ from copal_tui.offline import (
     planners,
     projection_check,
     screening,
+    traffic,
 )
 from copal_tui.offline.chatbots import CHATBOTS, chat
 
@@ -45,6 +46,7 @@ HANDLERS: dict[str, Handler] = {
     "judge_full_policy": judge.judge_full_policy,
     **compass.HANDLERS,
     **dialogue.HANDLERS,
+    **traffic.HANDLERS,
 }
 
 def parse_trailer(text: str) -> tuple[str, dict[str, Any]] | None:

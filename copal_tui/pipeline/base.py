@@ -44,9 +44,10 @@ T = TypeVar("T")
 # Stages whose rows are keyed by the target model (or the judge): runs for different ones never
 # write the same row, so they may run side by side. Other stages conflict on any shared world.
 MODEL_KEYED = {"respond": "models", "compass_respond": "models", "judge": "judges",
-               "compass_judge": "judges", "dialogue_judge": "judges"}
-# Stages that work on stored dialogues, not on worlds: any two runs of one of them overlap.
-WORLDLESS = {"dialogue_judge", "dialogue_variants"}
+               "compass_judge": "judges", "dialogue_judge": "judges", "traffic_judge": "judges"}
+# Stages that work on stored dialogues or traffic, not on worlds: any two runs of one of them
+# overlap.
+WORLDLESS = {"dialogue_judge", "dialogue_variants", "traffic_judge"}
 # How often a stage waiting for another run's claim tries again (seconds).
 WAIT_POLL = 0.5
 # The manifest (errors, counts) is rewritten at most this often while a run works (seconds).

@@ -44,7 +44,8 @@ async def run_stage(db_path: Path, name: str, opts: Options, *,
 
 
 # The stages whose model calls can go through batches; another stage given --batch runs live.
-BATCH_STAGES = ("respond", "judge", "compass_respond", "compass_judge", "dialogue_judge")
+BATCH_STAGES = ("respond", "judge", "compass_respond", "compass_judge", "dialogue_judge",
+                "traffic_judge")
 # Dry passes (and so batches) at most: a request that needs an earlier answer (a pre-filter
 # decision, a few-shot reference) shows up in the pass after that answer is stored.
 BATCH_ROUNDS = 3

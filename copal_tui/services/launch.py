@@ -1,9 +1,9 @@
 """What commands check against the store before they start: the names an id, name or filter
 value may take (worlds, judges, target models, patterns, facets, dialogue domains and
-ids, dialogue judges, campaigns). A command checks each value it is given against these
-(`copal_tui.commands.choices.require_known`) before it reads, writes or takes over the
-terminal, so a value that names nothing is one line on stderr, not an empty success, an empty
-run or a broken screen. `filled` says how far the store has got, for a command that has
+ids, dialogue judges, traffic sources, campaigns). A command checks each value it is given
+against these (`copal_tui.commands.choices.require_known`) before it reads, writes or takes
+over the terminal, so a value that names nothing is one line on stderr, not an empty success,
+an empty run or a broken screen. `filled` says how far the store has got, for a command that has
 nothing to show to say what is missing. Each read is one read transaction.
 """
 
@@ -105,6 +105,23 @@ def dialogue_judges(db: Database) -> list[str]:
 
     with reading(db):
         return judges(db)
+
+
+def traffic_sources(db: Database) -> list[str]:
+    """The sources of the stored traffic pairs."""
+    from store.artifacts import traffic
+
+    with reading(db):
+        return traffic.sources(db)
+
+
+def traffic_pairs(db: Database, sources: Sequence[str] = (), sampled: bool = False) -> int:
+    """Traffic pairs with text of these sources (all when none); with `sampled`, only those
+    drawn into some traffic campaign."""
+    from store.pipeline import traffic
+
+    with reading(db):
+        return traffic.count_in_scope(db, sources=sources, sampled=sampled)
 
 
 def campaign_names(db: Database) -> list[str]:
