@@ -12,7 +12,7 @@
 - `traffic_judgments`: the automatic labeller's prediction per pair and judge (category,
   error, the policies it names, its reason), or the failure of its call.
 - `responses.redactions`: what de-identification changed in a probe's query before it was sent
-  to a deployed chatbot (an http target), by type; NULL for a query sent as it is.
+  to a deployed chatbot (an http target), by type (`{}` when nothing); NULL for any other target.
 
 Append-only: never edit a step once it has landed on main; add a new one (see the list in
 `store.migrations`).
