@@ -1,5 +1,5 @@
-"""Interactive commands: `copal tui` (researcher), `copal label [--suite compass|dialogue
-[--judge J]] [--campaign NAME] [--refresh]` (annotator, reviewer of judge mistakes),
+"""Interactive commands: `copal tui` (researcher), `copal label [--suite compass|traffic|
+dialogue [--judge J]] [--campaign NAME] [--refresh]` (annotator, reviewer of judge mistakes),
 `copal adjudicate` (adjudicator) and `copal serve` (the same app in a browser, behind one secret
 URL per user; the server itself is copal_tui.serve).
 
@@ -107,8 +107,9 @@ def tui(ctx: click.Context) -> None:
 @click.option("--annotator", default=None, help="Your name (default: the OS user name).")
 @click.option("--suite", type=SuiteChoice(), default="copal", show_default=True,
               help="What to label: COPAL contract items, COMPASS responses (refused or "
-                   "answered, compliant or violating), or dialogue (the error type of each "
-                   "judge mistake on a dialogue turn).")
+                   "answered, compliant or violating), dialogue (the error type of each "
+                   "judge mistake on a dialogue turn), or traffic (a deployed chatbot's "
+                   "de-identified pairs: policy category and error).")
 @click.option("--judge", default=None,
               help="With --suite dialogue: review this judge's mistakes only.")
 @click.option("--campaign", default=None,
@@ -132,10 +133,24 @@ def label(ctx: click.Context, annotator: str | None, suite: str, judge: str | No
 @click.command()
 @click.option("--adjudicator", "annotator", default=None,
               help="Your name (default: the OS user name).")
+@click.option("--suite", type=SuiteChoice(), default="copal", show_default=True,
+              help="Whose disagreements: COPAL responses (annotators, or the reference and "
+                   "the judge), or traffic pairs (annotators on category or error).")
 @click.pass_context
-def adjudicate(ctx: click.Context, annotator: str | None) -> None:
-    """Decide responses where annotators disagree, or the reference and the judge disagree."""
-    _run(ctx, "adjudicate", annotator)
+def adjudicate(ctx: click.Context, annotator: str | None, suite: str) -> None:
+    """Decide subjects where annotators disagree, or the reference and the judge disagree."""
+    _require_adjudication(suite)
+    _run(ctx, "adjudicate", annotator, suite)
+
+
+def _require_adjudication(suite: str) -> None:
+    """Exit 2 for a suite without adjudication, naming those with it."""
+    from copal_tui.domain.suites import SUITES
+
+    if SUITES[suite].adjudicate_screen is None:
+        having = ", ".join(n for n, s in SUITES.items() if s.adjudicate_screen)
+        raise click.BadParameter(f"suite {suite} has no adjudication (suites with one: "
+                                 f"{having})", param_hint="--suite")
 
 
 @click.command()
@@ -149,7 +164,8 @@ def adjudicate(ctx: click.Context, annotator: str | None) -> None:
 @click.option("--mode", type=click.Choice(["browse", "label", "adjudicate"]), default="browse",
               show_default=True)
 @click.option("--suite", type=SuiteChoice(), default="copal", show_default=True,
-              help="With --mode label: which label queue.")
+              help="With --mode label: which label queue; with --mode adjudicate: whose "
+                   "disagreements.")
 @click.option("--annotator", "annotators", multiple=True,
               help="A user to print a URL for (repeatable): an annotator with --mode label "
                    "(required), an adjudicator with --mode adjudicate (default: one URL for "
@@ -190,8 +206,10 @@ def serve(ctx: click.Context, host: str, port: int, public_url: str | None, mode
     except ServeConfigError as exc:
         raise click.UsageError(str(exc)) from None
     open_db(ctx, write=mode != "browse").conn.close()
-    if suite != "copal" and mode != "label":
-        raise click.UsageError("--suite only applies to --mode label")
+    if suite != "copal" and mode == "browse":
+        raise click.UsageError("--suite only applies to --mode label or adjudicate")
+    if mode == "adjudicate":
+        _require_adjudication(suite)
     from copal_tui.serve.auth import is_wildcard, plan_grants, read_names_file
 
     if public_url is None and is_wildcard(host):

@@ -102,6 +102,8 @@ class CopalServer(Server):
             args.append("adjudicate")
             if grant.user is not None:
                 args.append(f"--adjudicator={grant.user}")
+            if self.suite != "copal":
+                args += ["--suite", self.suite]
         return shlex.join(args)
 
     def token_of(self, request: web.Request) -> TokenMatch | None:

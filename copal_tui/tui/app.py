@@ -125,7 +125,9 @@ class CopalApp(App[None]):
                  judge: str | None = None, campaign: str | None = None,
                  refresh: bool = False) -> None:
         super().__init__()
-        self.label_screen = suite_named(suite).label_screen  # ValueError for an unknown suite
+        spec = suite_named(suite)  # ValueError for an unknown suite
+        self.label_screen = spec.label_screen
+        self.adjudicate_screen = spec.adjudicate_screen
         self.db_path = Path(db_path)
         self.mode = mode
         self.suite = suite
@@ -170,12 +172,13 @@ class CopalApp(App[None]):
         self.theme = self.settings.theme
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
-        suite = f" {self.suite}" if self.mode == "label" and self.suite != "copal" else ""
+        suite = f" {self.suite}" if self.mode != "browse" and self.suite != "copal" else ""
         if self.mode == "label" and self.campaign:
             suite += f" campaign {self.campaign}"
         self.sub_title = f"{self.db_path.name} - {self.mode}{suite}" + (
             f" as {self.annotator}" if self.mode != "browse" else "")
-        start = self.label_screen if self.mode == "label" else START[self.mode]
+        start = {"label": self.label_screen,
+                 "adjudicate": self.adjudicate_screen}.get(self.mode) or START[self.mode]
         kwargs = {"judge": self.review_judge} if start == "dialogue_review" else {}
         # Pushed once Textual has started: Textual runs `on_mount` inside its start-up batch
         # and throws away what is drawn before the batch ends, so a screen pushed here was laid

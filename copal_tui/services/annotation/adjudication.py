@@ -105,8 +105,8 @@ def counts(db: Database, search: str = "") -> Counts:
     return adjudication.adjudication_counts(db, search)
 
 
-def current_decision(db: Database, response_id: str) -> Annotation | None:
-    return log.decision(db, "copal", response_id)
+def current_decision(db: Database, response_id: str, suite: str = "copal") -> Annotation | None:
+    return log.decision(db, suite, response_id)
 
 
 def reason(db: Database, response_id: str) -> str | None:

@@ -22,17 +22,20 @@ from store.annotation.compass_labels import CompassContext
 from store.annotation.dialogue_reviews import Mistake, ReviewKey, key_of, subject_of
 from store.annotation.labels import Clause, CopalJudgment, ResponseContext
 from store.annotation.texts import TextPart, part_of, read_part
-from store.artifacts import dialogue
+from store.artifacts import dialogue, reads, traffic
 from store.artifacts.dialogue import StoredDialogue
+from store.artifacts.traffic import PairRow
 from store.browse import compass
 from store.browse.rows import CompassJudgment
 from store.db import Database
+from store.pipeline.rows import PolicyRow
 
 __all__ = ["Annotation", "Clause", "CompassContext", "CompassReveal", "CopalJudgment",
-           "CopalReveal", "Mistake", "ResponseContext", "ReviewKey", "StoredDialogue",
-           "TextPart", "compass_context", "compass_reveal", "copal_context", "copal_reveal",
-           "judge_mistake", "key_of", "latest_note", "part_of", "response_part",
-           "stored_dialogue", "subject_of"]
+           "CopalReveal", "Mistake", "PairRow", "PolicyRow", "ResponseContext", "ReviewKey",
+           "StoredDialogue", "TextPart", "compass_context", "compass_reveal", "copal_context",
+           "copal_reveal", "judge_mistake", "key_of", "latest_note", "part_of",
+           "response_part", "stored_dialogue", "subject_of", "traffic_labels",
+           "traffic_pair", "world_policies"]
 
 
 @dataclass(frozen=True)
@@ -101,3 +104,18 @@ def judge_mistake(db: Database, key: ReviewKey) -> Mistake | None:
 def stored_dialogue(db: Database, dialogue_id: str) -> StoredDialogue | None:
     """A dialogue with its turns and guidelines."""
     return dialogue.stored_dialogue(db, dialogue_id)
+
+
+def traffic_pair(db: Database, pair_id: str) -> PairRow | None:
+    """A stored traffic pair: its earlier turns, query and response, all de-identified."""
+    return traffic.pair(db, pair_id)
+
+
+def world_policies(db: Database, world_id: str) -> list[PolicyRow]:
+    """A world's policies in inventory order (the traffic form's policy picker)."""
+    return reads.policies(db, world_id)
+
+
+def traffic_labels(db: Database, pair_id: str) -> list[Annotation]:
+    """Every annotator's current label on a traffic pair (the adjudicator's side by side)."""
+    return log.labels_of(db, "traffic", pair_id)
