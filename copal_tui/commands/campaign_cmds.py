@@ -5,7 +5,8 @@ annotators label in full with `copal label --campaign NAME`
 `create NAME` draws by filter (--suite, --world, --model, --pattern, --judge) or balanced over
 the suite's strata (--balanced --size 200, like the paper's 200-pair human audit); `list`
 shows the campaigns and their sizes; `show NAME` shows how it was drawn, its strata and each
-annotator's progress. --json prints one JSON object instead of tables.
+annotator's progress, and for a traffic campaign the annotators' agreement on category and on
+error. --json prints one JSON object instead of tables.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from copal_tui.commands.context import SuiteChoice, open_db
 from copal_tui.commands.output import echo, print_table, write_json
 
 if TYPE_CHECKING:
+    from copal_tui.metrics.document_base import Metric
+    from copal_tui.metrics.traffic_agreement import TrafficAgreement
     from store.db import Database
 
 
@@ -32,12 +35,14 @@ def campaign() -> None:
 @campaign.command()
 @click.argument("name")
 @click.option("--suite", type=SuiteChoice(), default="copal", show_default=True,
-              help="What the campaign labels: COPAL responses, COMPASS responses or judge "
-                   "mistakes on dialogue turns.")
+              help="What the campaign labels: COPAL responses, COMPASS responses, judge "
+                   "mistakes on dialogue turns or pairs of a deployed chatbot's traffic.")
 @click.option("--world", "worlds", multiple=True, metavar="ID",
-              help="Only responses of this world (repeatable; copal and compass).")
+              help="Only responses of this world (repeatable; copal and compass), or pairs "
+                   "of logs linked to it (traffic).")
 @click.option("--model", "models", multiple=True, metavar="MODEL",
-              help="Only responses of this target model (repeatable; copal and compass).")
+              help="Only responses of this target model (repeatable; copal and compass), or "
+                   "pairs of this source (traffic).")
 @click.option("--pattern", "patterns", multiple=True, metavar="PATTERN",
               help="Only this composition pattern (copal) or query type (compass; "
                    "repeatable).")
@@ -45,14 +50,17 @@ def campaign() -> None:
               help="Only this judge's mistakes (repeatable; dialogue).")
 @click.option("--balanced", is_flag=True,
               help="Round robin over the suite's strata (pattern x model, query type x "
-                   "model, judge x kind of mistake) instead of the queue order.")
+                   "model, judge x kind of mistake) instead of the queue order; traffic: each "
+                   "source's share of the sample in proportion to its pairs.")
 @click.option("--size", type=click.IntRange(min=1), default=None,
               help="Take this many subjects (default: every match).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="The random sample's seed (traffic: the same seed draws the same pairs).")
 @click.option("--json", "as_json", is_flag=True, help="Print the campaign as JSON.")
 @click.pass_context
 def create(ctx: click.Context, name: str, suite: str, worlds: tuple[str, ...],
            models: tuple[str, ...], patterns: tuple[str, ...], judges: tuple[str, ...],
-           balanced: bool, size: int | None, as_json: bool) -> None:
+           balanced: bool, size: int | None, seed: int, as_json: bool) -> None:
     """Draw and freeze a campaign NAME."""
     from copal_tui.services.annotation import campaigns
     from copal_tui.services.annotation.suites import Filters
@@ -63,10 +71,14 @@ def create(ctx: click.Context, name: str, suite: str, worlds: tuple[str, ...],
                                "judge mistakes are chosen with --judge")
     if suite != "dialogue" and judges:
         raise click.UsageError("--judge only applies to --suite dialogue")
+    if suite == "traffic" and patterns:
+        raise click.UsageError("--pattern applies to copal and compass; traffic pairs are "
+                               "chosen by --world (the linked world) and --model (the source)")
     db = open_db(ctx, write=True)
     try:
         patterns = _check_filters(db, suite, worlds, models, patterns, judges)
-        made = campaigns.create(db, name, suite, Filters(worlds, models, patterns, judges),
+        made = campaigns.create(db, name, suite,
+                                Filters(worlds, models, patterns, judges, seed=seed),
                                 balanced=balanced, size=size)
     except StoreError as exc:
         raise click.UsageError(str(exc)) from None
@@ -78,6 +90,21 @@ def create(ctx: click.Context, name: str, suite: str, worlds: tuple[str, ...],
     echo(f"campaign {made.name}: {made.size} {suite} subjects frozen "
          f"(of {made.spec.get('matched')} matching); label them with "
          f"`copal label --campaign {made.name}`")
+    echo(precision_line(made.size))
+
+
+# The rate the precision line is given at: about the COPAL paper's real-traffic error rate
+# (174 of 1,000 pairs).
+TYPICAL_RATE = 0.17
+
+
+def precision_line(size: int) -> str:
+    """What a sample of `size` can tell apart: the Wilson 95% interval's half-width of a rate
+    near TYPICAL_RATE measured on it."""
+    from copal_tui.metrics.intervals import half_width
+
+    return (f"an error rate near {TYPICAL_RATE:.0%} measured on {size} subject(s) has a 95% "
+            f"interval of about +/-{100 * half_width(size, TYPICAL_RATE):.1f} points (Wilson)")
 
 
 def _check_filters(db: Database, suite: str, worlds: tuple[str, ...], models: tuple[str, ...],
@@ -100,6 +127,10 @@ def _check_filters(db: Database, suite: str, worlds: tuple[str, ...], models: tu
     elif suite == "dialogue":
         require_known("--judge", judges, launch.dialogue_judges(db),
                       "a judge with scored dialogue attempts")
+    elif suite == "traffic":
+        if models:  # a deployed chatbot's traffic is split by source, not by model
+            require_known("--model", models, launch.traffic_sources(db),
+                          "the source of an imported traffic log")
     else:
         if patterns:
             require_known("--pattern", patterns, launch.patterns(db, unmapped=False),
@@ -148,15 +179,24 @@ def show(ctx: click.Context, name: str, as_json: bool) -> None:
         require_known("NAME", [name], campaign_names(db), "a campaign",
                       none_yet="`copal campaign create NAME` draws one")
         report = campaigns.report(db, name)
+        agreement = None
+        if report.campaign.suite == "traffic":
+            from copal_tui.services.annotation import traffic
+
+            agreement = traffic.agreement(db, name)
     except StoreError as exc:
         raise click.UsageError(str(exc)) from None
     finally:
         db.conn.close()
     if as_json:
-        write_json(json.dumps(asdict(report), indent=2) + "\n")
+        shown = asdict(report)
+        if agreement is not None:
+            shown["agreement"] = agreement.to_dict()
+        write_json(json.dumps(shown, indent=2) + "\n")
         return
     c = report.campaign
     echo(f"campaign {c.name}: {c.size} {c.suite} subjects, created {c.created_at}")
+    echo(precision_line(c.size))
     if c.kind == "sample":
         drawn = ", ".join(f"{k} {v}" for k, v in sorted(c.spec.items()) if k != "matched")
         echo(f"drawn from {c.spec.get('matched')} matching ({drawn})")
@@ -172,6 +212,28 @@ def show(ctx: click.Context, name: str, as_json: bool) -> None:
         echo("nobody has labelled any of it yet")
     print_table(["stratum", "subjects"], [[k, v] for k, v in report.strata.items()],
                 right=["subjects"], title="Strata")
+    if agreement is not None:
+        _print_agreement(agreement)
+
+
+def _print_agreement(agreement: TrafficAgreement) -> None:
+    """The annotators' agreement on a traffic campaign: Cohen's kappa (the mean of the pairwise
+    kappas with more than two annotators) and Krippendorff's alpha, on category and on error,
+    each undefined figure's reason under the table."""
+    fields = (agreement.category, agreement.error)
+    reasons = [f"{f.field} {what}: {m.reason}" for f in fields
+               for what, m in (("kappa", f.kappa), ("alpha", f.alpha)) if m.value is None]
+    note = f"{agreement.excluded_sensitive} pair(s) flagged sensitive left out"
+    print_table(["field", "pairs", "annotators", "kappa", "alpha"],
+                [[f.field, f.n_pairs, f.n_annotators, _figure(f.kappa), _figure(f.alpha)]
+                 for f in fields], right=["pairs", "annotators", "kappa", "alpha"],
+                title="Agreement (pairs with two labels or more)", note=note)
+    for reason in reasons:
+        echo(f"undefined: {reason}")
+
+
+def _figure(metric: Metric) -> str:
+    return "undefined" if metric.value is None else f"{metric.value:.3f}"
 
 
 COMMANDS = [campaign]

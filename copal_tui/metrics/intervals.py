@@ -45,6 +45,13 @@ def wilson(errors: int, n: int) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def half_width(n: int, rate: float) -> float:
+    """Half the width of the Wilson 95% interval of a rate measured on `n` subjects (what a
+    sample of that size can tell apart); NaN when n is 0."""
+    low, high = wilson(round(rate * n), n)
+    return (high - low) / 2
+
+
 def resample_tables(tables: Sequence[tuple[np.ndarray, Sequence[np.ndarray]]], n_boot: int,
                     seed: int) -> list[list[np.ndarray]]:
     """Bootstrap totals that resample whole items, for several (counts, masks) tables.

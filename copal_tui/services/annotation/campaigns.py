@@ -6,7 +6,9 @@ suite's queue order (copal_tui.services.annotation.suites), the first `size` of 
 size is given. `balanced` draws round robin over the suite's strata instead (COPAL: pattern x
 model; COMPASS: query type x model; judge mistakes: judge x kind of mistake), so a 200-subject
 audit like the paper's human audit of 200 pairs covers every stratum as evenly as the data
-allows (COPAL's queue order is already balanced this way). The sample is stored with its positions
+allows (COPAL's queue order is already balanced this way); a suite that samples at random
+(traffic) draws a seeded random sample, `balanced` giving each source its share in proportion
+to its pairs (the suite's `Rules.draw`). The sample is stored with its positions
 and never changes: responses added later are in no campaign created before them.
 """
 
@@ -16,7 +18,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from copal_tui.services.annotation.queue import DEFAULT_PREFIX
-from copal_tui.services.annotation.suites import Filters, rules, stratified
+from copal_tui.services.annotation.suites import Filters, rules
 from store.annotation import campaigns
 from store.annotation.campaigns import AnnotatorProgress, Campaign
 from store.db import Database, StoreError, write
@@ -45,10 +47,11 @@ def create(db: Database, name: str, suite: str, filters: Filters, *, balanced: b
     with write(db):
         if campaigns.get(db, name) is not None:
             raise StoreError(f"a campaign named {name!r} exists already")
+        if filters.seed and not chooser.seeded:
+            raise StoreError(f"the {suite} queue has a fixed order: a seed applies to a suite "
+                             "that samples at random (traffic)")
         found = chooser.candidates(db, filters)
-        if balanced:
-            found = stratified(found)
-        chosen = found if size is None else found[:size]
+        chosen = chooser.draw(found, balanced, size)
         if not chosen:
             raise StoreError("no subject matches: nothing to label")
         spec: dict[str, Any] = {k: list(v) if isinstance(v, tuple) else v

@@ -82,6 +82,13 @@ class Rules(Generic[P]):
 
     name = ""
     stratified = False  # whether the default queue is stratified (else the natural order)
+    seeded = False  # whether its order is a seeded random draw (`Filters.seed`)
+
+    def draw(self, found: list[Candidate], balanced: bool, size: int | None) -> list[Candidate]:
+        """A campaign's sample from the candidates in queue order: the first `size`, or with
+        `balanced` round robin over the strata."""
+        chosen = stratified(found) if balanced else found
+        return chosen if size is None else chosen[:size]
 
     def candidates(self, db: Database, filters: Filters) -> list[Candidate]:
         """Every subject that may be annotated now, in the suite's natural order."""
