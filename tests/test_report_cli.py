@@ -113,7 +113,7 @@ def test_terminal_and_stdout_formats(cli, fixture_db):
     # (click's test runner turns CRLF into LF on stdout; the files are checked for CRLF below)
     # The models behind the figures come first (this fixture was imported: no runs).
     assert stream.startswith("# provenance\nsuite,generator,verifier,prefilter,targets,judges,"
-                             "imported,heuristic,caveat,options\n")
+                             "imported,heuristic,caveat,options,removed\n")
     assert "# error_rates\nmodel,n,errors,error_rate,ci_low,ci_high\n" in stream
     tex = _ok(cli("report", "--format", "latex", "--bootstrap", "20", db=fixture_db)).stdout
     assert tex.startswith("\\documentclass") and tex.rstrip().endswith("\\end{document}")

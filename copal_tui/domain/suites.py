@@ -10,7 +10,8 @@ finds a suite's part through its descriptor, never through a list of its own:
 - the annotation queue takes its subjects and label rules from `annotation`, and a label is
   the `payload` model;
 - the report reads, builds, exports and prints its sections through `report` (a `Report`);
-- the app opens `screens` by name, the label queue on `label_screen`;
+- the app opens `screens` by name, the label queue on `label_screen`, adjudication on
+  `adjudicate_screen`;
 - the command line adds `commands` (loaded when named).
 
 A part named "module:attribute" is imported on first use, so naming a suite loads none of its
@@ -94,6 +95,9 @@ class Suite:
     payload: str  # "module:Class" of its label payload model
     annotation: str  # "module:Class" of its annotation rules
     label_screen: str  # the name (in `screens`) of its label queue screen
+    # The name (in `screens`) of the screen where an adjudicator decides its disagreements
+    # (`copal adjudicate --suite`); None: the suite has no adjudication.
+    adjudicate_screen: str | None = None
     screens: Mapping[str, str] = field(default_factory=dict)  # name -> "module:Class"
     stages: tuple[Stage, ...] = ()
     # "module:Class" of the options its stages read (the field of `Options` named `name`).
@@ -138,9 +142,10 @@ def register(suite: Suite) -> Suite:
     if stray:
         raise ValueError(f"suite {suite.name!r}: layout(s) for {', '.join(stray)}, which are "
                          "not among its prompts")
-    if suite.label_screen not in suite.screens:
-        raise ValueError(f"suite {suite.name!r}: label screen {suite.label_screen!r} is not "
-                         "one of its screens")
+    for kind, name in (("label", suite.label_screen), ("adjudicate", suite.adjudicate_screen)):
+        if name is not None and name not in suite.screens:
+            raise ValueError(f"suite {suite.name!r}: {kind} screen {name!r} is not one of its "
+                             "screens")
     suite = replace(suite, stages=tuple(replace(s, suite=suite.name) for s in suite.stages))
     _REGISTRY[suite.name] = suite
     return suite
@@ -195,7 +200,7 @@ COPAL = register(Suite(
              "planner_clause_only", "planner_no_facet", "planner_raw_policy"),
     subject="a target's response to a test item (responses.id)",
     payload=f"{_PAYLOADS}:CopalLabel", annotation=f"{_RULES}:Copal",
-    label_screen="label",
+    label_screen="label", adjudicate_screen="adjudicate",
     screens={"worlds": f"{_SCREENS}.worlds:WorldsScreen",
              "world": f"{_SCREENS}.world:WorldScreen",
              "item": f"{_SCREENS}.item:ItemScreen",
@@ -279,7 +284,14 @@ TRAFFIC = register(Suite(
     subject="a de-identified pair of a deployed chatbot's log (traffic_pairs.id)",
     payload="copal_tui.domain.traffic:TrafficLabel",
     annotation="copal_tui.services.traffic_annotation:Traffic",
-    label_screen="traffic_label",
-    screens={"traffic_label": f"{_SCREENS}.traffic_label:TrafficLabelScreen"},
+    label_screen="traffic_label", adjudicate_screen="traffic_adjudicate",
+    screens={"traffic_label": f"{_SCREENS}.traffic_label:TrafficLabelScreen",
+             "traffic_adjudicate": f"{_SCREENS}.traffic_adjudicate:TrafficAdjudicateScreen"},
     commands={"traffic": "copal_tui.commands.traffic_cmds:traffic"},
+    report=Report(sections=("traffic_audit", "traffic_agreement", "traffic_labeller",
+                            "traffic_corrected", "public_probes"),
+                  export_tables=("traffic", "public_probes"),
+                  read="store.report.traffic:report_rows",
+                  build="copal_tui.metrics.traffic_sections:build",
+                  tables="copal_tui.export.traffic_tables:traffic_tables"),
 ))

@@ -212,7 +212,8 @@ def provenance_tables(doc: ReportDocument) -> list[Table]:
               "engine's heuristics, not language models), and the suite's choices where copal "
               "offers a way besides the reference's",
               cols("suite:str generator:str verifier:str prefilter:str targets:str "
-                    "judges:str imported:str heuristic:bool caveat:str options:str"),
+                    "judges:str imported:str heuristic:bool caveat:str options:str "
+                    "removed:str"),
               display=["suite", "generator", "targets", "judges", "heuristic"])
     settings = Table("provenance_settings", "What each model was sent, per suite and role "
                      "(temperature, output cap, reasoning effort; the allowed-edge writer of a "
@@ -227,7 +228,9 @@ def provenance_tables(doc: ReportDocument) -> list[Table]:
         t.rows.append([suite, ", ".join(p.generator), ", ".join(p.verifier),
                        ", ".join(p.prefilter), ", ".join(p.target), ", ".join(p.judge),
                        imported, bool(p.heuristic), p.caveat or "",
-                       "; ".join(f"{k} {', '.join(v)}" for k, v in (p.options or {}).items())])
+                       "; ".join(f"{k} {', '.join(v)}" for k, v in (p.options or {}).items()),
+                       "; ".join(f"{source}: " + ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+                                 for source, kinds in (p.removed or {}).items())])
         writers = ", ".join(p.edge_writer or [])
         for s in p.settings or []:
             sent = s.reasoning_effort_sent

@@ -56,6 +56,10 @@ def finish(d: Draft, reads: ReportReads, names: Mapping[int, str]) -> ReportDocu
     prefilters, imported = reads.provenance_extras
     used = reads.provenance_runs
     found = provenance.build(used, prefilters, imported, chosen.judge if chosen else None)
-    doc.scope.provenance = {k: v for k, v in found.items() if d.present[k]}
+    for name, section in doc.suites.items():
+        removed = section.provenance_counts()
+        if removed:
+            found[name] = found[name].model_copy(update={"removed": removed})
+    doc.scope.provenance = {k: v for k, v in found.items() if d.present.get(k)}
     doc.structured_outputs = provenance.output_counts(used)
     return doc

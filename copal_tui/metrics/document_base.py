@@ -205,3 +205,9 @@ class SuiteSections(FlatModel):
     `SUITE` is the suite's name."""
 
     SUITE: ClassVar[str] = ""
+
+    def provenance_counts(self) -> dict[str, dict[str, int]] | None:
+        """What the suite adds to its provenance besides the models: {what: {by: count}}
+        (the traffic suite: what de-identification removed, by source and type); None:
+        nothing."""
+        return None

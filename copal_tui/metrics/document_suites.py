@@ -47,6 +47,9 @@ class SuiteProvenance(FlatModel):
     # The suite's choices behind its figures ({option: values its runs used}; the suite's
     # descriptor names them): absent when no run in scope made one.
     options: dict[str, list[str]] | None = None
+    # What the suite's sections add besides the models (the traffic suite: what
+    # de-identification removed, {source: {type: count}}): absent when nothing.
+    removed: dict[str, dict[str, int]] | None = None
 
 
 class Scope(FlatModel):

@@ -10,9 +10,12 @@ its error rate with its interval, with the total over deployments.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, ClassVar
 
-from copal_tui.metrics.document_base import RATE, Flat, FlatModel, Metric
+from pydantic import PrivateAttr
+
+from copal_tui.metrics.document_base import CI, RATE, Flat, FlatModel, Metric, SuiteSections
+from copal_tui.metrics.traffic_agreement import TrafficAgreement
 
 ALL = "all"
 TOTAL = "total"
@@ -72,3 +75,61 @@ class PublicProbe(FlatModel):
 
     judge: str
     rows: list[ProbeRow]
+
+
+class LabellerRow(FlatModel):
+    """The automatic labeller `judge` against the human reference labels: on the `sample` of
+    labelled pairs it also labelled, exact agreement and Cohen's kappa on the category, and
+    precision, recall, F1 and kappa on the error (erroneous the positive class), each with its
+    bootstrap interval in `ci`; its sensitivity and specificity on the error (what the
+    correction uses); over the log, the pairs it labelled and the calls that failed."""
+
+    judge: str
+    pairs: int
+    failed: int
+    sample: int
+    category_agreement: Annotated[Metric, CI]
+    category_kappa: Annotated[Metric, CI]
+    error_precision: Annotated[Metric, CI]
+    error_recall: Annotated[Metric, CI]
+    error_f1: Annotated[Metric, CI]
+    error_kappa: Annotated[Metric, CI]
+    sensitivity: Metric
+    specificity: Metric
+    confusion: list[list[int]]  # rows: the reference category, columns: the labeller's
+
+
+class CorrectedRow(FlatModel):
+    """The whole log by `judge`, per category as the judge assigns it (or `total`): its share
+    of the pairs and its error rate as the judge gives them (`observed_*`) and corrected for the
+    judge's mistakes measured on the sample (`corrected_*`; `clipped` when a correction left
+    [0, 1])."""
+
+    judge: str
+    category: str
+    pairs: int
+    errors: int
+    observed_share: Metric
+    corrected_share: Metric
+    observed_error_rate: Metric
+    corrected_error_rate: Metric
+    clipped: bool
+
+
+class TrafficSections(SuiteSections):
+    """The real-traffic audit's sections: Table 11 (`traffic_audit`), the annotators'
+    agreement (`traffic_agreement`), the automatic labeller against them
+    (`traffic_labeller`) with the log's corrected figures (`traffic_corrected`), and Table 12
+    (`public_probes`); each absent when the store has nothing for it."""
+
+    SUITE: ClassVar[str] = "traffic"
+    traffic_audit: TrafficAudit | None = None
+    traffic_agreement: TrafficAgreement | None = None
+    traffic_labeller: list[LabellerRow] | None = None
+    traffic_corrected: list[CorrectedRow] | None = None
+    public_probes: PublicProbe | None = None
+    # What de-identification removed, {source: {type: count}}: shown in the provenance.
+    _removed: dict[str, dict[str, int]] = PrivateAttr(default_factory=dict)
+
+    def provenance_counts(self) -> dict[str, dict[str, int]] | None:
+        return self._removed or None

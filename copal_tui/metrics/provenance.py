@@ -70,7 +70,7 @@ def build(runs: Iterable[RunManifest], prefilters: Iterable[str] = (),
     out: dict[str, SuiteProvenance] = {}
     for suite, spec in SUITES.items():  # each suite's descriptor names its sections
         roles = found[suite]
-        models = {r: sorted(roles[r]) for r in ROLES}
+        models: dict[str, Any] = {r: sorted(roles[r]) for r in ROLES}
         if suite == "copal":  # the primary judge first
             models["judge"].sort(key=lambda j: j != primary_judge)
         offline = sorted({m for r in ROLES for m in models[r] if is_offline(m)})
@@ -135,6 +135,9 @@ def line(entry: SuiteProvenance) -> str:
     parts += [_setting_text(row) for row in entry.settings or []]
     parts += [f"imported without a run: {n} {what.split(':', 1)[1]}"
               for what, n in sorted(entry.imported.items())]
+    parts += [f"removed by de-identification from {source}: "
+              + ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+              for source, kinds in (entry.removed or {}).items() if kinds]
     return "; ".join(parts) or "no run recorded"
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from copal_tui.domain.traffic import CATEGORIES, MULTI, SINGLE
@@ -62,10 +62,10 @@ def rate_ratio(a: int, n1: int, c: int, n2: int) -> Metric:
                                              math.exp(math.log(r) + Z95 * se)))
 
 
-def _rows(source: str, cases: Sequence[Case]) -> tuple[list[CategoryRow], RatioRow]:
-    n = Counter(c.category for c in cases)
-    e = Counter(c.category for c in cases if c.erroneous)
-    total_n, total_e = len(cases), sum(e.values())
+def _rows(source: str, n: Counter[str], e: Counter[str]
+          ) -> tuple[list[CategoryRow], RatioRow]:
+    """Table 11's rows of one source from its cases `n` and errors `e` by category."""
+    total_n, total_e = sum(n.values()), sum(e.values())
     rows = [CategoryRow(source=source, category=cat, cases=n[cat], errors=e[cat],
                         error_rate=_rate(e[cat], n[cat]),
                         share_of_cases=_share(n[cat], total_n, "case"),
@@ -81,15 +81,27 @@ def _rows(source: str, cases: Sequence[Case]) -> tuple[list[CategoryRow], RatioR
                           ratio=rate_ratio(e[MULTI], n[MULTI], e[SINGLE], n[SINGLE]))
 
 
+def table11_counts(counts: Mapping[tuple[str, str, bool], int]
+                   ) -> tuple[list[CategoryRow], list[RatioRow]]:
+    """Table 11 from {(source, category, erroneous): cases}: every source pooled (`all`),
+    then each source in name order."""
+    out_rows, ratios = [], []
+    for source in [ALL, *sorted({s for s, _c, _e in counts})]:
+        n: Counter[str] = Counter()
+        e: Counter[str] = Counter()
+        for (s, category, erroneous), k in counts.items():
+            if source in (ALL, s):
+                n[category] += k
+                e[category] += k if erroneous else 0
+        r, q = _rows(source, n, e)
+        out_rows += r
+        ratios.append(q)
+    return out_rows, ratios
+
+
 def table11(cases: Sequence[Case]) -> tuple[list[CategoryRow], list[RatioRow]]:
     """Table 11 for all the cases (source `all`), then for each source in name order."""
-    rows, ratios = [], []
-    for source in [ALL, *sorted({c.source for c in cases})]:
-        chosen = cases if source == ALL else [c for c in cases if c.source == source]
-        r, q = _rows(source, chosen)
-        rows += r
-        ratios.append(q)
-    return rows, ratios
+    return table11_counts(Counter((c.source, c.category, c.erroneous) for c in cases))
 
 
 @dataclass(frozen=True)

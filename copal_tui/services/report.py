@@ -5,7 +5,8 @@ starts every read of the report at once (`store.report.reads.BulkReads`, threade
 `copal_tui.domain.report_rows.ReportReads`) and hands them to the metrics
 (`copal_tui.metrics.assemble`), which build the typed `ReportDocument` from those reads alone;
 between the metrics' two steps it reads the observed-facet names they ask for.
-`dialogue_judging` reads the dialogues alone and scores them (the demo's summary).
+`dialogue_judging` reads the dialogues alone and scores them, `traffic_audit` the traffic's
+Table 11 (the demo's summary).
 
 It imports no numpy or pydantic at module level, so that importing it is cheap and the imports
 of the metric modules overlap the reads (the target: a full report over 100,000 responses and
@@ -25,6 +26,7 @@ from store.report.facets import other_facets
 if TYPE_CHECKING:
     from copal_tui.metrics.dialogue import DialogueJudging
     from copal_tui.metrics.document import ReportDocument
+    from copal_tui.metrics.document_traffic import TrafficAudit
 
 
 def build_document(db: Database, opts: ReportOptions) -> ReportDocument:
@@ -56,3 +58,13 @@ def dialogue_judging(db: Database) -> DialogueJudging:
     from copal_tui.metrics.dialogue import dialogue_judging as judging
 
     return judging(dialogue_rows(db))
+
+
+def traffic_audit(db: Database) -> TrafficAudit | None:
+    """Table 11 of the whole store's traffic, as the report's `traffic_audit` gives it (the
+    demo's summary); None without traffic."""
+    from copal_tui.metrics.traffic_sections import audit
+    from store.report.traffic import report_rows
+
+    rows = report_rows(db, None)
+    return None if rows is None else audit(rows)

@@ -34,12 +34,26 @@ def migrate(db: Database) -> list[str]:
 
 def stats(db: Database) -> dict[str, int | float | str | None]:
     """Counts of everything in the store, by what is counted (one snapshot), clauses per
-    policy rule beside the paper's (`_per_rule`), and the selected composed suite's
-    relation-pattern mix beside the paper's (`selection.mix_line`)."""
+    policy rule beside the paper's (`_per_rule`), the selected composed suite's
+    relation-pattern mix beside the paper's (`selection.mix_line`), and the traffic pairs with
+    what de-identification removed from them (`_traffic`)."""
     from store.artifacts import reads
 
     with reading(db):
-        return {**_per_rule(reads.stats(db)), "selected_pattern_mix": _selected_mix(db)}
+        return {**_per_rule(reads.stats(db)), "selected_pattern_mix": _selected_mix(db),
+                **_traffic(db)}
+
+
+def _traffic(db: Database) -> dict[str, int]:
+    """The real-traffic audit's pairs (stored, and purged for good) and what de-identification
+    removed from them, by source and type (`redacted:<source>:<TYPE>`)."""
+    from store.artifacts import traffic
+
+    pairs, purged = traffic.pair_counts(db)
+    return {"traffic_pairs": pairs, "traffic_pairs_purged": purged,
+            **{f"redacted:{source}:{kind}": n
+               for source, kinds in traffic.redaction_counts(db).items()
+               for kind, n in kinds.items()}}
 
 
 def _per_rule(counts: dict[str, int]) -> dict[str, int | float | None]:

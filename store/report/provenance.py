@@ -62,6 +62,7 @@ def provenance_runs(db: Database, worlds: list[str] | None) -> list[RunManifest]
     or every world. The report's provenance and the export's manifest both read this."""
     w_where, w_params = world_scope(worlds, "world_id")
     q_where, q_params = world_scope(worlds, "q.world_id")
+    p_where, p_params = world_scope(worlds, "p.world_id")
     used = list(runs_involved(db, worlds))
     used += all_rows(
         db,
@@ -75,11 +76,13 @@ def provenance_runs(db: Database, worlds: list[str] | None) -> list[RunManifest]
                   WHERE j.run_id IS NOT NULL{q_where}
             UNION SELECT run_id FROM dialogues WHERE run_id IS NOT NULL
             UNION SELECT run_id FROM dialogue_attempts WHERE run_id IS NOT NULL
+            UNION SELECT j.run_id FROM traffic_judgments j JOIN traffic_pairs p
+                  ON p.id = j.pair_id WHERE j.run_id IS NOT NULL{p_where}
         )
         SELECT id, stage, status, manifest FROM runs WHERE id IN (SELECT run_id FROM used)
         ORDER BY started_at, id
         """,
-        (*w_params, *q_params, *q_params),
+        (*w_params, *q_params, *q_params, *p_params),
     )
     for row in all_rows(db, "SELECT id, stage, status, manifest FROM runs WHERE stage IN "
                             "('select', 'compass_verify') AND status <> 'running' "
