@@ -7,12 +7,23 @@ labeller and the figures go through the commands every suite shares: `copal camp
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+from copal_tui.commands.choices import BadValue, require_known
 from copal_tui.commands.context import open_db
 from copal_tui.commands.output import echo, print_table
+from copal_tui.commands.traffic_cases import cases
+from copal_tui.domain.safe_text import visible
+
+if TYPE_CHECKING:
+    from copal_tui.domain.deid import RedactionRules
+    from copal_tui.services.traffic import Progress
+    from store.db import Database
 
 FORMATS = ("auto", "pairs", "transcripts", "csv")
 
@@ -20,6 +31,9 @@ FORMATS = ("auto", "pairs", "transcripts", "csv")
 @click.group()
 def traffic() -> None:
     """Audit a deployed chatbot's real traffic (the COPAL paper's Table 11)."""
+
+
+traffic.add_command(cases)
 
 
 @traffic.command("import")
@@ -53,28 +67,63 @@ def import_log(ctx: click.Context, path: Path, source: str, world: str | None, l
                query_field: str, response_field: str, messages_field: str,
                redactions: Path | None, phone_region: str | None) -> None:
     """De-identify and store a chatbot's log (one transaction: a bad record stores nothing)."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    from copal_tui.domain.deid import load_rules
     from copal_tui.interchange.traffic_log import Fields
     from copal_tui.services.traffic import import_log as run_import
 
     db = open_db(ctx, write=True)
-    rules = load_rules(redactions) if redactions is not None else None
-    # On stderr, so the summary line alone is the command's output; a line is a record.
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("lines"), console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(f"de-identifying {path.name}", total=None)
+    rules, region = _checked_options(db, source, world, redactions, phone_region)
+    with _progress(path) as on_progress:
         summary = run_import(
             db, path, source=source, world=world, layout=layout,
             fields=Fields(query_field, response_field, messages_field), rules=rules,
-            phone_region=phone_region,
-            on_progress=lambda done, total: bar.update(task, completed=done, total=total))
+            phone_region=region, on_progress=on_progress)
     removed = ", ".join(f"{kind} {n}" for kind, n in sorted(summary.redactions.items()))
     echo(f"imported {summary.stored} pair(s) from {summary.records} record(s) of {path.name} "
          f"as source {source} ({summary.layout}); {summary.duplicates} duplicate(s) skipped; "
          f"removed: {removed or 'nothing'} ({summary.import_id})")
+
+
+def _checked_options(db: Database, source: str, world: str | None, redactions: Path | None,
+                     phone_region: str | None) -> tuple[RedactionRules | None, str | None]:
+    """The import's options checked before the log is read: each bad one is exit 2 naming it
+    (a world that is not stored, with the closest ids; a redaction file's line)."""
+    from copal_tui.domain.deid import RulesError, check_region, load_rules
+    from copal_tui.services import launch
+
+    if not source.strip():
+        raise BadValue("--source: a source name is needed (a channel or deployment: web, app)")
+    if world is not None:
+        require_known("--world", [world], launch.worlds(db), "a stored world",
+                      none_yet="`copal import WORLD.yaml` adds one")
+    try:
+        rules = load_rules(redactions) if redactions is not None else None
+    except RulesError as exc:
+        raise BadValue(f"--redactions {exc}") from None
+    try:
+        region = check_region(phone_region) if phone_region is not None else None
+    except ValueError as exc:
+        raise BadValue(f"--phone-region: {exc}") from None
+    return rules, region
+
+
+@contextmanager
+def _progress(path: Path) -> Iterator[Progress | None]:
+    """A progress bar of the lines read, on stderr (the summary line alone is the command's
+    output) and only on a terminal: written elsewhere it would leave lines around an error."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
+    from rich.progress import Progress as Bar
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield None
+        return
+    with Bar(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+             TextColumn("lines"), console=console, transient=True) as bar:
+        # A file's name is the user's, but shown through the same guard as data.
+        task = bar.add_task(escape(visible(f"de-identifying {path.name}")), total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
 
 
 @traffic.command("imports")

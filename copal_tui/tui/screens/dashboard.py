@@ -1,8 +1,10 @@
 """The dashboard: the typed report (copal_tui.metrics.document.ReportDocument) on screen, one
 tab per section (error matrix, facet atlas, paired contrast, judge validity with confusion
-matrices, human agreement), a primary-judge selector, and export of the same report into a
-folder. Enter on a cell of the error matrix, the facet atlas, the judge-validity table or a
-confusion matrix lists the responses behind that count (the cases screen).
+matrices, human agreement, and the real-traffic audit when the report has it), a primary-judge
+selector, and export of the same report into a folder. Enter on a cell of the error matrix, the
+facet atlas, the judge-validity table or a confusion matrix lists the responses behind that
+count (the cases screen); on a cell of Table 11, it names the `copal traffic cases` line that
+lists the pairs behind it.
 
 The report is computed in a thread worker with its own connection (it reads every judged
 response, so it never runs in the UI thread); export runs the same way, through the code
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
@@ -27,13 +29,20 @@ from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 from copal_tui.metrics.document import ReportDocument
 from copal_tui.tui.safe import one_line
 from copal_tui.tui.widgets import dashboard_sections as sections
+from copal_tui.tui.widgets import dashboard_traffic as traffic
 from copal_tui.tui.widgets.dashboard_export import ExportDialog
 from copal_tui.tui.widgets.dashboard_table import DashboardTable
 from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.screen_commands import Command, ScreenCommands
 
+if TYPE_CHECKING:  # its module loads the agreement libraries: only the report loads them
+    from copal_tui.metrics.document_traffic import TrafficSections
+
 TABS = [("errors", "Errors"), ("facets", "Facets"), ("contrast", "Contrast"),
-        ("validity", "Validity"), ("agreement", "Agreement")]
+        ("validity", "Validity"), ("agreement", "Agreement"), ("traffic", "Traffic")]
+# Tabs of a suite the report may not have, named as the suite: shown (with their key) only
+# when the report has the suite's sections.
+SUITE_TABS = ("traffic",)
 
 
 class ReportReady(Message):
@@ -73,6 +82,10 @@ class DashboardScreen(Screen[None]):
         # Same defaults as `copal report` / `copal export`, so the screen and the files agree.
         self.judge, self.mode, self.bootstrap, self.seed = judge, mode, bootstrap, seed
         self.initial_tab = tab if tab in dict(TABS) else "errors"
+        # A suite's tab is hidden until a report with its sections arrives, then opened.
+        self.pending_tab = tab if tab in SUITE_TABS else None
+        if self.pending_tab is not None:
+            self.initial_tab = "errors"
         self.doc: ReportDocument | None = None
         self.error = ""
         self.generation = 0
@@ -100,11 +113,40 @@ class DashboardScreen(Screen[None]):
             with TabPane("5 Agreement", id="agreement"), VerticalScroll(classes="dash-pane"):
                 yield Static("", id="dash-agreement", classes="dash-block")
                 yield DashboardTable("Pairwise agreement between annotators", id="dash-pairs")
+            with TabPane("6 Traffic", id="traffic"), VerticalScroll(classes="dash-pane"):
+                yield Static("", id="dash-traffic-caption", classes="dash-block")
+                yield DashboardTable("Real traffic (Table 11): cases and errors per source "
+                                     "and policy category", id="dash-traffic-audit",
+                                     cursor="cell", first_column=2)
+                yield DashboardTable("Multi-policy over single-policy error rate",
+                                     id="dash-traffic-ratio")
+                yield DashboardTable("Annotators' agreement on the category and the error",
+                                     id="dash-traffic-agreement")
+                yield Static("", id="dash-traffic-caveat", classes="dash-block")
+                yield DashboardTable("Automatic labeller against the human reference (its "
+                                     "sample; erroneous is positive)",
+                                     id="dash-traffic-labeller")
+                yield DashboardTable("The whole log by the labeller, corrected for its "
+                                     "mistakes on the sample", id="dash-traffic-corrected")
+                yield DashboardTable("Deployed chatbots probed over HTTP (Table 12)",
+                                     id="dash-traffic-probes")
         yield Footer()
 
     def on_mount(self) -> None:
         self.title = "copal \u00b7 dashboard"
+        for tab in SUITE_TABS:
+            self.query_one(TabbedContent).hide_tab(tab)
         self.compute()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # A suite's tab key exists only while its tab is shown (and stays out of `?` otherwise).
+        if action == "tab" and parameters and parameters[0] in SUITE_TABS:
+            return self.suite_sections(str(parameters[0])) is not None
+        return True
+
+    def suite_sections(self, tab: str) -> Any:
+        """The sections of the suite shown on `tab`, when the report has them."""
+        return None if self.doc is None else self.doc.suites.get(tab)
 
     # ---------------------------------------------------------------- the report
 
@@ -157,7 +199,34 @@ class DashboardScreen(Screen[None]):
         self.query_one("#dash-agreement", Static).update(
             sections.agreement_summary(doc, pairs.notes))
         self.query_one("#dash-pairs", DashboardTable).show(pairs)
+        self._show_traffic(self.suite_sections("traffic"))
+        self.refresh_bindings()
+        if self.pending_tab is not None and self.suite_sections(self.pending_tab) is not None:
+            self.query_one(TabbedContent).active = self.pending_tab
+        self.pending_tab = None
         self._focus_tab(self.query_one(TabbedContent).active)
+
+    def _show_traffic(self, found: TrafficSections | None) -> None:
+        tabs = self.query_one(TabbedContent)
+        if found is None:
+            if tabs.active == "traffic":
+                tabs.active = "errors"
+            tabs.hide_tab("traffic")
+            return
+        tabs.show_tab("traffic")
+        self.query_one("#dash-traffic-caption", Static).update(traffic.audit_caption(found))
+        caveat = traffic.labeller_caveat(found)
+        shown = self.query_one("#dash-traffic-caveat", Static)
+        shown.update(caveat)
+        shown.display = bool(caveat.plain)
+        for key, section in (("audit", traffic.audit(found)), ("ratio", traffic.ratios(found)),
+                             ("agreement", traffic.annotators(found)),
+                             ("labeller", traffic.labeller(found)),
+                             ("corrected", traffic.corrected(found)),
+                             ("probes", traffic.probes(found))):
+            table = self.query_one(f"#dash-traffic-{key}", DashboardTable)
+            table.display = bool(section.rows)  # a section the report lacks is not shown
+            table.show(section)
 
     def _status(self, text: Text) -> None:
         self.query_one("#dash-status", Static).update(text)
@@ -239,6 +308,9 @@ class DashboardScreen(Screen[None]):
         owner = event.data_table.parent
         if self.doc is None or not isinstance(owner, DashboardTable) or owner.id is None:
             return
+        if owner.id == "dash-traffic-audit":
+            self._traffic_cell(str(event.cell_key.row_key.value), event.coordinate.column)
+            return
         found = sections.cases_behind(self.doc, owner.id.removeprefix("dash-"),
                                       str(event.cell_key.row_key.value), event.coordinate.column)
         if found is None:
@@ -246,6 +318,13 @@ class DashboardScreen(Screen[None]):
             return
         self.app.action_open("cases", spec=found.spec,  # type: ignore[attr-defined]
                              filter_text=found.filter_text, what=found.what)
+
+    def _traffic_cell(self, row_key: str, column: int) -> None:
+        found = self.suite_sections("traffic")
+        line = None if found is None else traffic.cases_command(found, row_key, column)
+        if line is not None:
+            self.notify(f"The pairs behind this count: {one_line(line, 300)}", markup=False,
+                        timeout=10)
 
     def action_back(self) -> None:
         # Never pop down to the app's blank default screen (the bottom of the stack).
