@@ -188,6 +188,7 @@ DOCS_EPILOG = (
     "  building-a-suite.md  stages, options, exit codes, world files\n"
     "  models.md            model names, the models file, HTTP targets, offline engine\n"
     "  compass.md           COMPASS suites     dialogues.md   CompliBench dialogues\n"
+    "  traffic.md           auditing a deployed chatbot's traffic (Table 11, 12)\n"
     "  labelling.md         the terminal app, label queues, campaigns, keys\n"
     "  reports.md           figures, JSON keys, cases, exports, interchange\n"
     "  security.md          copal serve, keys, untrusted text, files\n"
