@@ -87,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     import bench_store
     import bench_tui
     import deid
+    import traffic_import
 
     if args.quick:
         args.scale = "quick"
@@ -115,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
                                      per_process=5 if args.quick else 100)
         rows += bench_pipeline.client_rate(50 if args.quick else 400)
         rows += bench_store.interchange(small_db)
+        # Traffic's import and queue at as many pairs as the large store has responses.
+        rows += traffic_import.run(big, copal_db=big_db)
     rows += bench_import.policies([300, 3_000] if args.quick else [3_000, 30_000],
                                   repeat=1 if args.quick else 3)
     rows += bench_import.interchange([1_000, 5_000] if args.quick else [10_000, 100_000],

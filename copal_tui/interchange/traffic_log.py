@@ -32,6 +32,7 @@ from copal_tui.interchange.errors import ImportFailure
 from copal_tui.interchange.strict import MAX_RECORD_BYTES, loads_json, record_lines
 
 FORMATS = ("auto", "pairs", "transcripts", "csv")
+_BOM = b"\xef\xbb\xbf"
 # The longest query or response taken (characters): a chat message longer than this is not a
 # message but a pasted document or a logging fault, and would make every screen and figure
 # about it.
@@ -96,6 +97,8 @@ def _open(path: Path) -> io.BufferedReader:
 
 
 def _text(path: Path, line: int, raw: bytes) -> str:
+    if line == 1:
+        raw = raw.removeprefix(_BOM)  # a spreadsheet's or an editor's UTF-8 mark
     if b"\x00" in raw:
         raise ImportFailure(path, "binary data (a NUL byte): not a text log", line=line)
     try:
@@ -178,10 +181,14 @@ def _csv(path: Path, fields: Fields) -> Iterator[RawPair]:
     with _open(path) as fh:
         # Each physical line is read with the record bound and checked for text, then parsed
         # as CSV (a quoted field may span lines).
-        text = io.TextIOWrapper(io.BufferedReader(_Checked(fh, path)), encoding="utf-8",
+        # utf-8-sig: a spreadsheet's export starts with a byte-order mark, which would
+        # otherwise become part of the first column's name.
+        text = io.TextIOWrapper(io.BufferedReader(_Checked(fh, path)), encoding="utf-8-sig",
                                 newline="")
         csv.field_size_limit(MAX_RECORD_BYTES)
-        reader = csv.reader(text)
+        # strict: a quote left open or text after a closing quote is an error, not a field
+        # that swallows the rest of the file.
+        reader = csv.reader(text, strict=True)
         try:
             header = next(reader)
         except UnicodeDecodeError:
@@ -207,7 +214,9 @@ def _csv(path: Path, fields: Fields) -> Iterator[RawPair]:
                               _bounded(path, start, fields.response, row[r]))
                 start = reader.line_num + 1
         except csv.Error as exc:
-            raise ImportFailure(path, f"not valid CSV ({exc})", line=reader.line_num) from None
+            why = "a quote opened in this row is never closed" \
+                if "unexpected end of data" in str(exc) else str(exc)
+            raise ImportFailure(path, f"not valid CSV ({why})", line=start) from None
         except UnicodeDecodeError:
             raise ImportFailure(path, "not UTF-8 text", line=reader.line_num + 1) from None
 

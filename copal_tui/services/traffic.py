@@ -7,12 +7,14 @@ only what comes back, in one transaction: a malformed record anywhere leaves the
 was, and the error names the file and the line (`ImportFailure`). What was removed is counted
 by type, for the import and for each pair.
 
-A pair read before, from this file or an earlier one, is a duplicate: counted, not stored. It
-is recognised by an HMAC-SHA256 of the pair as read under the store's own random key
-(`traffic.content_key`): two different customers' identical questions after de-identification
-stay two pairs (the error rates count every interaction), while the stored value reveals
-nothing of the text to anyone without the whole text. Pair ids are `tp-` and the first 16 hex
-digits of that HMAC, so importing the same log again stores nothing new.
+A pair read before, from this file or an earlier one, is a duplicate: counted, not stored, and
+not de-identified (its texts are dropped as read). It is recognised by an HMAC-SHA256 of the
+pair as read under the store's own random key (`traffic.content_key`): two different
+customers' identical questions after de-identification stay two pairs (the error rates count
+every interaction), while the stored value reveals nothing of the text to anyone without the
+whole text. Pair ids are `tp-` and the first 16 hex digits of that HMAC, so importing the same
+log again stores nothing new: it is recorded as an import of its own whose every pair is a
+duplicate. What an import removed is counted over the pairs it stored.
 """
 
 from __future__ import annotations
@@ -89,16 +91,14 @@ def import_log(db: Database, path: Path, *, source: str, world: str | None = Non
         layout = detect(path, fields)
     deid = Deidentifier(rules, phone_region=phone_region)
     digest = file_sha256(path)
-    summary = ImportSummary(import_id=f"ti-{digest[:12]}-{_sha(source)[:6]}", source=source,
-                            layout=layout)
     size = count_lines(path)
     last_line = 0  # pairs come in file order: a new line is a new record
-    batch: list[tuple[object, ...]] = []
-    with write(db):
-        if db.execute("SELECT 1 FROM traffic_imports WHERE id = ?",
-                      (summary.import_id,)).fetchone() is not None:
-            raise StoreError(f"{path.name} was imported already as source {source!r} "
-                             f"({summary.import_id})")
+    batch: list[tuple[RawPair, str]] = []  # pairs read, each with its content key
+    with write(db), traffic.import_cache(db):
+        # The same file imported again under the same source is an import of its own.
+        summary = ImportSummary(
+            import_id=traffic.free_import_id(db, f"ti-{digest[:12]}-{_sha(source)[:6]}"),
+            source=source, layout=layout)
         traffic.insert_import(
             db, id=summary.import_id, source=source, world_id=world, file_name=path.name,
             file_sha256=digest, layout=layout,
@@ -114,12 +114,12 @@ def import_log(db: Database, path: Path, *, source: str, world: str | None = Non
                 last_line = raw.line
                 summary.records += 1
             summary.pairs += 1
-            batch.append(_row(raw, deid, key, summary, world))
+            batch.append((raw, _content_key(key, raw)))
             if len(batch) >= CHUNK:
-                _flush(db, batch, summary)
+                _store(db, batch, deid, summary, world)
                 if on_progress is not None:
                     on_progress(min(size, raw.line), size)
-        _flush(db, batch, summary)
+        _store(db, batch, deid, summary, world)
         traffic.finish_import(db, summary.import_id, records=summary.records,
                               pairs=summary.pairs, duplicates=summary.duplicates,
                               redactions=dict(sorted(summary.redactions.items())))
@@ -128,11 +128,30 @@ def import_log(db: Database, path: Path, *, source: str, world: str | None = Non
     return summary
 
 
-def _row(raw: RawPair, deid: Deidentifier, key: bytes, summary: ImportSummary,
+def _content_key(key: bytes, raw: RawPair) -> str:
+    """The HMAC of the pair as read (its context, query and response)."""
+    return hmac.new(key, json.dumps([raw.context, raw.query, raw.response],
+                                    ensure_ascii=False).encode("utf-8"), "sha256").hexdigest()
+
+
+def _store(db: Database, batch: list[tuple[RawPair, str]], deid: Deidentifier,
+           summary: ImportSummary, world: str | None) -> None:
+    """De-identify and write the pairs of `batch` not stored before (nor earlier in it)."""
+    seen = traffic.known_content_keys(db, [mac for _, mac in batch])
+    rows: list[tuple[object, ...]] = []
+    for raw, mac in batch:
+        if mac not in seen:
+            seen.add(mac)
+            rows.append(_row(raw, mac, deid, summary, world))
+    stored = traffic.insert_pairs(db, rows)
+    summary.stored += stored
+    summary.duplicates += len(batch) - stored
+    batch.clear()
+
+
+def _row(raw: RawPair, mac: str, deid: Deidentifier, summary: ImportSummary,
          world: str | None) -> tuple[object, ...]:
     texts = [raw.query, raw.response, *(content for _role, content in raw.context)]
-    mac = hmac.new(key, json.dumps([raw.context, raw.query, raw.response],
-                                   ensure_ascii=False).encode("utf-8"), "sha256").hexdigest()
     done = deid.redact(texts)
     query, response, *context = done.texts
     summary.redactions.update(done.counts)
@@ -140,13 +159,6 @@ def _row(raw: RawPair, deid: Deidentifier, key: bytes, summary: ImportSummary,
     return (f"tp-{mac[:16]}", summary.import_id, summary.source, world, raw.line, raw.turn,
             json.dumps(shown, ensure_ascii=False) if shown else None, query, response, mac,
             json.dumps(dict(sorted(done.counts.items()))))
-
-
-def _flush(db: Database, batch: list[tuple[object, ...]], summary: ImportSummary) -> None:
-    stored = traffic.insert_pairs(db, batch)
-    summary.stored += stored
-    summary.duplicates += len(batch) - stored
-    batch.clear()
 
 
 __all__ = ["ImportFailure", "ImportSummary", "import_log"]
