@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from copal_tui.cli import main
-from tests.db_support import query_rows
+from tests.db_support import query_dicts, query_rows
 
 # A database with someone's work in it: a world, its responses and labels, and a campaign.
 ROWS = {"worlds": "SELECT COUNT(*) AS n FROM worlds",
@@ -159,9 +159,17 @@ def test_the_demo_builds_at_the_global_db_and_replaces_only_with_replace(tmp_pat
     assert sorted(p.name for p in target.parent.iterdir()) == ["mine.db"]
     assert not data_dir.exists()
     counts = {t: query_rows(target, f"SELECT COUNT(*) AS n FROM {t}")[0]["n"]
-              for t in ("worlds", "judgments", "compass_judgments", "dialogue_attempts")}
+              for t in ("worlds", "judgments", "compass_judgments", "dialogue_attempts",
+                        "traffic_pairs", "traffic_judgments")}
     assert counts["worlds"] > 1 and all(counts.values()), counts
-    assert query_rows(target, ROWS["campaigns"])[0]["n"] == 0
+    # The sample traffic: every pair labelled by the offline labeller, 200 of them drawn into
+    # the demo's audit campaign (the only campaign: the old store's is gone).
+    assert counts["traffic_judgments"] == counts["traffic_pairs"]
+    assert query_dicts(target, "SELECT c.name, COUNT(*) AS size FROM campaigns c JOIN "
+                               "campaign_subjects s ON s.campaign = c.name WHERE c.kind = "
+                               "'sample' GROUP BY c.name") == \
+        [{"name": "traffic-audit", "size": 200}]
+    assert "real-traffic audit (Table 11)" in result.stdout and "HEURISTIC" in result.stdout
     runs = query_rows(target, "SELECT status, COUNT(*) AS n FROM runs GROUP BY status")
     assert {r["status"] for r in runs} == {"done"}
     # It says where it built, and how to point the other commands at it.

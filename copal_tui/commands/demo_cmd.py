@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace as with_
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -34,6 +34,7 @@ from copal_tui.pipeline import COMPASS_STAGES, COPAL_STAGES
 
 if TYPE_CHECKING:
     from copal_tui.pipeline.base import Progress
+    from store.db import Database
 
 DEMO_MODELS = ["offline/refuse-all", "offline/comply-all", "offline/keyword-guard"]
 DEMO_JUDGE = "offline/judge"
@@ -41,6 +42,13 @@ DEMO_GENERATOR = "offline/heuristic"  # grounding, composition, generation, the 
 SHOWCASE_WORLDS = ["harbor-clinics", "meridian-bank"]
 COMPASS_WORLD = "kestrelpharmacy"  # sample_worlds/compass
 SAMPLE_DIALOGUE_JUDGE = "sample-judge"  # the judge outputs shipped with the dialogue sample
+# The sample traffic of a deployed chatbot (sample_worlds/traffic): its logs and their sources,
+# the world its policies come from, and the audit sample drawn from it.
+TRAFFIC_LOGS = (("lumen_telecom_web.ndjson", "web"), ("lumen_telecom_app.ndjson", "app"),
+                ("lumen_telecom_web_export.csv", "web"))
+TRAFFIC_WORLD = "lumen-telecom"
+TRAFFIC_CAMPAIGN = "traffic-audit"
+TRAFFIC_SAMPLE = 200
 # The status of a demo Ctrl-C stopped, as a shell reports a command SIGINT ended (128 + 2).
 INTERRUPTED = 130
 
@@ -166,6 +174,7 @@ def _build(path: Path, budget: int, stop: threading.Event) -> list[Progress]:
     dialogues = sample_worlds_dir() / "complibench"
     counts["dialogue"] = complibench_import.import_paths(db, [dialogues]).added
     complibench_import.import_paths(db, [dialogues], SAMPLE_DIALOGUE_JUDGE)
+    counts["traffic pairs"] = _traffic(db)
     db.close()
     echo("imported " + ", ".join(f"{n} {t}" for t, n in counts.items()))
     echo("offline engine: deterministic heuristics, not a language model")
@@ -190,11 +199,30 @@ def _build(path: Path, budget: int, stop: threading.Event) -> list[Progress]:
     results: list[Progress] = []
     with show.bar:
         for stages, options in ((list(COPAL_STAGES), opts), (["judge"], full_policy),
-                                (list(COMPASS_STAGES), compass), (["dialogue_judge"], opts)):
+                                (list(COMPASS_STAGES), compass), (["dialogue_judge"], opts),
+                                (["traffic_judge"], with_(opts, worlds=None))):
             if stop.is_set():
                 break
             results += run_stages(path, stages, options, on_progress=show, cancel=stop)
     return results
+
+
+def _traffic(db: Database) -> int:
+    """Import the sample traffic logs (de-identified, linked to their world) and draw the
+    paper's audit from them: a seeded sample of TRAFFIC_SAMPLE pairs, each source's share in
+    proportion to its pairs. Returns the pairs stored."""
+    from copal_tui.resources import sample_worlds_dir
+    from copal_tui.services.annotation import campaigns
+    from copal_tui.services.annotation.suites import Filters
+    from copal_tui.services.traffic import import_log
+
+    stored = 0
+    for name, source in TRAFFIC_LOGS:
+        stored += import_log(db, sample_worlds_dir() / "traffic" / name, source=source,
+                             world=TRAFFIC_WORLD).stored
+    campaigns.create(db, TRAFFIC_CAMPAIGN, "traffic", Filters(), balanced=True,
+                     size=TRAFFIC_SAMPLE)
+    return stored
 
 
 def _seal(path: Path) -> None:
@@ -255,7 +283,34 @@ def _summary(path: Path, seconds: float) -> None:
                        r.compliant_turn_accuracy, r.violation_detection_accuracy,
                        r.conversation_accuracy)))
     console.print(dj)
+    _traffic_summary(console, db)
     db.conn.close()
+
+
+def _traffic_summary(console: Any, db: Database) -> None:
+    """Table 11 of the sample traffic, as the automatic labeller reads it (the offline
+    engine's: marked HEURISTIC)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from copal_tui.services.report import traffic_audit
+
+    audit = traffic_audit(db)
+    if audit is None:
+        return
+    if audit.caveat:
+        console.print(Text(audit.caveat, style="bold reverse"))
+    t = Table(title=f"real-traffic audit (Table 11) of the sample logs, labelled by "
+                    f"{audit.labels}: all sources")
+    for col in ("category", "cases", "errors", "error rate", "share of cases",
+                "share of errors"):
+        t.add_column(col, justify="left" if col == "category" else "right")
+    for r in audit.rows:
+        if r.source == "all":
+            t.add_row(r.category, str(r.cases), str(r.errors),
+                      *(f"{m.value:.1%}" if m.value is not None else "n/a"
+                        for m in (r.error_rate, r.share_of_cases, r.share_of_errors)))
+    console.print(t)
 
 
 def _open_tui(path: Path) -> None:
