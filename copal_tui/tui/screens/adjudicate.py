@@ -33,13 +33,15 @@ from copal_tui.services.annotation.views import (
     copal_reveal,
 )
 from copal_tui.tui.safe import SHOWN, one_line
-from copal_tui.tui.screens.label_base import LabelScreen, load_payload_models
+from copal_tui.tui.screens.adjudicate_moves import AdjudicationMoves
+from copal_tui.tui.screens.label_base import load_payload_models
 from copal_tui.tui.screens.marking import MARK_BINDINGS, Marking, remark_rows, reveal_columns
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
 from copal_tui.tui.widgets.marks_matrix import MarksMatrix
 
 
-class AdjudicateScreen(Marking, LabelScreen):
+class AdjudicateScreen(Marking, AdjudicationMoves):
+    FILTER_ID = "adjudicate-filter"
     BINDINGS = [*MARK_BINDINGS,
                 Binding("slash", "filter", "filter", show=False, id="adjudicate.filter"),
                 Binding("ctrl+r", "refresh", "reload", show=False, id="adjudicate.refresh")]
@@ -202,38 +204,12 @@ class AdjudicateScreen(Marking, LabelScreen):
         self._show(rid, marks)
         self._recount()
 
-    def action_skip(self) -> None:
-        if not self.has_current():
-            self.app.bell()
-            return
-        assert self.rid is not None
-        self._saved("skipped", style="yellow")
-        nxt = self._next_pending(self.rid)
-        self._show(None if nxt == self.rid else nxt)
+    @property
+    def subject(self) -> str | None:
+        return self.rid
 
-    def action_move(self, delta: int) -> None:
-        after = self.rid if self.rid is not None else ("" if delta > 0 else "\uffff")
-        target = adj.step(self.copal.db, after, delta > 0, self.search)
-        if target is None:
-            self.notify("No more candidates that way.", timeout=2)
-            return
-        self._show(target)
-
-    def action_filter(self) -> None:
-        box = self.query_one("#adjudicate-filter", Input)
-        box.add_class("-shown")
-        box.value = self.search
-        box.focus()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        event.input.remove_class("-shown")
-        self.search = event.value.strip()
-        self._show(self._next_pending(""))
-        self._recount()
-
-    def action_refresh(self) -> None:
-        self._show(self.rid)
+    def _step(self, after: str, forward: bool) -> str | None:
+        return adj.step(self.copal.db, after, forward, self.search)
 
     def save_note(self, text: str | None) -> None:
         if text:

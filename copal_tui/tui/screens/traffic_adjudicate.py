@@ -29,6 +29,7 @@ from copal_tui.services.annotation import adjudication as adj
 from copal_tui.services.annotation import traffic
 from copal_tui.services.annotation.views import Annotation, traffic_labels
 from copal_tui.tui.safe import one_line, safe
+from copal_tui.tui.screens.adjudicate_moves import AdjudicationMoves
 from copal_tui.tui.screens.label_base import load_payload_models
 from copal_tui.tui.screens.traffic_label import TrafficFormScreen, label_words, pair_view
 from copal_tui.tui.widgets.compass_view import heading
@@ -49,7 +50,8 @@ def label_line(label: Annotation) -> Text:
     return out
 
 
-class TrafficAdjudicateScreen(TrafficFormScreen):
+class TrafficAdjudicateScreen(TrafficFormScreen, AdjudicationMoves):
+    FILTER_ID = "traffic-filter"
     BINDINGS = [Binding("slash", "filter", "filter", show=False, id="adjudicate.filter"),
                 Binding("ctrl+r", "refresh", "reload", show=False, id="adjudicate.refresh")]
     PALETTE_PREFIX = "Adjudicate traffic"
@@ -196,38 +198,12 @@ class TrafficAdjudicateScreen(TrafficFormScreen):
         self._show(undone.subject, undone)
         self._recount()
 
-    def action_skip(self) -> None:
-        pid = self.pid
-        if pid is None:
-            self.app.bell()
-            return
-        self._saved("skipped", style="yellow")
-        nxt = self._next_pending(pid)
-        self._show(None if nxt == pid else nxt)
+    @property
+    def subject(self) -> str | None:
+        return self.pid
 
-    def action_move(self, delta: int) -> None:
-        after = self.pid if self.pid is not None else ("" if delta > 0 else "\uffff")
-        target = traffic.step(self.copal.db, after, delta > 0, self.search)
-        if target is None:
-            self.notify("No more candidates that way.", timeout=2)
-            return
-        self._show(target)
-
-    def action_filter(self) -> None:
-        box = self.query_one("#traffic-filter", Input)
-        box.add_class("-shown")
-        box.value = self.search
-        box.focus()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        event.input.remove_class("-shown")
-        self.search = event.value.strip()
-        self._show(self._next_pending(""))
-        self._recount()
-
-    def action_refresh(self) -> None:
-        self._show(self.pid)
+    def _step(self, after: str, forward: bool) -> str | None:
+        return traffic.step(self.copal.db, after, forward, self.search)
 
     def leave(self) -> None:
         if self.pid is not None:
