@@ -298,6 +298,32 @@ def test_compass_respond_sends_demonstrations_as_the_conversation(db, bot):
     assert "explicit-refusal" in result.output and "keeps its own" in result.output
 
 
+def test_compass_probes_reach_a_deployed_bot_de_identified(db, bot):
+    """A COMPASS query carrying a customer's e-mail is sent to a deployed bot with the typed
+    placeholder instead, and what was changed is kept with the response; a target that is not
+    a live endpoint is sent the query as it is, with nothing recorded."""
+    b, models = bot
+    email = "zora.quill@example.com"
+    [first] = query_rows(db, "SELECT id, text FROM compass_queries WHERE status = 'kept' "
+                             "ORDER BY id LIMIT 1")
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("UPDATE compass_queries SET text = ? WHERE id = ?",
+                     (f"{first['text']} Write to me at {email}.", first["id"]))
+    result = invoke(db, "run", "compass_respond", "--world", WORLD, "--model", "city-bot",
+                    "--model", "offline/comply-all", "--variant", "base", "--models-file",
+                    str(models))
+    assert result.exit_code == 0, result.output
+    sent = [r["body"]["message"] for r in b.seen]
+    assert all(email not in m for m in sent)
+    assert f"{first['text']} Write to me at <EMAIL_1>." in sent
+    rows = {(r["query_id"], r["model"]): r["redactions"] for r in query_rows(
+        db, "SELECT query_id, model, redactions FROM compass_responses")}
+    assert json.loads(rows[(first["id"], "city-bot")]) == {"EMAIL": 1}
+    others = [json.loads(v) for (q, m), v in rows.items() if m == "city-bot" and q != first["id"]]
+    assert others and all(v == {} for v in others)
+    assert {v for (_q, m), v in rows.items() if m == "offline/comply-all"} == {None}
+
+
 # ------------------------------------------------------------------ the models file
 
 

@@ -16,7 +16,9 @@ reference call is cached like every call, so each demonstration is written once.
 
 A deployed bot (an http target of the models file) is sent the query and, for few-shot, the
 demonstrations as earlier turns, never a system prompt; so it cannot take the explicit-refusal
-variant, nor few-shot when its body has no {conversation} (an error, before any call).
+variant, nor few-shot when its body has no {conversation} (an error, before any call). What it
+is sent is de-identified first (`copal_tui.pipeline.probes`), and what that changed is kept in
+`compass_responses.redactions`.
 
 A failed call is stored as a response with `failure` set and no text; a re-run replaces
 exactly those rows (a cached pre-filter decision costs nothing the second time).
@@ -26,10 +28,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from copal_tui.domain.compass import VARIANTS
+from copal_tui.domain.deid import Deidentifier
 from copal_tui.pipeline import compass_variants as cv
 from copal_tui.pipeline.base import StageRun, policy_views, world_view
 from copal_tui.pipeline.compass_common import (
@@ -41,6 +45,7 @@ from copal_tui.pipeline.compass_common import (
     structured,
     suite_policies,
 )
+from copal_tui.pipeline.probes import probe_texts
 from store.artifacts import compass
 from store.artifacts.records import CompassQueryRow
 from store.pipeline import todo as sql
@@ -127,6 +132,7 @@ async def execute(run: StageRun) -> None:
     allowed = {q.id: (u.world, q) for u in units if id(u) in demos
                for q in demos[id(u)] if q.query_type.startswith("allowed")}
     refs = await _references(run, allowed) if allowed else {}
+    deid = Deidentifier() if any(s.http is not None for s in specs.values()) else None
 
     def demo_answer(world: World, q: CompassQueryRow) -> str | None:
         return refs.get(q.id) if q.query_type.startswith("allowed") \
@@ -164,9 +170,16 @@ async def execute(run: StageRun) -> None:
                 run.count(f"prefilter_{out.decision.lower()}")
                 if out.decision == "DENY":
                     row["text"] = cv.refusal_message(world)  # the target is never called
+        query = q.text
+        if deid is not None and specs[u.model].http is not None:
+            # A deployed chatbot is a live endpoint: what it is sent is de-identified first.
+            sent, changed = probe_texts(deid, [*(t for pair in shots for t in pair), query])
+            shots = list(zip(sent[:-1:2], sent[1:-1:2], strict=True))
+            query = sent[-1]
+            row["redactions"] = json.dumps(changed, sort_keys=True)
         if "failure" not in row and "text" not in row:
             try:
-                answer = await run.llm.complete(specs[u.model], cv.messages(system, q.text, shots),
+                answer = await run.llm.complete(specs[u.model], cv.messages(system, query, shots),
                                                 task="chatbot", template_version=version)
                 row["text"] = answer.text
                 run.count("answered")

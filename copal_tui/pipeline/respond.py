@@ -19,6 +19,7 @@ from typing import Any
 from copal_tui import prompts
 from copal_tui.domain.deid import Deidentifier
 from copal_tui.pipeline.base import StageRun, policy_views, world_view
+from copal_tui.pipeline.probes import probe
 from store.artifacts import writes
 from store.pipeline import todo as sql
 from store.pipeline import traffic
@@ -27,24 +28,9 @@ from store.pipeline.rows import ItemRow
 VARIANT = "base"
 
 
-# What the de-identifier's neutralising of a placeholder look-alike (`<EMAIL_1>` typed in a
-# query) is recorded as.
-LOOKALIKE = "LOOKALIKE"
-
-
 def response_id(item_id: str, model: str, variant: str = VARIANT) -> str:
     rid = f"{item_id}@{model}"
     return rid if variant == VARIANT else f"{rid}+{variant}"
-
-
-def probe(deid: Deidentifier, query: str) -> tuple[str, dict[str, int]]:
-    """The query as a deployed chatbot is sent it, and what de-identification changed in it
-    by type (empty: nothing)."""
-    done = deid.redact([query])
-    changed = dict(done.counts)
-    if done.escaped:
-        changed[LOOKALIKE] = done.escaped
-    return done.texts[0], dict(sorted(changed.items()))
 
 
 async def execute(run: StageRun) -> None:

@@ -124,11 +124,11 @@ def delete_failed_response(db: Database, query_id: str, model: str, variant: str
 def insert_response(db: Database, r: dict[str, Any], run_id: str | None = None) -> None:
     db.execute(
         "INSERT INTO compass_responses (id, query_id, model, variant, text, prefilter, "
-        "prefilter_model, prefilter_reason, failure, run_id, created_at) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        "prefilter_model, prefilter_reason, failure, run_id, created_at, redactions) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
         (r["id"], r["query_id"], r["model"], r["variant"], r.get("text"), r.get("prefilter"),
          r.get("prefilter_model"), r.get("prefilter_reason"), r.get("failure"), run_id,
-         utcnow()),
+         utcnow(), r.get("redactions")),
     )
 
 

@@ -13,6 +13,8 @@
   error, the policies it names, its reason), or the failure of its call.
 - `responses.redactions`: what de-identification changed in a probe's query before it was sent
   to a deployed chatbot (an http target), by type (`{}` when nothing); NULL for any other target.
+- m017 `compass_responses.redactions`: the same for a COMPASS query (and its few-shot
+  demonstrations) sent to a deployed chatbot.
 
 Append-only: never edit a step once it has landed on main; add a new one (see the list in
 `store.migrations`).
@@ -87,3 +89,8 @@ def m016_traffic(db: Database) -> None:
         ALTER TABLE responses ADD COLUMN redactions TEXT;
         """,
     )
+
+
+@migration
+def m017_compass_probe_redactions(db: Database) -> None:
+    _exec(db, "ALTER TABLE compass_responses ADD COLUMN redactions TEXT;")
