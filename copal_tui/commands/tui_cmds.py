@@ -121,7 +121,7 @@ def tui(ctx: click.Context) -> None:
 @click.pass_context
 def label(ctx: click.Context, annotator: str | None, suite: str, judge: str | None,
           campaign: str | None, refresh: bool) -> None:
-    """The label queue (blind for COPAL and COMPASS)."""
+    """The label queue (blind for COPAL, COMPASS and traffic)."""
     if judge is not None and suite != "dialogue":
         raise click.UsageError("--judge only applies to --suite dialogue")
     if campaign is not None and (judge is not None or suite != "copal" or refresh):
