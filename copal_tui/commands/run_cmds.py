@@ -10,41 +10,22 @@ when a stage stopped (a fatal provider error such as a bad key, a store error, a
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from copal_tui.commands.context import JUDGE_MODES, db_path, open_db
+from copal_tui.commands.context import db_path, open_db
 from copal_tui.commands.output import echo, print_table
 from copal_tui.commands.run_checks import check_scope, refuse_unread
-from copal_tui.domain.compass import (
-    BASE_PER_POLICY,
-    BASE_WRITERS,
-    DEFAULT_EDGE_WRITER,
-    DENIED_EDGE_WRITERS,
-    EDGE_FILINGS,
-    EDGE_WRITERS,
-    MATCHERS,
-    VARIANTS,
-)
-from copal_tui.domain.compass_rules import JUDGE_VARIANTS
-from copal_tui.domain.selection import DEFAULT_MIX, PatternMix
-from copal_tui.pipeline import (
-    COMPASS_STAGES,
-    GENERATOR_ENV,
-    PREFILTER_ENV,
-    REGISTRY,
-    STAGES,
-    missing_model,
-)
-from copal_tui.pipeline.options import JUDGE_ATTEMPTS, JUDGE_PROMPTS
+from copal_tui.commands.suite_run import with_suite_options
+from copal_tui.pipeline import COMPASS_STAGES, GENERATOR_ENV, REGISTRY, STAGES, missing_model
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
-    from copal_tui.pipeline.base import DialogueOptions, Options, Progress
+    from copal_tui.pipeline.base import Options, Progress
     from copal_tui.services.runs import RunCounters
 
 
@@ -54,55 +35,19 @@ COMPASS_ALIAS = "compass"
 EXIT_UNITS_FAILED = 3
 
 
-@dataclass(frozen=True)
-class DialogueArgs:
-    """The dialogue stages' options as given on the command line."""
-
-    domains: tuple[str, ...] = ()
-    dialogues: tuple[str, ...] = ()
-    attempts: int = JUDGE_ATTEMPTS
-    binary: bool = False
-    per_dialogue: int = 2
-    judge_prompt: str = "reference"
-
-    def options(self) -> DialogueOptions:
-        from copal_tui.pipeline.base import DialogueOptions
-
-        return DialogueOptions(domains=list(self.domains) or None,
-                               dialogues=list(self.dialogues) or None, attempts=self.attempts,
-                               binary=self.binary, per_dialogue=self.per_dialogue,
-                               judge_prompt=self.judge_prompt)
-
-
 def options_from(worlds: tuple[str, ...], all_worlds: bool, models: tuple[str, ...],
-                 judges: tuple[str, ...], modes: tuple[str, ...], generator: str | None,
-                 budget: int,
-                 variants: int, concurrency: int, models_file: Path | None,
-                 compass_variants: tuple[str, ...] = (), prefilter: str | None = None,
-                 per_policy: int = BASE_PER_POLICY, verifier: str | None = None,
-                 dialogue: DialogueArgs | None = None) -> Options:
+                 judges: tuple[str, ...], generator: str | None, concurrency: int,
+                 models_file: Path | None, params: Mapping[str, Any]) -> Options:
+    """The run's options: the shared ones, then each suite's from its own parameters."""
     if worlds and all_worlds:
         raise click.UsageError("give --world IDs or --all, not both")
-    from copal_tui.pipeline.base import CompassOptions, CopalOptions, Options
+    from copal_tui.commands.suite_run import apply_all
+    from copal_tui.pipeline.base import Options
 
-    return Options(
-        worlds=list(worlds) or None, models=list(models), judges=list(judges),
-        generator=generator, concurrency=concurrency, models_file=models_file,
-        copal=CopalOptions(modes=list(dict.fromkeys(modes)) or ["contract"],
-                           budget=budget, variants=variants),
-        compass=CompassOptions(variants=list(dict.fromkeys(compass_variants)) or ["base"],
-                               prefilter=prefilter, per_policy=per_policy, verifier=verifier),
-        dialogue=(dialogue or DialogueArgs()).options(),
-    )
-
-
-def _pattern_mix(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
-    """--pattern-mix checked on the command line (bad input exits 2), kept as written."""
-    try:
-        PatternMix.parse(value)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
-    return value
+    opts = Options(worlds=list(worlds) or None, models=list(models), judges=list(judges),
+                   generator=generator, concurrency=concurrency, models_file=models_file)
+    apply_all(opts, params)
+    return opts
 
 
 def expand_stages(stages: tuple[str, ...]) -> list[str]:
@@ -143,7 +88,7 @@ class RichProgress:
                         detail=detail)
 
 
-@click.command()
+@click.command("run")
 @click.argument("stages", nargs=-1, required=True,
                 type=click.Choice([*STAGES, COMPASS_ALIAS]))
 @click.option("--world", "worlds", multiple=True, help="World id (repeatable).")
@@ -155,103 +100,25 @@ class RichProgress:
 @click.option("--judge", "judges", multiple=True,
               help="judge, compass_judge, dialogue_judge, dialogue_variants, traffic_judge: "
                    "judge model (repeatable).")
-@click.option("--mode", "modes", multiple=True, type=click.Choice(JUDGE_MODES),
-              help="judge: the judge's setting (repeatable; default contract).")
 @click.option("--generator", default=None, envvar=GENERATOR_ENV,
               help="Model for grounding, composition, generation, screening, projection, "
                    "ablation and the COMPASS and dialogue-variant writers. Required by those "
                    f"stages (no default; or set {GENERATOR_ENV}); offline/heuristic is the "
                    "offline engine's heuristics.")
-@click.option("--budget", default=30, show_default=True, help="Selected items per world.")
-@click.option("--pattern-mix", default=DEFAULT_MIX, show_default=True,
-              callback=_pattern_mix,
-              help="compose, select: how compositions and selected items are shared among "
-                   "relation patterns: pool (each pattern's share of the world's candidates, "
-                   "the paper's natural frequency), equal (no pattern quota: even over "
-                   "pattern x facet), paper (Table 8: 40.4/19.9/19.4/20.2%), or weights "
-                   "such as scope_restriction=2,prerequisite_gating=1.")
-@click.option("--variants", default=2, show_default=True, help="Query variants per facet.")
 @click.option("--concurrency", default=8, show_default=True, help="Calls in flight at once.")
 @click.option("--models-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               envvar="COPAL_MODELS_FILE", help="Named models (YAML).")
-@click.option("--variant", "compass_variants", multiple=True, type=click.Choice(VARIANTS),
-              help="COMPASS target-chatbot variant for compass_respond (repeatable; default "
-                   "base).")
-@click.option("--prefilter", default=None, envvar=PREFILTER_ENV,
-              help=f"Pre-filter model of the COMPASS pre-filter variant (required by it; or set "
-                   f"{PREFILTER_ENV}).")
-@click.option("--per-policy", default=BASE_PER_POLICY, show_default=True,
-              type=click.IntRange(1, 100), help="COMPASS base queries per policy.")
-@click.option("--verifier", default=None,
-              help="Model that verifies COMPASS queries (default: the generator).")
-@click.option("--edge-writer", type=click.Choice(EDGE_WRITERS), default=DEFAULT_EDGE_WRITER,
-              show_default=True,
-              help="compass_generate: who writes the allowed-edge queries: reference (as "
-                   "COMPASS: each kept denied-base query rewritten once per allowlist policy "
-                   "into a deceptive but allowed query, kept only when the verifier says "
-                   "IN-POLICY) or variants (per allowlist policy --per-policy risky-sounding "
-                   "permitted queries).")
-@click.option("--base-writer", type=click.Choice(BASE_WRITERS), default=BASE_WRITERS[0],
-              show_default=True,
-              help="compass_generate: base queries in one call per organisation covering every "
-                   "policy, as COMPASS writes them (organisation), or copal's earlier one call "
-                   "per policy over varied slots (per-policy).")
-@click.option("--matcher", type=click.Choice(MATCHERS), default=MATCHERS[0], show_default=True,
-              help="COMPASS verification of base and denied-edge queries: COMPASS's two policy "
-                   "matchers (reference) or copal's earlier single matcher (copal).")
-@click.option("--denied-edge-writer", type=click.Choice(DENIED_EDGE_WRITERS),
-              default=DENIED_EDGE_WRITERS[0], show_default=True,
-              help="compass_generate: denied-edge queries in COMPASS's short and long calls "
-                   "with its strategy draw (reference), or copal's earlier one call per base "
-                   "query with rotated strategies (rotation).")
-@click.option("--allowed-edge-policy", type=click.Choice(EDGE_FILINGS), default=EDGE_FILINGS[0],
-              show_default=True,
-              help="compass_generate: file an allowed-edge rewrite under its parent's denylist "
-                   "policy, as COMPASS does (denylist), or under its allowlist policy "
-                   "(allowlist); its allowlist policy is stored either way.")
-@click.option("--judge-variant", type=click.Choice(JUDGE_VARIANTS), default="response-only",
-              show_default=True,
-              help="compass_judge: what the judge sees besides the policies and the response: "
-                   "nothing (COMPASS's setting) or the query too (stored as JUDGE+query).")
-@click.option("--domain", "domains", multiple=True,
-              help="Dialogue domain for the dialogue stages (repeatable; default all).")
-@click.option("--dialogue", "dialogue_ids", multiple=True,
-              help="Dialogue id for the dialogue stages (repeatable; default all).")
-@click.option("--attempts", default=JUDGE_ATTEMPTS, show_default=True,
-              type=click.IntRange(1, 20),
-              help="dialogue_judge: independent judge attempts per dialogue (CompliBench "
-                   "averages four; every attempt is scored as its own file).")
-@click.option("--binary", is_flag=True,
-              help="dialogue_judge: ask for the violation verdict only (stored as JUDGE+binary).")
-@click.option("--judge-prompt", type=click.Choice(JUDGE_PROMPTS), default="reference",
-              show_default=True,
-              help="dialogue_judge: CompliBench's own judge prompt (reference), or with copal's "
-                   "two added rules and its prompt-injection paragraph (copal; stored as "
-                   "JUDGE+copal-prompt).")
-@click.option("--per-dialogue", default=2, show_default=True, type=click.IntRange(1, 100),
-              help="dialogue_variants: turns per dialogue to build a violation variant for.")
-@click.option("--source", "sources", multiple=True,
-              help="traffic_judge: label only the pairs of this traffic source (repeatable; "
-                   "default every source).")
-@click.option("--sampled", is_flag=True,
-              help="traffic_judge: label only the pairs drawn into a traffic campaign (enough "
-                   "for the labeller's agreement with the humans; the corrected estimate of the "
-                   "whole log needs every pair).")
 @click.option("--batch", is_flag=True,
-              help="respond, judge, compass_respond, compass_judge, dialogue_judge: send the "
-                   "calls as provider batches (about half the price, up to 24 h; safe to kill "
-                   "and re-run: a pending batch is resumed). Models without a batch API go "
-                   "live.")
+              help="respond, judge, compass_respond, compass_judge, dialogue_judge, "
+                   "traffic_judge: send the calls as provider batches (about half the price, "
+                   "up to 24 h; safe to kill and re-run: a pending batch is resumed). Models "
+                   "without a batch API go live.")
+@with_suite_options  # each suite's own options (copal_tui.commands.suite_run)
 @click.pass_context
-def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], all_worlds: bool,
-        models: tuple[str, ...], judges: tuple[str, ...], modes: tuple[str, ...],
-        generator: str | None, budget: int, variants: int, concurrency: int,
-        models_file: Path | None, compass_variants: tuple[str, ...], prefilter: str | None,
-        per_policy: int, verifier: str | None, domains: tuple[str, ...],
-        dialogue_ids: tuple[str, ...], attempts: int, binary: bool, per_dialogue: int,
-        judge_variant: str, batch: bool, pattern_mix: str, edge_writer: str,
-        judge_prompt: str, base_writer: str, matcher: str, denied_edge_writer: str,
-        allowed_edge_policy: str, sources: tuple[str, ...], sampled: bool) -> None:
+def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...],
+        all_worlds: bool, models: tuple[str, ...], judges: tuple[str, ...],
+        generator: str | None, concurrency: int, models_file: Path | None, batch: bool,
+        **params: Any) -> None:
     """Run pipeline stages (idempotent: a re-run only does what is missing).
 
     `copal run compass --world ID --model M --judge J` runs the COMPASS suite of a world:
@@ -265,20 +132,9 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
     pairs (policy category and error) automatically."""
     from copal_tui.pipeline.runner import run_stages
 
-    opts = options_from(worlds, all_worlds, models, judges, modes, generator, budget, variants,
-                        concurrency, models_file, compass_variants, prefilter, per_policy,
-                        verifier, DialogueArgs(domains, dialogue_ids, attempts, binary,
-                                               per_dialogue, judge_prompt))
-    opts.compass.judge_variant = judge_variant
-    opts.compass.edge_writer = edge_writer
-    opts.compass.base_writer = base_writer
-    opts.compass.matcher = matcher
-    opts.compass.denied_edge_writer = denied_edge_writer
-    opts.compass.allowed_edge_policy = allowed_edge_policy
+    opts = options_from(worlds, all_worlds, models, judges, generator, concurrency, models_file,
+                        params)
     opts.batch = batch
-    opts.copal.pattern_mix = pattern_mix
-    opts.traffic.sources = list(dict.fromkeys(sources)) or None
-    opts.traffic.sampled = sampled
     db = open_db(ctx)  # refuses pending migrations before anything starts
     if COMPASS_ALIAS in stages and not (worlds or all_worlds):
         # A suite per world is hundreds of calls per target: never for every world by default.
@@ -291,12 +147,13 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...], al
         if needs.needs_judges and not judges:
             raise click.UsageError(f"{name} needs at least one --judge")
     for stage in stage_list:
-        why = missing_model(stage, generator=generator, prefilter=prefilter, verifier=verifier,
+        why = missing_model(stage, generator=generator, prefilter=opts.compass.prefilter,
+                            verifier=opts.compass.verifier,
                             compass_variants=tuple(opts.compass.variants))
         if why:
             raise click.UsageError(why)
     refuse_unread(ctx, stage_list)  # an option no stage reads, a name nothing has: exit 2
-    check_scope(db, stage_list, worlds, domains, dialogue_ids, models, sources, sampled)
+    check_scope(db, stage_list, worlds, models, params)
     db.conn.close()
     from copal_tui.llm.preflight import check_names
     from copal_tui.llm.results import LLMError

@@ -12,7 +12,7 @@ finds a suite's part through its descriptor, never through a list of its own:
 - the report reads, builds, exports and prints its sections through `report` (a `Report`);
 - the app opens `screens` by name, the label queue on `label_screen`, adjudication on
   `adjudicate_screen`;
-- the command line adds `commands` (loaded when named).
+- the command line adds `commands` (loaded when named), and `copal run` its `run_options`.
 
 A part named "module:attribute" is imported on first use, so naming a suite loads none of its
 code: `copal --help` and the app's start-up stay cheap, and this module imports nothing above
@@ -104,6 +104,9 @@ class Suite:
     options: str | None = None
     # command name -> "module:attribute" of a click command the suite adds to `copal`.
     commands: Mapping[str, str] = field(default_factory=dict)
+    # "module:attribute" of its part of `copal run` (`copal_tui.commands.suite_run.SuiteRun`:
+    # its options, which stages read them, how they set `options`, its scope check).
+    run_options: str | None = None
     prompts: tuple[str, ...] = ()
     # task -> "module:attribute" of the layout of those of its prompts whose user message is
     # laid out as text blocks instead of ending with the JSON trailer (`copal_tui.prompts`).
@@ -187,9 +190,11 @@ _PAYLOADS = "copal_tui.domain.annotation.payloads"
 _RULES = "copal_tui.services.annotation.suites"
 _SCREENS = "copal_tui.tui.screens"
 
+_RUN = "copal_tui.commands.run_"
+
 COPAL = register(Suite(
     name="copal", title="COPAL composed policies",
-    options=f"{PIPELINE}.options:CopalOptions",
+    options=f"{PIPELINE}.options:CopalOptions", run_options=f"{_RUN}copal:RUN",
     tables=("worlds", "policies", "clauses", "compositions", "items", "responses", "judgments"),
     # Ablation items are selected before `respond` and `judge` so the baselines are answered
     # and judged like COPAL's own suite.
@@ -214,7 +219,7 @@ COPAL = register(Suite(
 
 COMPASS = register(Suite(
     name="compass", title="COMPASS single-policy suite",
-    options=f"{PIPELINE}.options:CompassOptions",
+    options=f"{PIPELINE}.options:CompassOptions", run_options=f"{_RUN}compass:RUN",
     tables=("compass_queries", "compass_responses", "compass_judgments"),
     # compass_generate writes base queries, verifies them and writes edge queries from the
     # kept denied-base ones (edges need kept bases); compass_verify verifies whatever is
@@ -248,7 +253,7 @@ COMPASS = register(Suite(
 
 DIALOGUE = register(Suite(
     name="dialogue", title="CompliBench dialogue judging",
-    options=f"{PIPELINE}.options:DialogueOptions",
+    options=f"{PIPELINE}.options:DialogueOptions", run_options=f"{_RUN}dialogue:RUN",
     tables=("dialogues", "dialogue_guidelines", "dialogue_turns", "dialogue_attempts",
             "dialogue_predictions", "dialogue_variants"),
     # Variants before the judge, so a run of both judges the new variant dialogues too.
@@ -277,7 +282,7 @@ DIALOGUE = register(Suite(
 
 TRAFFIC = register(Suite(
     name="traffic", title="Real-traffic audit",
-    options=f"{PIPELINE}.options:TrafficOptions",
+    options=f"{PIPELINE}.options:TrafficOptions", run_options=f"{_RUN}traffic:RUN",
     tables=("traffic_imports", "traffic_pairs", "traffic_judgments", "traffic_key"),
     stages=_stages(("traffic_judge", "j")),
     prompts=("traffic_judge",),
