@@ -69,7 +69,9 @@ class Report:
       or None when the store has nothing for it (the report then leaves them out);
     - `tables(doc, sections)`: its tables for the CSV, Markdown and LaTeX exports;
     - `terminal(console, doc, sections)`: how `copal report` prints it (None: each of its
-      tables as the terminal shows any table).
+      tables as the terminal shows any table);
+    - `dashboard`: "module:Class" of its tab in the app's dashboard, a widget with a `TITLE`
+      and `show(doc, sections)` (None: no tab).
 
     `sections` names its keys in the report's JSON (the provenance lists them);
     `export_tables` the prefixes of its tables' names (their notes carry its heuristic caveat).
@@ -82,6 +84,7 @@ class Report:
     build: str | None = None
     tables: str | None = None
     terminal: str | None = None
+    dashboard: str | None = None
 
 
 @dataclass(frozen=True)
@@ -298,5 +301,6 @@ TRAFFIC = register(Suite(
                   export_tables=("traffic", "public_probes"),
                   read="store.report.traffic:report_rows",
                   build="copal_tui.metrics.traffic_sections:build",
-                  tables="copal_tui.export.traffic_tables:traffic_tables"),
+                  tables="copal_tui.export.traffic_tables:traffic_tables",
+                  dashboard="copal_tui.tui.widgets.dashboard_traffic_pane:TrafficPane"),
 ))

@@ -1,6 +1,7 @@
 """The dashboard: the typed report (copal_tui.metrics.document.ReportDocument) on screen, one
 tab per section (error matrix, facet atlas, paired contrast, judge validity with confusion
-matrices, human agreement, and the real-traffic audit when the report has it), a primary-judge
+matrices, human agreement, and each other suite's tab its descriptor names when the report has
+its sections: the real-traffic audit's), a primary-judge
 selector, and export of the same report into a folder. Enter on a cell of the error matrix, the
 facet atlas, the judge-validity table or a confusion matrix lists the responses behind that
 count (the cases screen); on a cell of Table 11, it names the `copal traffic cases` line that
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -26,23 +27,25 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
+from copal_tui.domain.suites import SUITES, load
 from copal_tui.metrics.document import ReportDocument
 from copal_tui.tui.safe import one_line
 from copal_tui.tui.widgets import dashboard_sections as sections
-from copal_tui.tui.widgets import dashboard_traffic as traffic
 from copal_tui.tui.widgets.dashboard_export import ExportDialog
 from copal_tui.tui.widgets.dashboard_table import DashboardTable
 from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.screen_commands import Command, ScreenCommands
 
-if TYPE_CHECKING:  # its module loads the agreement libraries: only the report loads them
-    from copal_tui.metrics.document_traffic import TrafficSections
-
+# Each suite's tab (its descriptor's `Report.dashboard`: a pane widget with a TITLE and
+# `show(doc, sections)`), named as the suite: shown (with its key) only when the report has the
+# suite's sections.
+SUITE_PANES: list[tuple[str, Any]] = [
+    (name, load(spec.report.dashboard)) for name, spec in SUITES.items()
+    if spec.report is not None and spec.report.dashboard is not None]
+SUITE_TABS = tuple(name for name, _pane in SUITE_PANES)
 TABS = [("errors", "Errors"), ("facets", "Facets"), ("contrast", "Contrast"),
-        ("validity", "Validity"), ("agreement", "Agreement"), ("traffic", "Traffic")]
-# Tabs of a suite the report may not have, named as the suite: shown (with their key) only
-# when the report has the suite's sections.
-SUITE_TABS = ("traffic",)
+        ("validity", "Validity"), ("agreement", "Agreement"),
+        *((name, pane.TITLE) for name, pane in SUITE_PANES)]
 
 
 class ReportReady(Message):
@@ -113,23 +116,11 @@ class DashboardScreen(Screen[None]):
             with TabPane("5 Agreement", id="agreement"), VerticalScroll(classes="dash-pane"):
                 yield Static("", id="dash-agreement", classes="dash-block")
                 yield DashboardTable("Pairwise agreement between annotators", id="dash-pairs")
-            with TabPane("6 Traffic", id="traffic"), VerticalScroll(classes="dash-pane"):
-                yield Static("", id="dash-traffic-caption", classes="dash-block")
-                yield DashboardTable("Real traffic (Table 11): cases and errors per source "
-                                     "and policy category", id="dash-traffic-audit",
-                                     cursor="cell", first_column=2)
-                yield DashboardTable("Multi-policy over single-policy error rate",
-                                     id="dash-traffic-ratio")
-                yield DashboardTable("Annotators' agreement on the category and the error",
-                                     id="dash-traffic-agreement")
-                yield Static("", id="dash-traffic-caveat", classes="dash-block")
-                yield DashboardTable("Automatic labeller against the human reference (its "
-                                     "sample; erroneous is positive)",
-                                     id="dash-traffic-labeller")
-                yield DashboardTable("The whole log by the labeller, corrected for its "
-                                     "mistakes on the sample", id="dash-traffic-corrected")
-                yield DashboardTable("Deployed chatbots probed over HTTP (Table 12)",
-                                     id="dash-traffic-probes")
+            for number, (name, pane) in enumerate(SUITE_PANES, start=len(TABS)
+                                                  - len(SUITE_PANES) + 1):
+                with TabPane(f"{number} {pane.TITLE}", id=name), \
+                        VerticalScroll(classes="dash-pane"):
+                    yield pane(id=f"dash-{name}")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -199,34 +190,24 @@ class DashboardScreen(Screen[None]):
         self.query_one("#dash-agreement", Static).update(
             sections.agreement_summary(doc, pairs.notes))
         self.query_one("#dash-pairs", DashboardTable).show(pairs)
-        self._show_traffic(self.suite_sections("traffic"))
+        for name, _pane in SUITE_PANES:
+            self._show_suite(name)
         self.refresh_bindings()
         if self.pending_tab is not None and self.suite_sections(self.pending_tab) is not None:
             self.query_one(TabbedContent).active = self.pending_tab
         self.pending_tab = None
         self._focus_tab(self.query_one(TabbedContent).active)
 
-    def _show_traffic(self, found: TrafficSections | None) -> None:
-        tabs = self.query_one(TabbedContent)
+    def _show_suite(self, name: str) -> None:
+        """A suite's tab: hidden without its sections, else shown with them."""
+        tabs, found = self.query_one(TabbedContent), self.suite_sections(name)
         if found is None:
-            if tabs.active == "traffic":
+            if tabs.active == name:
                 tabs.active = "errors"
-            tabs.hide_tab("traffic")
+            tabs.hide_tab(name)
             return
-        tabs.show_tab("traffic")
-        self.query_one("#dash-traffic-caption", Static).update(traffic.audit_caption(found))
-        caveat = traffic.labeller_caveat(found)
-        shown = self.query_one("#dash-traffic-caveat", Static)
-        shown.update(caveat)
-        shown.display = bool(caveat.plain)
-        for key, section in (("audit", traffic.audit(found)), ("ratio", traffic.ratios(found)),
-                             ("agreement", traffic.annotators(found)),
-                             ("labeller", traffic.labeller(found)),
-                             ("corrected", traffic.corrected(found)),
-                             ("probes", traffic.probes(found))):
-            table = self.query_one(f"#dash-traffic-{key}", DashboardTable)
-            table.display = bool(section.rows)  # a section the report lacks is not shown
-            table.show(section)
+        tabs.show_tab(name)
+        self.query_one(f"#dash-{name}").show(self.doc, found)  # type: ignore[attr-defined]
 
     def _status(self, text: Text) -> None:
         self.query_one("#dash-status", Static).update(text)
@@ -308,9 +289,6 @@ class DashboardScreen(Screen[None]):
         owner = event.data_table.parent
         if self.doc is None or not isinstance(owner, DashboardTable) or owner.id is None:
             return
-        if owner.id == "dash-traffic-audit":
-            self._traffic_cell(str(event.cell_key.row_key.value), event.coordinate.column)
-            return
         found = sections.cases_behind(self.doc, owner.id.removeprefix("dash-"),
                                       str(event.cell_key.row_key.value), event.coordinate.column)
         if found is None:
@@ -318,13 +296,6 @@ class DashboardScreen(Screen[None]):
             return
         self.app.action_open("cases", spec=found.spec,  # type: ignore[attr-defined]
                              filter_text=found.filter_text, what=found.what)
-
-    def _traffic_cell(self, row_key: str, column: int) -> None:
-        found = self.suite_sections("traffic")
-        line = None if found is None else traffic.cases_command(found, row_key, column)
-        if line is not None:
-            self.notify(f"The pairs behind this count: {one_line(line, 300)}", markup=False,
-                        timeout=10)
 
     def action_back(self) -> None:
         # Never pop down to the app's blank default screen (the bottom of the stack).
