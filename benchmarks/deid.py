@@ -38,10 +38,23 @@ BLOCK = 2_000
 TARGET = 10_000
 
 
+def _corpus_generator() -> Any:
+    """The corpus generator's module (its templates and identifier makers), loaded from its
+    file under its own name: benchmarks/ has a `generate` module of its own, which a run of
+    every benchmark (run.py) has imported already."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("deid_corpus_generate",
+                                                  CORPUS / "generate.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _pairs(n: int, share_with_ids: float, seed: int) -> Iterator[list[tuple[str, str]]]:
     """`n` pairs in blocks of BLOCK: (query, response)."""
-    sys.path.insert(0, str(CORPUS))
-    import generate  # the corpus generator's templates and identifier makers
+    generate = _corpus_generator()
 
     rng = random.Random(seed)
     clean = [json.loads(line)["text"]
