@@ -15,11 +15,9 @@ while another process holds it.
 
 from __future__ import annotations
 
-from contextlib import suppress
 from typing import Any
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input
@@ -34,7 +32,6 @@ from copal_tui.services.annotation.views import (
 )
 from copal_tui.tui.safe import SHOWN, one_line
 from copal_tui.tui.screens.adjudicate_moves import AdjudicationMoves
-from copal_tui.tui.screens.label_base import load_payload_models
 from copal_tui.tui.screens.marking import MARK_BINDINGS, Marking, remark_rows, reveal_columns
 from copal_tui.tui.widgets.contract_marks import DIRECTION_WORDS, contract_items
 from copal_tui.tui.widgets.marks_matrix import MarksMatrix
@@ -132,18 +129,8 @@ class AdjudicateScreen(Marking, AdjudicationMoves):
         # A lease, not a decision: if the database stays busy it simply expires.
         self.write("release", lambda db: adj.release_adjudication(db, rid, who), keep=False)
 
-    @work(thread=True, exclusive=True, group="adjudicate-counts")
-    def _recount(self) -> None:
-        """Count candidates and decisions (reads every label) off the UI thread."""
-        with self.copal.worker_db() as db:
-            counts = adj.counts(db, self.search)
-        with suppress(RuntimeError):  # the app closed while the worker ran
-            self.app.call_from_thread(self._got_counts, counts)
-        load_payload_models()
-
-    def _got_counts(self, counts: adj.Counts) -> None:
-        self.counts = counts
-        self._status()
+    def _count(self, db: Any, search: str) -> adj.Counts:
+        return adj.counts(db, search)
 
     def _status(self) -> None:
         counts = self.counts

@@ -1,21 +1,29 @@
 """The moves every adjudication screen shares (COPAL's responses, the traffic suite's pairs):
-skip to the next pending subject, step through the candidates, filter them, redraw. A screen
-says which subject is shown (`subject`), whether one is ready to decide (`has_current`), how
-to step from a subject (`_step`), and shows one (`_show`, `_next_pending`, `_recount`).
+skip to the next pending subject, step through the candidates, filter them, redraw, and count
+the decided ones off the UI thread. A screen says which subject is shown (`subject`), whether
+one is ready to decide (`has_current`), how to step from a subject (`_step`) and to count
+(`_count`), and shows one (`_show`, `_next_pending`, `_status`).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from contextlib import suppress
+from typing import TYPE_CHECKING, ClassVar
 
+from textual import work
 from textual.widgets import Input
 
-from copal_tui.tui.screens.label_base import LabelScreen
+from copal_tui.tui.screens.label_base import LabelScreen, load_payload_models
+
+if TYPE_CHECKING:
+    from copal_tui.services.annotation.adjudication import Counts
+    from store.db import Database
 
 
 class AdjudicationMoves(LabelScreen):
     FILTER_ID: ClassVar[str]  # the id of the screen's filter box
     search: str
+    counts: Counts
 
     @property
     def subject(self) -> str | None:
@@ -34,9 +42,25 @@ class AdjudicationMoves(LabelScreen):
     def _next_pending(self, after: str) -> str | None:
         raise NotImplementedError
 
-    def _recount(self) -> object:
-        """Refresh the decided/pending counts (a worker on both screens)."""
+    def _count(self, db: Database, search: str) -> Counts:
+        """Candidates and decisions matching `search` (read in a worker thread)."""
         raise NotImplementedError
+
+    def _status(self) -> None:
+        raise NotImplementedError
+
+    @work(thread=True, exclusive=True, group="adjudicate-counts")
+    def _recount(self) -> None:
+        """Count candidates and decisions (reads every label) off the UI thread."""
+        with self.copal.worker_db() as db:
+            counts = self._count(db, self.search)
+        with suppress(RuntimeError):  # the app closed while the worker ran
+            self.app.call_from_thread(self._got_counts, counts)
+        load_payload_models()
+
+    def _got_counts(self, counts: Counts) -> None:
+        self.counts = counts
+        self._status()
 
     def action_skip(self) -> None:
         subject = self.subject

@@ -15,12 +15,10 @@ predictions are not shown: the human reference is what they are measured against
 
 from __future__ import annotations
 
-from contextlib import suppress
 from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input
@@ -30,7 +28,6 @@ from copal_tui.services.annotation import traffic
 from copal_tui.services.annotation.views import Annotation, traffic_labels
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.screens.adjudicate_moves import AdjudicationMoves
-from copal_tui.tui.screens.label_base import load_payload_models
 from copal_tui.tui.screens.traffic_label import TrafficFormScreen, label_words, pair_view
 from copal_tui.tui.widgets.compass_view import heading
 
@@ -145,17 +142,8 @@ class TrafficAdjudicateScreen(TrafficFormScreen, AdjudicationMoves):
         self.write("release", lambda db: adj.release_adjudication(db, pid, who, SUITE),
                    keep=False)
 
-    @work(thread=True, exclusive=True, group="traffic-adjudicate-counts")
-    def _recount(self) -> None:
-        with self.copal.worker_db() as db:
-            counts = traffic.counts(db, self.search)
-        with suppress(RuntimeError):  # the app closed while the worker ran
-            self.app.call_from_thread(self._got_counts, counts)
-        load_payload_models()
-
-    def _got_counts(self, counts: adj.Counts) -> None:
-        self.counts = counts
-        self._status()
+    def _count(self, db: Any, search: str) -> adj.Counts:
+        return traffic.counts(db, search)
 
     def _status(self) -> None:
         extra = [Text(f"\u00b7 filter {one_line(self.search, 30)!r} " if self.search
