@@ -15,11 +15,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from copal_tui.cli import main
+from copal_tui.domain.deid import Deidentifier
 from copal_tui.interchange.traffic_log import MAX_TEXT_CHARS
 from copal_tui.services.annotation.queue import AnnotationQueue
+from copal_tui.services.traffic import import_log
 from store.db import connect
 from tests.db_support import query_rows
+from tests.traffic_support import build_traffic_db, cli, rows
 
 TRAFFIC_TABLES = ("traffic_pairs", "traffic_imports", "traffic_key")
 GOOD = json.dumps({"query": "Is my order #QX-778812 on its way?", "response": "It is."})
@@ -228,3 +233,42 @@ def test_the_sample_logs_are_what_their_script_writes(samples, tmp_path):
                        "lumen_telecom_web_export.csv"]
     for name in written:
         assert (tmp_path / name).read_bytes() == (folder / name).read_bytes(), name
+
+
+def test_purging_a_pair_that_is_not_stored_is_exit_2_and_purges_nothing(tmp_path):
+    db = build_traffic_db(tmp_path, campaign=None)
+    [first] = rows(db, "SELECT id FROM traffic_pairs ORDER BY id LIMIT 1")
+    result = CliRunner().invoke(main, ["--db", str(db), "traffic", "purge", "--pair",
+                                       first["id"], "--pair", "tp-nope", "--yes"])
+    assert result.exit_code == 2, result.output
+    assert "unknown traffic pair 'tp-nope'" in result.output
+    assert rows(db, "SELECT COUNT(*) AS n FROM traffic_pairs WHERE purged_at IS NOT NULL") \
+        == [{"n": 0}]
+
+
+def test_an_import_interrupted_halfway_writes_nothing(tmp_path, monkeypatch):
+    """Ctrl-C while the pairs are being de-identified: the one transaction is rolled back."""
+    db = tmp_path / "t.db"
+    cli(db, "init")
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps({"query": f"question {i}", "response": "answer"}) + "\n"
+                           for i in range(50)), encoding="utf-8")
+    calls = {"n": 0}
+    real = Deidentifier.redact
+
+    def interrupted(self, texts):  # the 20th pair is where the user presses Ctrl-C
+        calls["n"] += 1
+        if calls["n"] == 20:
+            raise KeyboardInterrupt
+        return real(self, texts)
+
+    monkeypatch.setattr(Deidentifier, "redact", interrupted)
+    conn = connect(db)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            import_log(conn, log, source="web")
+    finally:
+        conn.conn.close()
+    assert calls["n"] == 20
+    for table in ("traffic_pairs", "traffic_imports"):
+        assert rows(db, f"SELECT COUNT(*) AS n FROM {table}") == [{"n": 0}]

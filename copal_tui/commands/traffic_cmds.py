@@ -157,8 +157,13 @@ def purge(ctx: click.Context, flagged: bool, pairs: tuple[str, ...], yes: bool) 
 
     if not flagged and not pairs:
         raise click.UsageError("name the pairs: --flagged, or --pair ID (repeatable)")
+    from store.db import StoreError
+
     db = open_db(ctx, write=True)
-    targets = purge_targets(db, flagged=flagged, pairs=pairs)
+    try:
+        targets = purge_targets(db, flagged=flagged, pairs=pairs)
+    except StoreError as exc:  # a --pair that names no stored pair: nothing is purged
+        raise BadValue(f"--pair: {exc}") from None
     if not targets:
         echo("no flagged pair holds text: nothing to purge")
         return
