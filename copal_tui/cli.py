@@ -6,7 +6,7 @@ traceback (set COPAL_DEBUG=1 to see one). Subcommands live in `copal_tui.command
 The group's options (`--db`) are also every command's: `copal --db X report` and
 `copal report --db X` are the same, from one definition (`DB_OPTION`). A misspelled command
 gets the closest command names, and a command's option typed before the command's name is told
-where it goes. Every command is registered through `_registered`, which also makes its fixed
+where it goes. Every command is registered through `registered`, which also makes its fixed
 choices spelled one way everywhere (`copal_tui.commands.choices`).
 """
 
@@ -23,6 +23,7 @@ import click
 
 from copal_tui import __version__
 from copal_tui.commands.choices import EXIT_BAD_INPUT
+from copal_tui.commands.registration import DB_OPTION, registered
 from copal_tui.interchange.errors import ImportFailure
 from store.db import StoreError, StoreRefused
 
@@ -34,42 +35,6 @@ def default_db_path() -> Path:
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("copal", appauthor=False)) / "copal.db"
-
-
-# The group's `--db`, written once: the group takes it before the command name, and every
-# command after its name (`_registered`).
-DB_OPTION: dict[str, Any] = {
-    "type": click.Path(dir_okay=False, path_type=Path),
-    "default": None,
-    "help": "SQLite database (default: $COPAL_DB, else a per-user data directory).",
-}
-
-
-def _db_after_name(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
-    """`--db` given after the command name: the database of this invocation (as before it)."""
-    if value is None:
-        return
-    before = ctx.find_root().params.get("db_path")
-    if before is not None and Path(before) != value:
-        from copal_tui.commands.choices import BadValue
-
-        raise BadValue(f"--db given twice ({before} before the command name, {value} after "
-                       "it): give one")
-    ctx.ensure_object(dict)["db_path"] = value
-
-
-def _registered(cmd: click.Command) -> click.Command:
-    """`cmd` (and each subcommand of a group) with the group's options after its name, and its
-    choices spelled one way (copal_tui.commands.choices)."""
-    from copal_tui.commands.choices import spelled
-
-    if not any("--db" in p.opts for p in cmd.params):  # `copal demo` reads the group's itself
-        cmd.params.append(click.Option(["--db", "db_path"], expose_value=False,
-                                       callback=_db_after_name, **DB_OPTION))
-    if isinstance(cmd, click.Group):
-        for sub in cmd.commands.values():
-            _registered(sub)
-    return spelled(cmd)
 
 
 class CopalGroup(click.Group):
@@ -85,7 +50,7 @@ class CopalGroup(click.Group):
             cmd = getattr(importlib.import_module(module), attr)
             if not isinstance(cmd, click.Command):
                 raise TypeError(f"{module}.{attr} is not a click command")
-            self.add_command(_registered(cmd), cmd_name)
+            self.add_command(registered(cmd), cmd_name)
         return self.commands.get(cmd_name)
 
     def resolve_command(self, ctx: click.Context, args: list[str]
@@ -238,5 +203,5 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "adjudicate": ("copal_tui.commands.tui_cmds", "adjudicate"),
     "serve": ("copal_tui.commands.tui_cmds", "serve"),
     "campaign": ("copal_tui.commands.campaign_cmds", "campaign"),
-    "cases": ("copal_tui.commands.cases_cmds", "cases_command"),
+    "cases": ("copal_tui.commands.suite_cases", "cases"),
 }

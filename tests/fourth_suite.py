@@ -76,7 +76,7 @@ def count_command(ctx: click.Context) -> None:
 
 
 SPEC = Suite(
-    name=NAME, title="Policy review", tables=("policies",),
+    name=NAME, title="Policy review", short="policy review", tables=("policies",),
     commands={"policy-review-count": f"{__name__}:count_command"},
     subject="a policy of a world (world_id/policies.id)",
     payload=f"{__name__}:PolicyReview", annotation=f"{__name__}:PolicyReviewRules",

@@ -36,8 +36,9 @@ from pydantic import BaseModel
 
 from copal_tui.cli import main
 from copal_tui.export.jsondoc import dumps
+from copal_tui.metrics.compass_document import CompassSections
+from copal_tui.metrics.dialogue_document import DialogueSections
 from copal_tui.metrics.document import Metric, ReportDocument
-from copal_tui.metrics.document_suites import CompassSections, DialogueSections
 from copal_tui.metrics.options import ReportOptions
 from copal_tui.resources import sample_worlds_dir
 from copal_tui.services.report import build_document

@@ -1,4 +1,4 @@
-"""`copal traffic cases`: the pairs behind every cell of the real-traffic figures. Each cell of
+"""`copal cases --suite traffic`: the pairs behind every cell of the real-traffic figures. Each cell of
 Table 11 lists as many pairs as the report's JSON counts (its `cases`, its `errors` with
 `--erroneous yes`), over the human reference labels or, without them, the automatic
 labeller's; the labeller's confusion cells hold its sample; bad values exit 2 naming the
@@ -34,7 +34,7 @@ def invoke(db: Path, *args: str) -> Any:
 
 
 def listed(db: Path, *args: str) -> list[dict[str, Any]]:
-    result = invoke(db, "traffic", "cases", "--format", "jsonl", *args)
+    result = invoke(db, "cases", "--suite", "traffic", "--format", "jsonl", *args)
     assert result.exit_code == 0, result.output
     return [json.loads(line) for line in result.stdout.splitlines()]
 
@@ -118,7 +118,7 @@ def test_without_human_labels_the_cells_are_the_labellers_over_the_whole_log(off
     _check_table11(db, doc)
     _check_table11(db, doc, "--judge", JUDGE)
     assert {r["labels"] for r in listed(db)} == {JUDGE}
-    result = invoke(db, "traffic", "cases")
+    result = invoke(db, "cases", "--suite", "traffic")
     assert "by the automatic labeller offline/judge" in result.stderr
     assert "HEURISTIC" in result.stderr
 
@@ -187,7 +187,7 @@ def test_a_bad_value_exits_2_naming_the_closest_names(judged):
     db, _names = judged
     before = digest(db)
     for args, named in BAD:
-        result = invoke(db, "traffic", "cases", *args)
+        result = invoke(db, "cases", "--suite", "traffic", *args)
         assert result.exit_code == 2 and named in result.stderr, (args, result.output)
         assert result.stdout == ""
     assert digest(db) == before
@@ -198,7 +198,7 @@ def test_an_empty_cell_prints_no_rows_and_says_so(judged):
     assert [r["cases"] for r in report(db)["traffic_audit"]["rows"]
             if (r["source"], r["category"]) == ("app", "single")] == [0]
     for fmt, out in (("table", ""), ("jsonl", ""), ("csv", "pair,source,line,turn")):
-        result = invoke(db, "traffic", "cases", "--source", "app", "--category", "single",
+        result = invoke(db, "cases", "--suite", "traffic", "--source", "app", "--category", "single",
                         "--format", fmt)
         assert result.exit_code == 0
         assert result.stdout.startswith(out) and len(result.stdout.splitlines()) <= 1
@@ -207,7 +207,7 @@ def test_an_empty_cell_prints_no_rows_and_says_so(judged):
 
 def test_the_table_names_each_pair_with_its_deidentified_query(judged):
     db, names = judged
-    result = invoke(db, "traffic", "cases", "--source", "web", "--category", "single")
+    result = invoke(db, "cases", "--suite", "traffic", "--source", "web", "--category", "single")
     assert result.exit_code == 0
     assert names["web1"] in result.stdout and "<EMAIL_1>" in result.stdout
     assert "zora.quill" not in result.stdout
@@ -218,6 +218,6 @@ def test_the_table_names_each_pair_with_its_deidentified_query(judged):
 def test_a_store_without_traffic_says_what_adds_it(tmp_path):
     db = tmp_path / "empty.db"
     cli(db, "init")
-    result = invoke(db, "traffic", "cases")
+    result = invoke(db, "cases", "--suite", "traffic")
     assert result.exit_code == 0 and result.stdout == ""
     assert "copal traffic import" in result.stderr

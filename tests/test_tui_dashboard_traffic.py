@@ -1,6 +1,6 @@
 """The dashboard's traffic tab: Table 11, the ratio, the annotators' agreement and the automatic
 labeller's rows shown as the report has them, cell by cell; the HEURISTIC caveat where the
-labels are the offline labeller's; enter on a Table 11 count names the `copal traffic cases`
+labels are the offline labeller's; enter on a Table 11 count names the `copal cases --suite traffic`
 line that lists its pairs.
 
 The stores are `tests.traffic_support`'s log labelled as test_traffic_cases labels it (people
@@ -99,7 +99,7 @@ async def test_the_traffic_tab_shows_the_reports_traffic_figures(
         await pilot.press("enter")
         await pilot.pause()
         said = [n.message for n in pilot.app._notifications]
-        line = "copal traffic cases --source web --category multi --erroneous yes"
+        line = "copal cases --suite traffic --source web --category multi --erroneous yes"
         assert said == [f"The pairs behind this count: {line}"]
     listed = CliRunner().invoke(main, ["--db", str(db), *shlex.split(line)[1:], "--format",
                                        "jsonl"], catch_exceptions=False)

@@ -5,13 +5,18 @@ annotators label in full with `copal label --campaign NAME`
 `create NAME` draws by filter (--suite, --world, --model, --pattern, --judge) or balanced over
 the suite's strata (--balanced --size 200, like the paper's 200-pair human audit); `list`
 shows the campaigns and their sizes; `show NAME` shows how it was drawn, its strata and each
-annotator's progress, and for a traffic campaign the annotators' agreement on category and on
-error. --json prints one JSON object instead of tables.
+annotator's progress, and the annotators' agreement where the suite measures it. --json prints
+one JSON object instead of tables.
+
+Which filters a suite takes, what each value is and the names it may take are the suite's
+(`Rules.draws_by`, copal_tui.services.annotation.suites): a filter the suite does not draw by
+is refused, naming those it does; `copal label --judge` is checked the same way.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
@@ -23,8 +28,12 @@ from copal_tui.commands.output import echo, print_table, write_json
 
 if TYPE_CHECKING:
     from copal_tui.metrics.document_base import Metric
-    from copal_tui.metrics.traffic_agreement import TrafficAgreement
+    from copal_tui.services.annotation.suites import Agreement
     from store.db import Database
+
+# The option of each filter (a field of `Filters`).
+OPTIONS = {"worlds": "--world", "models": "--model", "patterns": "--pattern",
+           "judges": "--judge"}
 
 
 @click.group()
@@ -66,19 +75,12 @@ def create(ctx: click.Context, name: str, suite: str, worlds: tuple[str, ...],
     from copal_tui.services.annotation.suites import Filters
     from store.db import StoreError
 
-    if suite == "dialogue" and (worlds or models or patterns):
-        raise click.UsageError("--world, --model and --pattern apply to copal and compass; "
-                               "judge mistakes are chosen with --judge")
-    if suite != "dialogue" and judges:
-        raise click.UsageError("--judge only applies to --suite dialogue")
-    if suite == "traffic" and patterns:
-        raise click.UsageError("--pattern applies to copal and compass; traffic pairs are "
-                               "chosen by --world (the linked world) and --model (the source)")
+    given = {"worlds": worlds, "models": models, "patterns": patterns, "judges": judges}
+    refuse_filters(suite, given)
     db = open_db(ctx, write=True)
     try:
-        patterns = _check_filters(db, suite, worlds, models, patterns, judges)
         made = campaigns.create(db, name, suite,
-                                Filters(worlds, models, patterns, judges, seed=seed),
+                                Filters(**check_filters(db, suite, given), seed=seed),
                                 balanced=balanced, size=size)
     except StoreError as exc:
         raise click.UsageError(str(exc)) from None
@@ -107,38 +109,56 @@ def precision_line(size: int) -> str:
             f"interval of about +/-{100 * half_width(size, TYPICAL_RATE):.1f} points (Wilson)")
 
 
-def _check_filters(db: Database, suite: str, worlds: tuple[str, ...], models: tuple[str, ...],
-                   patterns: tuple[str, ...], judges: tuple[str, ...]) -> tuple[str, ...]:
-    """Each filter value names something of the suite that is stored (else exit 2 with the
-    closest names); returns the patterns, a COMPASS query type as stored (`allowed-edge` is
-    `allowed_edge`)."""
-    from copal_tui.domain.compass import QUERY_TYPES
-    from copal_tui.domain.spelling import canonical
-    from copal_tui.services import launch
+def refuse_filters(suite: str, given: Mapping[str, tuple[str, ...]]) -> None:
+    """UsageError when a filter is given (`given`: field -> values; every field the command
+    offers) that `suite` does not draw by: one line naming, for each, the suites that take it,
+    and the filters of `given` the suite does take with what each means."""
+    from copal_tui.services.annotation.suites import drawn_by, rules
+    from store.db import StoreError
 
-    if worlds:
-        require_known("--world", worlds, launch.worlds(db), "a stored world")
-    if suite == "compass":
-        patterns = tuple(canonical(p, QUERY_TYPES) or p for p in patterns)
-        require_known("--pattern", patterns, QUERY_TYPES, "a COMPASS query type")
-        if models:
-            require_known("--model", models, launch.compass_models(db),
-                          "a target model with a COMPASS response")
-    elif suite == "dialogue":
-        require_known("--judge", judges, launch.dialogue_judges(db),
-                      "a judge with scored dialogue attempts")
-    elif suite == "traffic":
-        if models:  # a deployed chatbot's traffic is split by source, not by model
-            require_known("--model", models, launch.traffic_sources(db),
-                          "the source of an imported traffic log")
-    else:
-        if patterns:
-            require_known("--pattern", patterns, launch.patterns(db, unmapped=False),
-                          "the relation pattern of an item")
-        if models:
-            require_known("--model", models, launch.response_models(db),
-                          "a target model with a response")
-    return patterns
+    try:
+        takes = rules(suite).draws_by
+    except StoreError as exc:
+        raise click.UsageError(str(exc)) from None
+    refused = [f for f, values in given.items() if values and f not in takes]
+    if not refused:
+        return
+    others = [f"{OPTIONS[f]} (for {_suites(drawn_by(f))})" for f in refused]
+    line = f"--suite {suite} takes no {_joined(others, 'or')}"
+    chosen = [f"{OPTIONS[f]} ({d.meaning})" for f, d in takes.items() if f in given]
+    if chosen:
+        line += f"; its subjects are chosen by {_joined(chosen, 'and')}"
+    raise click.UsageError(line)
+
+
+def check_filters(db: Database, suite: str, given: Mapping[str, tuple[str, ...]]
+                  ) -> dict[str, tuple[str, ...]]:
+    """Each given filter value names something of the suite that is stored (else exit 2 with
+    the closest names); returns the values as stored (a value of a fixed set as it is spelled
+    there: a COMPASS query type `allowed-edge` is `allowed_edge`). The filters are those
+    `refuse_filters` let through."""
+    from copal_tui.domain.spelling import canonical
+    from copal_tui.services.annotation.suites import rules
+
+    takes = rules(suite).draws_by
+    checked = {}
+    for field, values in given.items():
+        draw = takes.get(field)
+        if draw is not None and values:
+            values = tuple(canonical(v, draw.spellings) or v for v in values) \
+                if draw.spellings else values
+            require_known(OPTIONS[field], values, draw.names(db), draw.what,
+                          none_yet=draw.none_yet)
+        checked[field] = values
+    return checked
+
+
+def _suites(names: list[str]) -> str:
+    return f"--suite {_joined(names, 'or')}" if names else "no suite"
+
+
+def _joined(words: list[str], last: str) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {last} {words[-1]}"
 
 
 @campaign.command("list")
@@ -179,11 +199,7 @@ def show(ctx: click.Context, name: str, as_json: bool) -> None:
         require_known("NAME", [name], campaign_names(db), "a campaign",
                       none_yet="`copal campaign create NAME` draws one")
         report = campaigns.report(db, name)
-        agreement = None
-        if report.campaign.suite == "traffic":
-            from copal_tui.services.annotation import traffic
-
-            agreement = traffic.agreement(db, name)
+        agreement = _agreement(db, report.campaign.suite, name)
     except StoreError as exc:
         raise click.UsageError(str(exc)) from None
     finally:
@@ -191,7 +207,7 @@ def show(ctx: click.Context, name: str, as_json: bool) -> None:
     if as_json:
         shown = asdict(report)
         if agreement is not None:
-            shown["agreement"] = agreement.to_dict()
+            shown["agreement"] = agreement.figures.to_dict()
         write_json(json.dumps(shown, indent=2) + "\n")
         return
     c = report.campaign
@@ -216,18 +232,26 @@ def show(ctx: click.Context, name: str, as_json: bool) -> None:
         _print_agreement(agreement)
 
 
-def _print_agreement(agreement: TrafficAgreement) -> None:
-    """The annotators' agreement on a traffic campaign: Cohen's kappa (the mean of the pairwise
-    kappas with more than two annotators) and Krippendorff's alpha, on category and on error,
-    each undefined figure's reason under the table."""
-    fields = (agreement.category, agreement.error)
-    reasons = [f"{f.field} {what}: {m.reason}" for f in fields
-               for what, m in (("kappa", f.kappa), ("alpha", f.alpha)) if m.value is None]
-    note = f"{agreement.excluded_sensitive} pair(s) flagged sensitive left out"
-    print_table(["field", "pairs", "annotators", "kappa", "alpha"],
-                [[f.field, f.n_pairs, f.n_annotators, _figure(f.kappa), _figure(f.alpha)]
-                 for f in fields], right=["pairs", "annotators", "kappa", "alpha"],
-                title="Agreement (pairs with two labels or more)", note=note)
+def _agreement(db: Database, suite: str, campaign: str) -> Agreement | None:
+    """The annotators' agreement on the campaign, where its suite measures one (a campaign of
+    a suite no longer registered has none)."""
+    from copal_tui.domain.suites import SUITES
+    from copal_tui.services.annotation.suites import rules
+
+    return rules(suite).agreement(db, campaign) if suite in SUITES else None
+
+
+def _print_agreement(agreement: Agreement) -> None:
+    """The annotators' agreement, a row per field: Cohen's kappa (the mean of the pairwise
+    kappas with more than two annotators) and Krippendorff's alpha, each undefined figure's
+    reason under the table."""
+    reasons = [f"{r.field} {what}: {m.reason}" for r in agreement.rows
+               for what, m in (("kappa", r.kappa), ("alpha", r.alpha)) if m.value is None]
+    unit = agreement.unit
+    print_table(["field", unit, "annotators", "kappa", "alpha"],
+                [[r.field, r.subjects, r.annotators, _figure(r.kappa), _figure(r.alpha)]
+                 for r in agreement.rows], right=[unit, "annotators", "kappa", "alpha"],
+                title=f"Agreement ({unit} with two labels or more)", note=agreement.note)
     for reason in reasons:
         echo(f"undefined: {reason}")
 

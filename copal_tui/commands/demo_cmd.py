@@ -1,12 +1,14 @@
 """`copal demo`: the whole method offline, on the sample worlds, in a new database.
 
-Imports every sample world (and the hand-worked showcase labels), runs every stage with the
-offline engine (deterministic heuristics, not a language model): the three reference bots as
-targets, `offline/judge` in contract and full-policy mode, projections and ablations. The
-COMPASS sample organisation gets both suites (composed and single-policy, so the report sets PAS
-beside the composed error), and the CompliBench sample dialogues are imported with their
-sample judge and judged once more by the offline dialogue judge. Then opens the TUI, or with
---no-tui prints a summary.
+Each registered suite adds its part (its descriptor's `demo`,
+copal_tui.commands.suite_demo): its sample data, imported into a new store, and its stages run
+with the offline engine (deterministic heuristics, not a language model), the three reference
+bots as targets and `offline/judge` as the judge. COPAL's part is every sample world with
+projections and ablations, judged in contract and full-policy mode; the COMPASS sample
+organisation gets the single-policy suite too (so the report sets PAS beside the composed
+error); the CompliBench sample dialogues are judged once more; the sample traffic logs are
+imported de-identified, sampled into the audit campaign and labelled. Then opens the TUI, or
+with --no-tui prints a summary, a table or two per suite.
 
 The database goes where every command's goes (`copal --db PATH`, else `$COPAL_DB`), else to
 demo.db in the per-user data directory. It is built in a temporary file beside it and renamed
@@ -21,34 +23,23 @@ import shlex
 import signal
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace as with_
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from copal_tui.commands.output import echo
-from copal_tui.pipeline import COMPASS_STAGES, COPAL_STAGES
 
 if TYPE_CHECKING:
+    from copal_tui.commands.suite_demo import DemoSettings
     from copal_tui.pipeline.base import Progress
-    from store.db import Database
 
 DEMO_MODELS = ["offline/refuse-all", "offline/comply-all", "offline/keyword-guard"]
 DEMO_JUDGE = "offline/judge"
 DEMO_GENERATOR = "offline/heuristic"  # grounding, composition, generation, the pre-filter
-SHOWCASE_WORLDS = ["harbor-clinics", "meridian-bank"]
-COMPASS_WORLD = "kestrelpharmacy"  # sample_worlds/compass
-SAMPLE_DIALOGUE_JUDGE = "sample-judge"  # the judge outputs shipped with the dialogue sample
-# The sample traffic of a deployed chatbot (sample_worlds/traffic): its logs and their sources,
-# the world its policies come from, and the audit sample drawn from it.
-TRAFFIC_LOGS = (("lumen_telecom_web.ndjson", "web"), ("lumen_telecom_app.ndjson", "app"),
-                ("lumen_telecom_web_export.csv", "web"))
-TRAFFIC_WORLD = "lumen-telecom"
-TRAFFIC_CAMPAIGN = "traffic-audit"
-TRAFFIC_SAMPLE = 200
 # The status of a demo Ctrl-C stopped, as a shell reports a command SIGINT ended (128 + 2).
 INTERRUPTED = 130
 
@@ -113,7 +104,7 @@ def demo(ctx: click.Context, demo_db: Path | None, replace: bool, no_tui: bool,
                 ", ".join(f"{p.stage} ({p.status})" for p in failed))
         _seal(building)
         staging.commit()
-    _summary(path, time.monotonic() - started)
+    _summary(path, time.monotonic() - started, budget)
     quoted = shlex.quote(str(path))
     echo(f"demo database {path}; point the other commands at it with\n"
          f"  export COPAL_DB={quoted}\nor give copal --db {quoted} to each command")
@@ -155,74 +146,43 @@ def _interruptible() -> Iterator[threading.Event]:
 
 
 def _build(path: Path, budget: int, stop: threading.Event) -> list[Progress]:
-    """Import the samples into `path` (an empty file) and run every stage on them, until
-    `stop` is set."""
+    """Import every suite's samples into `path` (an empty file) and make every suite's runs on
+    them (`copal_tui.commands.suite_demo`), until `stop` is set."""
     from copal_tui.commands.run_cmds import RichProgress
-    from copal_tui.interchange import complibench_import
-    from copal_tui.interchange.compass_import import import_compass
-    from copal_tui.interchange.importer import import_paths
-    from copal_tui.pipeline.base import CompassOptions, CopalOptions, DialogueOptions, Options
+    from copal_tui.commands.suite_demo import suite_demos
+    from copal_tui.pipeline.base import Options
     from copal_tui.pipeline.runner import run_stages
-    from copal_tui.resources import sample_worlds_dir
     from copal_tui.services.store_admin import migrate
     from store.db import connect
 
+    parts = suite_demos()
     db = connect(path, create=True)
     migrate(db)
-    counts = import_paths(db, [sample_worlds_dir()])
-    counts.update(import_compass(db, [sample_worlds_dir() / "compass"]))
-    dialogues = sample_worlds_dir() / "complibench"
-    counts["dialogue"] = complibench_import.import_paths(db, [dialogues]).added
-    complibench_import.import_paths(db, [dialogues], SAMPLE_DIALOGUE_JUDGE)
-    counts["traffic pairs"] = _traffic(db)
+    counts: Counter[str] = Counter()
+    for part in parts:
+        counts.update(part.seed(db))  # adds: a suite's import may add worlds too
     db.close()
     echo("imported " + ", ".join(f"{n} {t}" for t, n in counts.items()))
     echo("offline engine: deterministic heuristics, not a language model")
-    # Sized to finish in well under a minute on two cores: the paper's matched budget of 12
-    # items per world, one variant per facet, two candidate compositions per pattern.
     # The demo names the offline engine for every role explicitly: no stage has a default.
-    opts = Options(models=DEMO_MODELS, judges=[DEMO_JUDGE], concurrency=16,
-                   generator=DEMO_GENERATOR,
-                   copal=CopalOptions(modes=["contract"], budget=budget, variants=1,
-                                      per_pattern=2),
-                   # The COMPASS suite: two base queries per policy, the base prompt and the
-                   # pre-filter.
-                   compass=CompassOptions(variants=["base", "pre-filter"],
-                                          prefilter=DEMO_GENERATOR, per_policy=2),
-                   dialogue=DialogueOptions(attempts=2))
-    # The full-policy judge runs where human labels exist (the showcase worlds), which is what
-    # the judge-validity comparison of the two settings needs.
-    full_policy = with_(opts, copal=with_(opts.copal, modes=["full_policy"]),
-                        worlds=SHOWCASE_WORLDS)
-    compass = with_(opts, worlds=[COMPASS_WORLD])
+    settings = _settings(budget)
+    base = Options(models=list(settings.models), judges=[settings.judge], concurrency=16,
+                   generator=settings.generator)
     show = RichProgress()
     results: list[Progress] = []
     with show.bar:
-        for stages, options in ((list(COPAL_STAGES), opts), (["judge"], full_policy),
-                                (list(COMPASS_STAGES), compass), (["dialogue_judge"], opts),
-                                (["traffic_judge"], with_(opts, worlds=None))):
+        for stages, options in (run for part in parts for run in part.runs(base, settings)):
             if stop.is_set():
                 break
             results += run_stages(path, stages, options, on_progress=show, cancel=stop)
     return results
 
 
-def _traffic(db: Database) -> int:
-    """Import the sample traffic logs (de-identified, linked to their world) and draw the
-    paper's audit from them: a seeded sample of TRAFFIC_SAMPLE pairs, each source's share in
-    proportion to its pairs. Returns the pairs stored."""
-    from copal_tui.resources import sample_worlds_dir
-    from copal_tui.services.annotation import campaigns
-    from copal_tui.services.annotation.suites import Filters
-    from copal_tui.services.traffic import import_log
+def _settings(budget: int) -> DemoSettings:
+    from copal_tui.commands.suite_demo import DemoSettings
 
-    stored = 0
-    for name, source in TRAFFIC_LOGS:
-        stored += import_log(db, sample_worlds_dir() / "traffic" / name, source=source,
-                             world=TRAFFIC_WORLD).stored
-    campaigns.create(db, TRAFFIC_CAMPAIGN, "traffic", Filters(), balanced=True,
-                     size=TRAFFIC_SAMPLE)
-    return stored
+    return DemoSettings(models=tuple(DEMO_MODELS), judge=DEMO_JUDGE, generator=DEMO_GENERATOR,
+                        budget=budget)
 
 
 def _seal(path: Path) -> None:
@@ -240,9 +200,8 @@ def _seal(path: Path) -> None:
         raise click.ClickException(f"could not close the demo database's log (got {mode})")
 
 
-def _summary(path: Path, seconds: float) -> None:
-    from rich.table import Table
-
+def _summary(path: Path, seconds: float, budget: int) -> None:
+    from copal_tui.commands.suite_demo import suite_demos
     from copal_tui.export.fit_table import terminal_console
     from copal_tui.services import store_admin
     from store.db import connect
@@ -252,65 +211,11 @@ def _summary(path: Path, seconds: float) -> None:
     stats = store_admin.stats(db)
     console.print(f"[bold]demo built in {seconds:.1f} s[/bold]: " +
                   ", ".join(f"{k} {v}" for k, v in stats.items()))
-    for mode in ("contract", "full_policy"):
-        table = Table(title=f"error rate of the reference bots on selected COPAL items "
-                            f"({DEMO_JUDGE}, {mode} judge)")
-        table.add_column("model")
-        table.add_column("n", justify="right")
-        table.add_column("errors", justify="right")
-        table.add_column("error rate", justify="right")
-        for row in store_admin.error_summary(db, DEMO_JUDGE, mode):
-            table.add_row(row.model, str(row.n), str(row.errors), f"{row.rate:.1%}")
-        console.print(table)
-    pas = Table(title=f"COMPASS Policy Alignment Score on {COMPASS_WORLD} ({DEMO_JUDGE}; "
-                      "higher is better)")
-    for col in ("model", "variant", "queries", "n", "aligned", "PAS"):
-        pas.add_column(col, justify="left" if col in ("model", "variant", "queries") else "right")
-    for pas_row in store_admin.pas_summary(db, DEMO_JUDGE):
-        pas.add_row(pas_row.model, pas_row.variant, pas_row.kind, str(pas_row.n),
-                    str(pas_row.aligned), f"{pas_row.aligned / pas_row.n:.1%}")
-    console.print(pas)
-    from copal_tui.services.report import dialogue_judging
-
-    dj = Table(title="dialogue judging on the CompliBench sample (every tagged turn scored, "
-                     "as CompliBench's code does)")
-    for col in ("judge", "domain", "conv", "compliant-turn acc", "violation detection",
-                "conversation acc"):
-        dj.add_column(col, justify="left" if col in ("judge", "domain") else "right")
-    for r in dialogue_judging(db).rows:
-        dj.add_row(r.judge, r.domain, str(r.conversations),
-                   *(f"{v:.1%}" if v is not None else "n/a" for v in (
-                       r.compliant_turn_accuracy, r.violation_detection_accuracy,
-                       r.conversation_accuracy)))
-    console.print(dj)
-    _traffic_summary(console, db)
+    settings = _settings(budget)
+    for part in suite_demos():
+        if part.summary is not None:
+            part.summary(console, db, settings)
     db.conn.close()
-
-
-def _traffic_summary(console: Any, db: Database) -> None:
-    """Table 11 of the sample traffic, as the automatic labeller reads it (the offline
-    engine's: marked HEURISTIC)."""
-    from rich.table import Table
-    from rich.text import Text
-
-    from copal_tui.services.report import traffic_audit
-
-    audit = traffic_audit(db)
-    if audit is None:
-        return
-    if audit.caveat:
-        console.print(Text(audit.caveat, style="bold reverse"))
-    t = Table(title=f"real-traffic audit (Table 11) of the sample logs, labelled by "
-                    f"{audit.labels}: all sources")
-    for col in ("category", "cases", "errors", "error rate", "share of cases",
-                "share of errors"):
-        t.add_column(col, justify="left" if col == "category" else "right")
-    for r in audit.rows:
-        if r.source == "all":
-            t.add_row(r.category, str(r.cases), str(r.errors),
-                      *(f"{m.value:.1%}" if m.value is not None else "n/a"
-                        for m in (r.error_rate, r.share_of_cases, r.share_of_errors)))
-    console.print(t)
 
 
 def _open_tui(path: Path) -> None:

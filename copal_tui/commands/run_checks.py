@@ -20,7 +20,8 @@ import click
 from click.core import ParameterSource
 
 from copal_tui.commands.choices import BadValue, require_known
-from copal_tui.pipeline import COMPASS_STAGES, GENERATOR_STAGES, REGISTRY, STAGES
+from copal_tui.domain.suites import SUITES
+from copal_tui.pipeline import GENERATOR_STAGES, REGISTRY, STAGES
 from store.db import Database
 
 
@@ -77,8 +78,9 @@ def refuse_unread(ctx: click.Context, stages: Sequence[str]) -> None:
 
 def stage_words(stages: Sequence[str]) -> str:
     """Stages in words: "the COMPASS stages", "every stage but dialogue_judge", a list."""
-    if tuple(stages) == COMPASS_STAGES:
-        return "the COMPASS stages"
+    for spec in SUITES.values():
+        if len(spec.stages) > 1 and tuple(stages) == spec.stage_names():
+            return f"the {spec.short} stages"
     others = [s for s in STAGES if s not in stages]
     if len(others) < len(stages):
         return f"every stage but {', '.join(others)}"

@@ -20,7 +20,8 @@ from copal_tui.commands.context import db_path, open_db
 from copal_tui.commands.output import echo, print_table
 from copal_tui.commands.run_checks import check_scope, refuse_unread
 from copal_tui.commands.suite_run import with_suite_options
-from copal_tui.pipeline import COMPASS_STAGES, GENERATOR_ENV, REGISTRY, STAGES, missing_model
+from copal_tui.domain.suites import run_aliases
+from copal_tui.pipeline import GENERATOR_ENV, REGISTRY, STAGES, missing_model
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
     from copal_tui.services.runs import RunCounters
 
 
-# `copal run compass` is shorthand for the four COMPASS stages.
-COMPASS_ALIAS = "compass"
 # Exit code of a run whose stages finished with failed units (beside cli.EXIT_BAD_INPUT = 2).
 EXIT_UNITS_FAILED = 3
 
@@ -51,9 +50,11 @@ def options_from(worlds: tuple[str, ...], all_worlds: bool, models: tuple[str, .
 
 
 def expand_stages(stages: tuple[str, ...]) -> list[str]:
+    """The stages named, a suite's name (`Suite.run_alias`) standing for all its stages."""
+    aliases = run_aliases()
     out: list[str] = []
     for s in stages:
-        out.extend(COMPASS_STAGES if s == COMPASS_ALIAS else [s])
+        out.extend(aliases.get(s, (s,)))
     return list(dict.fromkeys(out))
 
 
@@ -90,7 +91,7 @@ class RichProgress:
 
 @click.command("run")
 @click.argument("stages", nargs=-1, required=True,
-                type=click.Choice([*STAGES, COMPASS_ALIAS]))
+                type=click.Choice([*STAGES, *run_aliases()]))
 @click.option("--world", "worlds", multiple=True, help="World id (repeatable).")
 @click.option("--all", "all_worlds", is_flag=True, help="Every world in the store (default).")
 @click.option("--model", "models", multiple=True,
@@ -136,9 +137,10 @@ def run(ctx: click.Context, stages: tuple[str, ...], worlds: tuple[str, ...],
                         params)
     opts.batch = batch
     db = open_db(ctx)  # refuses pending migrations before anything starts
-    if COMPASS_ALIAS in stages and not (worlds or all_worlds):
+    whole = [s for s in stages if s in run_aliases()]
+    if whole and not (worlds or all_worlds):
         # A suite per world is hundreds of calls per target: never for every world by default.
-        raise click.UsageError("compass needs --world ID (or --all)")
+        raise click.UsageError(f"{whole[0]} needs --world ID (or --all)")
     stage_list = expand_stages(stages)
     for name in stage_list:
         needs = REGISTRY[name]

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
 
 from copal_tui.commands.context import db_path, open_db
+from copal_tui.commands.suite_import import SourceChoice
 from copal_tui.services import store_admin
 from store.db import connect
 
@@ -39,76 +39,37 @@ def migrate(ctx: click.Context) -> None:
                (f": {', '.join(applied)}" if applied else " (the database was up to date)"))
 
 
+def _import_help() -> str:
+    from copal_tui.commands.suite_import import importer, importer_refs
+
+    return " ".join(importer(name).help for name in importer_refs())
+
+
 @click.command("import")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--from", "source",
-              type=click.Choice(["copal", "compass", "compass-judged", "complibench",
-                                 "complibench-judge"]),
-              default="copal", show_default=True,
-              help="copal: world YAML and JSONL interchange files. compass: COMPASS scenario "
-                   "folders (policies/<Org>.json, contexts/<Org>.txt, system_prompts/<Org>.txt), "
-                   "one world per organisation. compass-judged: COMPASS judged results "
-                   "(judged_<query_type>_<Org>_<model>_<timestamp>.jsonl files or folders of "
-                   "them), with --judge; import the organisations with --from compass first. "
-                   "complibench: CompliBench conversation files or "
-                   "folders (id <folder>/<stem>). complibench-judge: judge outputs "
-                   "(<stem>_usage.json, <stem>_usage_attempt<k>.json), with --judge.")
+@click.option("--from", "source", type=SourceChoice(), default="copal", show_default=True,
+              help=_import_help())
 @click.option("--judge", default=None,
-              help="Judge name for --from complibench-judge and --from compass-judged.")
+              help="The judge whose outputs the files are (the sources that take it).")
 @click.option("--replace", is_flag=True,
-              help="complibench-judge: overwrite an attempt already stored with other content.")
+              help="Overwrite a judge's output already stored with other content (the sources "
+                   "that take it).")
 @click.pass_context
 def import_(ctx: click.Context, paths: tuple[Path, ...], source: str, judge: str | None,
             replace: bool) -> None:
     """Import world YAML files, JSONL interchange files, or folders of both (one transaction).
 
-    With --from compass, each PATH is a COMPASS scenario folder instead; with --from
-    compass-judged, COMPASS judged-result files or folders of them; with --from
-    complibench / complibench-judge, CompliBench conversations / judge outputs.
+    --from names another suite's files (each source is listed under --from).
     """
+    from copal_tui.commands.suite_import import check_flags, importer
+
+    found = importer(source)
+    wrong = check_flags(source, found, judge, replace)
+    if wrong:
+        raise click.UsageError(wrong)
     db = open_db(ctx)
-    if source.startswith("complibench"):
-        _import_dialogues(db, paths, source, judge, replace)
-        return
-    if source == "compass-judged":
-        if not judge or replace:
-            raise click.UsageError("--from compass-judged needs --judge NAME (no --replace)")
-        from copal_tui.interchange.compass_judged import import_judged, summary_lines
-
-        for line in summary_lines(import_judged(db, list(paths), judge)):
-            click.echo(line)
-        return
-    if judge is not None or replace:
-        raise click.UsageError("--judge and --replace go with --from complibench-judge")
-    if source == "compass":
-        from copal_tui.interchange.compass_import import import_compass
-
-        counts = import_compass(db, list(paths))
-    else:
-        from copal_tui.interchange.importer import import_paths
-
-        counts = import_paths(db, list(paths))
-    total = sum(counts.values())
-    detail = ", ".join(f"{n} {t}" for t, n in counts.items()) or "nothing new"
-    click.echo(f"imported {total} record(s): {detail}")
-
-
-def _import_dialogues(db: Any, paths: tuple[Path, ...], source: str, judge: str | None,
-                      replace: bool) -> None:
-    from copal_tui.interchange import complibench_import as ci
-
-    if source == "complibench-judge" and not judge:
-        raise click.UsageError("--from complibench-judge needs --judge NAME")
-    if source == "complibench" and (judge or replace):
-        raise click.UsageError("--judge and --replace go with --from complibench-judge")
-    # Every PATH or none: one transaction (a bad file anywhere leaves the database as it was).
-    done = ci.import_paths(
-        db, paths, judge if source == "complibench-judge" else None, replace=replace)
-    what = "conversation(s)" if source == "complibench" else f"attempt(s) of {judge}"
-    click.echo(f"imported {done.added} {what}; {done.skipped} already stored identically")
-    note = ci.skipped_note(done.not_conversations)
-    if note:
-        click.echo(note)
+    for line in found.run(db, paths, judge, replace):
+        click.echo(line)
 
 
 @click.command()

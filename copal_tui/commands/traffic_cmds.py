@@ -2,7 +2,8 @@
 before anything is stored), `copal traffic imports` (what each import read, kept and removed)
 and `copal traffic purge` (remove pairs' text for good). Sampling, labelling, the automatic
 labeller and the figures go through the commands every suite shares: `copal campaign create
---suite traffic`, `copal label --suite traffic`, `copal run traffic_judge`, `copal report`.
+--suite traffic`, `copal label --suite traffic`, `copal run traffic_judge`, `copal report`,
+`copal cases --suite traffic`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import click
 from copal_tui.commands.choices import BadValue, require_known
 from copal_tui.commands.context import open_db
 from copal_tui.commands.output import echo, print_table
-from copal_tui.commands.traffic_cases import cases
 from copal_tui.domain.safe_text import visible
 
 if TYPE_CHECKING:
@@ -32,8 +32,6 @@ FORMATS = ("auto", "pairs", "transcripts", "csv")
 def traffic() -> None:
     """Audit a deployed chatbot's real traffic (the COPAL paper's Table 11)."""
 
-
-traffic.add_command(cases)
 
 
 @traffic.command("import")

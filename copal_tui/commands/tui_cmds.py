@@ -40,7 +40,9 @@ def _start(ctx: click.Context, mode: str, annotator: str | None, suite: str,
     db = open_db(ctx)
     try:
         if judge is not None:
-            _check_judge(db, judge)
+            from copal_tui.commands.campaign_cmds import check_filters
+
+            check_filters(db, suite, {"judges": (judge,)})
         if campaign is not None:
             suite = _campaign_suite(db, campaign)
     finally:
@@ -72,15 +74,6 @@ def _start(ctx: click.Context, mode: str, annotator: str | None, suite: str,
             why = app.exit_note or f"exited with code {code}"
         click.echo(f"copal {ctx.info_name or mode}: {why}", err=True)
         ctx.exit(code)
-
-
-def _check_judge(db: Database, judge: str) -> None:
-    from copal_tui.commands.choices import require_known
-    from copal_tui.services.launch import dialogue_judges
-
-    require_known("--judge", [judge], dialogue_judges(db), "a judge with scored dialogue "
-                  "attempts", none_yet="`copal run dialogue_judge --judge MODEL` judges the "
-                  "stored dialogues")
 
 
 def _campaign_suite(db: Database, name: str) -> str:
@@ -122,8 +115,10 @@ def tui(ctx: click.Context) -> None:
 def label(ctx: click.Context, annotator: str | None, suite: str, judge: str | None,
           campaign: str | None, refresh: bool) -> None:
     """The label queue (blind for COPAL, COMPASS and traffic)."""
-    if judge is not None and suite != "dialogue":
-        raise click.UsageError("--judge only applies to --suite dialogue")
+    if judge is not None:
+        from copal_tui.commands.campaign_cmds import refuse_filters
+
+        refuse_filters(suite, {"judges": (judge,)})  # the suite's queue must draw by judge
     if campaign is not None and (judge is not None or suite != "copal" or refresh):
         raise click.UsageError("--campaign names the whole queue: it takes no --suite, "
                                "--judge or --refresh")

@@ -117,11 +117,21 @@ class HumanVotes(NamedTuple):
     decisions: list[Vote]
 
 
-class ProvenanceExtras(NamedTuple):
-    """The pre-filter models of COMPASS responses in scope, and rows in scope that no run wrote
-    (imported from files): {"<suite>:<what>": count}."""
+class SuiteExtras(NamedTuple):
+    """What one suite's rows in scope say of where they come from besides the runs that wrote
+    them (its descriptor's `Report.provenance` read): the models they name in a role no run
+    records, {role: models} (COMPASS responses' pre-filters), and the rows no run wrote
+    (imported from files), {what: count}, in the order the provenance lists them."""
 
-    prefilters: list[str]
+    models: dict[str, list[str]]
+    imported: dict[str, int]
+
+
+class ProvenanceExtras(NamedTuple):
+    """Every suite's `SuiteExtras`: the models by suite and role ({suite: {role: models}}), and
+    the rows no run wrote, {"<suite>:<what>": count}."""
+
+    models: dict[str, dict[str, list[str]]]
     imported: dict[str, int]
 
 

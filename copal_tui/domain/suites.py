@@ -8,10 +8,11 @@ finds a suite's part through its descriptor, never through a list of its own:
 - the prompt registry loads `prompts` (`prompts/<task>.md`), a task named in
   `prompt_layouts` rendered through its layout;
 - the annotation queue takes its subjects and label rules from `annotation`, and a label is
-  the `payload` model;
+  the `payload` model; campaigns and `copal label` take from `annotation` the filters they
+  draw by (`Rules.draws_by`), `copal campaign show` the annotators' agreement;
 - the report reads, builds, exports and prints its sections through `report` (a `Report`);
 - the app opens `screens` by name, the label queue on `label_screen`, adjudication on
-  `adjudicate_screen`;
+  `adjudicate_screen`; the world screen adds `world_tab`;
 - the command line adds `commands` (loaded when named), and `copal run` its `run_options`.
 
 A part named "module:attribute" is imported on first use, so naming a suite loads none of its
@@ -71,12 +72,17 @@ class Report:
     - `terminal(console, doc, sections)`: how `copal report` prints it (None: each of its
       tables as the terminal shows any table);
     - `dashboard`: "module:Class" of its tab in the app's dashboard, a widget with a `TITLE`
-      and `show(doc, sections)` (None: no tab).
+      and `show(doc, sections)` (None: no tab);
+    - `provenance(db, worlds)`: what its rows in scope say of where they come from besides the
+      runs that wrote them (`copal_tui.domain.report_rows.SuiteExtras`: the models they name in
+      a role no run records, the rows imported without a run), read in the store beside the
+      runs (`store.report.provenance`) and named in its provenance (None: nothing).
 
     `sections` names its keys in the report's JSON (the provenance lists them);
     `export_tables` the prefixes of its tables' names (their notes carry its heuristic caveat).
-    COPAL's sections are the report's own fields (every report has them, and the other suites
-    compare against them), so its descriptor names only `sections`."""
+    COPAL's sections are the report's own fields (every report has them, the other suites
+    compare against them, and its judges give the report's primary judge, first among its
+    judges in its provenance), so its descriptor names no `read` or `build`."""
 
     sections: tuple[str, ...]
     export_tables: tuple[str, ...] = ()
@@ -85,6 +91,7 @@ class Report:
     tables: str | None = None
     terminal: str | None = None
     dashboard: str | None = None
+    provenance: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,23 +100,42 @@ class Suite:
 
     name: str
     title: str
+    short: str  # its name in a sentence ("the COMPASS stages")
     tables: tuple[str, ...]
     subject: str  # what one annotation subject is, in words
     payload: str  # "module:Class" of its label payload model
-    annotation: str  # "module:Class" of its annotation rules
+    # "module:Class" of its annotation rules (copal_tui.services.annotation.suites.Rules).
+    annotation: str
     label_screen: str  # the name (in `screens`) of its label queue screen
     # The name (in `screens`) of the screen where an adjudicator decides its disagreements
     # (`copal adjudicate --suite`); None: the suite has no adjudication.
     adjudicate_screen: str | None = None
     screens: Mapping[str, str] = field(default_factory=dict)  # name -> "module:Class"
+    # "module:attribute" of its tab on the world screen (`copal_tui.tui.widgets.world_tab.
+    # WorldTab`: its columns, filters, page read, count, and what enter and `r` do on a row);
+    # None: no tab.
+    world_tab: str | None = None
     stages: tuple[Stage, ...] = ()
     # "module:Class" of the options its stages read (the field of `Options` named `name`).
     options: str | None = None
     # command name -> "module:attribute" of a click command the suite adds to `copal`.
     commands: Mapping[str, str] = field(default_factory=dict)
+    # `copal import --from` name -> "module:attribute" of a source of its files
+    # (`copal_tui.commands.suite_import.Importer`); the first suite's first is the default.
+    importers: Mapping[str, str] = field(default_factory=dict)
     # "module:attribute" of its part of `copal run` (`copal_tui.commands.suite_run.SuiteRun`:
     # its options, which stages read them, how they set `options`, its scope check).
     run_options: str | None = None
+    # "module:attribute" of its part of `copal demo` (`copal_tui.commands.suite_demo.
+    # SuiteDemo`: the samples it imports, its offline runs, its table of the summary).
+    demo: str | None = None
+    # "module:attribute" of the click command that lists the subjects behind its figures
+    # (`copal cases --suite <name>`); None: it lists none.
+    cases: str | None = None
+    # Whether `copal run <name>` is shorthand for all its stages, in order. The shorthand needs
+    # --world or --all: a whole suite is built per world, hundreds of calls per target, and
+    # never for every world by default.
+    run_alias: bool = False
     prompts: tuple[str, ...] = ()
     # task -> "module:attribute" of the layout of those of its prompts whose user message is
     # laid out as text blocks instead of ending with the JSON trailer (`copal_tui.prompts`).
@@ -118,10 +144,20 @@ class Suite:
     # that did not record it used}: the choices behind its figures, named in the report's
     # provenance (where copal offers a way besides the reference's, which way was taken).
     provenance_options: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # stage -> {option in its runs' manifests (dotted): (the provenance's role its value names a
+    # model or way in, a list field of `SuiteProvenance`; the value a run that recorded the
+    # option's parent but not the option used)}: roles a stage's options give besides the
+    # models it calls (COMPASS's allowed-edge writer).
+    provenance_roles: Mapping[str, Mapping[str, tuple[str, str]]] = field(default_factory=dict)
     report: Report | None = None  # its part of `copal report` and the exports
 
     def stage_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.stages)
+
+
+def run_aliases() -> dict[str, tuple[str, ...]]:
+    """{suite name: its stages} of the suites `copal run` takes by name (`Suite.run_alias`)."""
+    return {s.name: s.stage_names() for s in _REGISTRY.values() if s.run_alias}
 
 
 def load(ref: str) -> Any:
@@ -142,6 +178,8 @@ def register(suite: Suite) -> Suite:
     clash = sorted(taken & set(suite.stage_names()))
     if clash:
         raise ValueError(f"suite {suite.name!r}: stage(s) {', '.join(clash)} already exist")
+    if suite.run_alias and suite.name in taken | set(suite.stage_names()):
+        raise ValueError(f"suite {suite.name!r}: `copal run {suite.name}` would name a stage")
     if suite.stages and suite.options is None:
         raise ValueError(f"suite {suite.name!r} has stages but names no options model")
     stray = sorted(set(suite.prompt_layouts) - set(suite.prompts))
@@ -190,14 +228,19 @@ def _stages(*specs: tuple[str, str]) -> tuple[Stage, ...]:
 
 
 _PAYLOADS = "copal_tui.domain.annotation.payloads"
-_RULES = "copal_tui.services.annotation.suites"
+_RULES = "copal_tui.services.annotation"
 _SCREENS = "copal_tui.tui.screens"
 
 _RUN = "copal_tui.commands.run_"
+_IMPORT = "copal_tui.commands.import_"
+_DEMO = "copal_tui.commands.demo_"
 
 COPAL = register(Suite(
-    name="copal", title="COPAL composed policies",
+    name="copal", title="COPAL composed policies", short="COPAL",
+    importers={"copal": f"{_IMPORT}copal:WORLDS"},
     options=f"{PIPELINE}.options:CopalOptions", run_options=f"{_RUN}copal:RUN",
+    demo=f"{_DEMO}copal:DEMO",
+    cases="copal_tui.commands.cases_cmds:cases_command",
     tables=("worlds", "policies", "clauses", "compositions", "items", "responses", "judgments"),
     # Ablation items are selected before `respond` and `judge` so the baselines are answered
     # and judged like COPAL's own suite.
@@ -207,7 +250,7 @@ COPAL = register(Suite(
              "projection_screening", "judge_contract", "judge_full_policy",
              "planner_clause_only", "planner_no_facet", "planner_raw_policy"),
     subject="a target's response to a test item (responses.id)",
-    payload=f"{_PAYLOADS}:CopalLabel", annotation=f"{_RULES}:Copal",
+    payload=f"{_PAYLOADS}:CopalLabel", annotation=f"{_RULES}.suites:Copal",
     label_screen="label", adjudicate_screen="adjudicate",
     screens={"worlds": f"{_SCREENS}.worlds:WorldsScreen",
              "world": f"{_SCREENS}.world:WorldScreen",
@@ -217,12 +260,17 @@ COPAL = register(Suite(
              "cases": f"{_SCREENS}.cases:CasesScreen"},
     report=Report(sections=("error_rates", "overall", "facet_atlas", "one_sided",
                             "paired_contrast", "ablation", "controls", "judge_validity",
-                            "judge_sensitivity", "corrected_error_rates", "observed_facets")),
+                            "judge_sensitivity", "corrected_error_rates", "observed_facets"),
+                  provenance="store.report.copal_provenance:extras"),
 ))
 
 COMPASS = register(Suite(
-    name="compass", title="COMPASS single-policy suite",
+    name="compass", title="COMPASS single-policy suite", short="COMPASS",
+    importers={"compass": f"{_IMPORT}compass:SCENARIOS",
+               "compass-judged": f"{_IMPORT}compass:JUDGED"},
     options=f"{PIPELINE}.options:CompassOptions", run_options=f"{_RUN}compass:RUN",
+    demo=f"{_DEMO}compass:DEMO",
+    run_alias=True,
     tables=("compass_queries", "compass_responses", "compass_judgments"),
     # compass_generate writes base queries, verifies them and writes edge queries from the
     # kept denied-base ones (edges need kept bases); compass_verify verifies whatever is
@@ -235,28 +283,35 @@ COMPASS = register(Suite(
              "compass_verify_edge", "compass_prefilter", "compass_reference", "compass_judge",
              "compass_judge_with_query"),
     subject="a target's response to a COMPASS query (compass_responses.id)",
-    payload=f"{_PAYLOADS}:CompassLabel", annotation=f"{_RULES}:Compass",
+    payload=f"{_PAYLOADS}:CompassLabel", annotation=f"{_RULES}.compass_rules:Compass",
     label_screen="compass_label",
     screens={"compass_query": f"{_SCREENS}.compass_query:CompassQueryScreen",
              "compass_label": f"{_SCREENS}.compass_label:CompassLabelScreen"},
+    world_tab=f"{_SCREENS}.world_compass_tab:TAB",
     # A run recorded before an option existed built its suite copal's earlier way.
     provenance_options={
         "compass_generate": {"compass.base_writer": "per-policy", "compass.matcher": "copal",
                              "compass.denied_edge_writer": "rotation",
                              "compass.allowed_edge_policy": "allowlist"},
         "compass_verify": {"compass.matcher": "copal"}},
+    # A run recorded before `edge_writer` was an option wrote its allowed edges as variants.
+    provenance_roles={"compass_generate": {"compass.edge_writer": ("edge_writer", "variants")}},
     report=Report(sections=("pas", "pas_failure_modes", "pas_vs_composed",
                             "pas_judge_validity", "compass_summary"),
                   export_tables=("pas", "compass"),
                   read="store.report.compass:compass_rows",
                   build="copal_tui.metrics.compass_sections:build",
                   tables="copal_tui.export.suite_tables:compass_report_tables",
-                  terminal="copal_tui.export.suite_terminal:print_compass"),
+                  terminal="copal_tui.export.suite_terminal:print_compass",
+                  provenance="store.report.compass_provenance:extras"),
 ))
 
 DIALOGUE = register(Suite(
-    name="dialogue", title="CompliBench dialogue judging",
+    name="dialogue", title="CompliBench dialogue judging", short="dialogue",
+    importers={"complibench": f"{_IMPORT}dialogue:CONVERSATIONS",
+               "complibench-judge": f"{_IMPORT}dialogue:JUDGE_OUTPUTS"},
     options=f"{PIPELINE}.options:DialogueOptions", run_options=f"{_RUN}dialogue:RUN",
+    demo=f"{_DEMO}dialogue:DEMO",
     tables=("dialogues", "dialogue_guidelines", "dialogue_turns", "dialogue_attempts",
             "dialogue_predictions", "dialogue_variants"),
     # Variants before the judge, so a run of both judges the new variant dialogues too.
@@ -269,7 +324,7 @@ DIALOGUE = register(Suite(
                                   "dialogue_judge_binary"),
                                  "copal_tui.domain.dialogue_layout:JUDGE_LAYOUT"),
     subject="one judge's verdict on one turn: [dialogue, judge, attempt, turn]",
-    payload=f"{_PAYLOADS}:DialogueReview", annotation=f"{_RULES}:Dialogue",
+    payload=f"{_PAYLOADS}:DialogueReview", annotation=f"{_RULES}.dialogue_rules:Dialogue",
     label_screen="dialogue_review",
     screens={"dialogues": f"{_SCREENS}.dialogues:DialoguesScreen",
              "dialogue": f"{_SCREENS}.dialogue:DialogueScreen",
@@ -280,12 +335,15 @@ DIALOGUE = register(Suite(
                   export_tables=("dialogue",),
                   read="store.report.dialogue:report_rows",
                   build="copal_tui.metrics.dialogue_sections:build",
-                  tables="copal_tui.export.suite_tables:dialogue_tables"),
+                  tables="copal_tui.export.suite_tables:dialogue_tables",
+                  provenance="store.report.dialogue_provenance:extras"),
 ))
 
 TRAFFIC = register(Suite(
-    name="traffic", title="Real-traffic audit",
+    name="traffic", title="Real-traffic audit", short="traffic",
     options=f"{PIPELINE}.options:TrafficOptions", run_options=f"{_RUN}traffic:RUN",
+    demo=f"{_DEMO}traffic:DEMO",
+    cases="copal_tui.commands.traffic_cases:cases",
     tables=("traffic_imports", "traffic_pairs", "traffic_judgments", "traffic_key"),
     stages=_stages(("traffic_judge", "j")),
     prompts=("traffic_judge",),

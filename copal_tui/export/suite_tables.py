@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 
 from copal_tui.export.table import Table, cols, estimate, field_rows
+from copal_tui.metrics.compass_document import CompassSections, CompassSummaryRow
 from copal_tui.metrics.compass_summary import KEY, model_label
+from copal_tui.metrics.dialogue_document import DialogueSections
 from copal_tui.metrics.document import ReportDocument
-from copal_tui.metrics.document_suites import CompassSections, CompassSummaryRow, DialogueSections
 
 
 def compass_report_tables(doc: ReportDocument, s: CompassSections) -> list[Table]:

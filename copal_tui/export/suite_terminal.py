@@ -11,8 +11,8 @@ from rich.console import Console
 from copal_tui.export.fit_table import print_table
 from copal_tui.export.suite_tables import compass_tables, summary_tables
 from copal_tui.export.terminal import f3, show
+from copal_tui.metrics.compass_document import CompassSections, PasRow
 from copal_tui.metrics.document import ReportDocument
-from copal_tui.metrics.document_suites import CompassSections, PasRow
 
 
 def print_compass(console: Console, doc: ReportDocument, s: CompassSections) -> None:

@@ -53,9 +53,9 @@ def finish(d: Draft, reads: ReportReads, names: Mapping[int, str]) -> ReportDocu
     chosen = doc.scope.primary_judge
     doc.observed_facets = observed_facets_section(
         reads, d.frame, None if chosen is None else (chosen.judge, chosen.mode), names)
-    prefilters, imported = reads.provenance_extras
+    stored, imported = reads.provenance_extras
     used = reads.provenance_runs
-    found = provenance.build(used, prefilters, imported, chosen.judge if chosen else None)
+    found = provenance.build(used, stored, imported, chosen.judge if chosen else None)
     for name, section in doc.suites.items():
         removed = section.provenance_counts()
         if removed:

@@ -19,7 +19,7 @@ import numpy as np
 from copal_tui.domain.report_rows import FAILURE_MODE_CODES, CompassRows
 from copal_tui.metrics import compass_summary
 from copal_tui.metrics.arrays import group_arrays
-from copal_tui.metrics.document_suites import CompassSections
+from copal_tui.metrics.compass_document import CompassSections
 from copal_tui.metrics.frame import FAILED, Frame
 from copal_tui.metrics.pas import (
     DIMENSIONS,

@@ -35,7 +35,7 @@ from typing import Any
 
 from copal_tui.domain.compass_rules import CATEGORY_LABELS
 from copal_tui.domain.report_rows import CompassRows
-from copal_tui.metrics.document_suites import CompassSummaryRow, Correct, Pooled
+from copal_tui.metrics.compass_document import CompassSummaryRow, Correct, Pooled
 from copal_tui.metrics.pas import Exclude, variant_rank
 
 NA = "N/A"

@@ -36,7 +36,7 @@ from copal_tui.domain.dialogue import (
     scored_attempt,
 )
 from copal_tui.domain.report_rows import AttemptRow, DialogueRows
-from copal_tui.metrics.document_suites import DialogueRow
+from copal_tui.metrics.dialogue_document import DialogueRow
 
 ALL = "all"
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from copal_tui.domain.report_rows import DialogueRows
 from copal_tui.metrics.dialogue import dialogue_judging
-from copal_tui.metrics.document_suites import DialogueSections, ErrorTypeCount
+from copal_tui.metrics.dialogue_document import DialogueSections, ErrorTypeCount
 
 if TYPE_CHECKING:
     from copal_tui.metrics.suite_report import Given

@@ -1,14 +1,12 @@
 """Typed models, in this order, of the report's scope (judges, provenance), the structured-output
-counts and the sections of the other suites: COMPASS (`pas*`, `compass_summary`), dialogue
-judging and the observed facets. The builders construct them; the order of a model's fields is
-the order of its keys in the JSON (see `document_base`).
+counts and the observed facets: the parts every suite's figures share (each other suite's
+sections are a `SuiteSections` model in that suite's own module). The builders construct them;
+the order of a model's fields is the order of its keys in the JSON (see `document_base`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar
-
-from copal_tui.metrics.document_base import Flat, FlatModel, Metric, SuiteSections
+from copal_tui.metrics.document_base import FlatModel, Metric
 from copal_tui.metrics.document_copal import JudgeSetting
 
 
@@ -41,7 +39,8 @@ class SuiteProvenance(FlatModel):
     sections: list[str]
     heuristic: list[str]
     caveat: str | None = None
-    # COMPASS only: the allowed-edge writers of the compass_generate runs (reference, variants).
+    # A role a suite's descriptor reads from its runs' options (`Suite.provenance_roles`): the
+    # allowed-edge writers of COMPASS's generating runs (reference, variants).
     edge_writer: list[str] | None = None
     settings: list[ModelSetting] | None = None  # absent when no run in scope recorded them
     # The suite's choices behind its figures ({option: values its runs used}; the suite's
@@ -71,157 +70,6 @@ class OutputCount(FlatModel):
     valid: int
     repaired: int
     failed: int
-
-
-# PAS with its Wilson interval; COMPASS's rows give the reasons after the interval.
-PAS = Flat(prefix="", reasons_last=True)
-
-
-class PasRow(FlatModel):
-    judge: str
-    model: str
-    variant: str
-    world: str
-    query_type: str
-    n: int
-    aligned: int
-    pas: Annotated[Metric, PAS]
-
-
-class FailureModeRow(FlatModel):
-    judge: str
-    model: str
-    variant: str
-    world: str
-    n_denied_edge: int
-    n_misaligned: int
-    direct_violation: int
-    refusal_answer_hybrid: int
-    indirect_violation: int
-    unclassified: int
-
-
-class Correct(FlatModel):
-    correct: int
-    total: int
-
-
-class Pooled(Correct):
-    percent: str
-
-
-class CompassSummaryRow(FlatModel):
-    """COMPASS's own table row: percentages as COMPASS writes them ("N/A" without data)."""
-
-    judge: str
-    model: str
-    variant: str
-    query_type: str
-    organisations: dict[str, str]
-    average: str
-    counts: dict[str, Correct]
-    pooled: Pooled
-
-
-class PasVsComposedRow(FlatModel):
-    world: str
-    model: str
-    compass_judge: str
-    n: int
-    aligned: int
-    pas: Annotated[Metric, PAS]
-    allowed_n: int
-    allowed_aligned: int
-    allowed_pas: Annotated[Metric, Flat(prefix="allowed_", reasons_last=True)]
-    denied_n: int
-    denied_aligned: int
-    denied_pas: Annotated[Metric, Flat(prefix="denied_", reasons_last=True)]
-    composed_judge: str
-    composed_n: int
-    composed_errors: int
-    composed_error_rate: Annotated[Metric, Flat(prefix="composed_")]
-    same_judge: bool
-
-
-class PasAgreement(FlatModel):
-    n: int
-    agreement: Metric
-    kappa: Metric
-
-
-class PasJudgeValidity(FlatModel):
-    judge: str
-    n_responses: int
-    refused: PasAgreement
-    compliant: PasAgreement
-    aligned: PasAgreement
-
-
-class CompassSections(SuiteSections):
-    """The COMPASS sections: PAS per query type, the failure modes of misaligned denied-edge
-    responses, COMPASS's own summary table, PAS beside the composed error rate, and the COMPASS
-    judge against the human labels."""
-
-    SUITE: ClassVar[str] = "compass"
-    pas: list[PasRow]
-    pas_failure_modes: list[FailureModeRow]
-    compass_summary: list[CompassSummaryRow]
-    pas_vs_composed: list[PasVsComposedRow]
-    pas_judge_validity: list[PasJudgeValidity]
-
-
-class DialogueRow(FlatModel):
-    """CompliBench's figures per judge and domain over `attempts` attempts of `conversations`
-    conversations: plain floats, None (null, without a reason) when their denominator is
-    empty, as CompliBench writes them. The headline figures are CompliBench's own reading of
-    each attempt's first answer, pooling `files` conversation x attempt judgements
-    (`not_scored`: attempts whose first answer is JSON but not an object, which the reference
-    never scores). The `repaired_*` figures are copal's reading (its parser and repair round),
-    pooling `repaired_files`: `repaired_attempts` were read after a repair round,
-    `unparsed_attempts` gave no readable verdict even then (every turn wrong), and
-    `changed_by_repair` are read otherwise than in the headline."""
-
-    judge: str
-    domain: str
-    conversations: int
-    attempts: int
-    binary: bool
-    compliant_turns: int
-    violation_turns: int
-    files: int
-    not_scored: int
-    compliant_turn_accuracy: float | None
-    violation_detection_accuracy: float | None
-    strict_violation_detection_accuracy: float | None
-    conversation_accuracy: float | None
-    precision: float | None
-    recall: float | None
-    repaired_files: int
-    repaired_attempts: int
-    unparsed_attempts: int
-    changed_by_repair: int
-    repaired_compliant_turn_accuracy: float | None
-    repaired_violation_detection_accuracy: float | None
-    repaired_strict_violation_detection_accuracy: float | None
-    repaired_conversation_accuracy: float | None
-    repaired_precision: float | None
-    repaired_recall: float | None
-
-
-class ErrorTypeCount(FlatModel):
-    judge: str
-    domain: str
-    error_type: str
-    count: int
-
-
-class DialogueSections(SuiteSections):
-    """The dialogue-judging sections: CompliBench's figures per judge and domain, and the
-    reviewers' error types of the judges' wrong predictions."""
-
-    SUITE: ClassVar[str] = "dialogue"
-    dialogue_judging: list[DialogueRow]
-    dialogue_error_taxonomy: list[ErrorTypeCount]
 
 
 class FacetRow(FlatModel):

@@ -28,14 +28,14 @@ from copal_tui.domain.compass import (
     pas,
 )
 from copal_tui.metrics.classify import kappa, ratio
-from copal_tui.metrics.document_base import Interval, Metric
-from copal_tui.metrics.document_suites import (
+from copal_tui.metrics.compass_document import (
     FailureModeRow,
     PasAgreement,
     PasJudgeValidity,
     PasRow,
     PasVsComposedRow,
 )
+from copal_tui.metrics.document_base import Interval, Metric
 from copal_tui.metrics.intervals import wilson
 from copal_tui.metrics.rates import rate
 

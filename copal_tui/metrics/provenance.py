@@ -2,10 +2,11 @@
 
 `build` reads the manifests of the runs that wrote rows in scope (typed, with the one rule for
 which model a run used in which role: `copal_tui.domain.run_manifest`, which the export's
-manifest reads too) and names, per suite, the generator (suite construction), verifier and
-pre-filter (COMPASS), the judges, the targets, COMPASS's allowed-edge writers and what each
-model was sent in each role (the manifests' `model_settings`). Any `offline/*` model among them is the offline engine's deterministic
-heuristics, not a language model: the suite is marked `heuristic`, with a caveat that every
+manifest reads too) and names, per suite, the generator (suite construction), verifier,
+pre-filter, the judges, the targets, the roles the suite's descriptor reads from its runs'
+options (`Suite.provenance_roles`) or its stored rows (`Report.provenance`), and what each
+model was sent in each role (the manifests' `model_settings`). Any `offline/*` model among them
+is the offline engine's deterministic heuristics, not a language model: the suite is marked `heuristic`, with a caveat that every
 report form prints beside its figures. Rows imported from files carry no run: they are counted
 as `imported`, so a figure over them does not look as if a known generator built it.
 
@@ -20,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from copal_tui.domain.run_manifest import ROLES, RunManifest
-from copal_tui.domain.suites import SUITES, suite_of_stage
+from copal_tui.domain.suites import SUITES, Suite, suite_of_stage
 from copal_tui.metrics.document_suites import ModelSetting, OutputCount, SuiteProvenance
 
 OFFLINE_PREFIX = "offline/"
@@ -38,13 +39,16 @@ def real_targets(models: Iterable[str]) -> list[str]:
     return real or models
 
 
-def build(runs: Iterable[RunManifest], prefilters: Iterable[str] = (),
+def build(runs: Iterable[RunManifest],
+          stored: Mapping[str, Mapping[str, Iterable[str]]] | None = None,
           imported: dict[str, int] | None = None,
           primary_judge: str | None = None) -> dict[str, SuiteProvenance]:
-    """Per suite, from the runs' manifests: the models by role (`primary_judge`, the COPAL
-    judge the error figures use, first among the judges), what was imported without a run,
-    the sections the suite stands behind, the offline models among them, the allowed-edge
-    writers (COMPASS) and the models' settings."""
+    """Per suite, from the runs' manifests: the models by role, with those its stored rows
+    name (`stored`, {suite: {role: models}}), and the roles its descriptor reads from its runs'
+    options; what was imported without a run ({"<suite>:<what>": count}), the sections the
+    suite stands behind, the offline models among them and the models' settings.
+    `primary_judge`, the judge the report's own error figures use, comes first among the
+    judges of the suite whose sections are the report's own."""
     found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     settings: dict[str, set[tuple[Any, ...]]] = defaultdict(set)
     chosen: dict[str, dict[str, set[str]]] = defaultdict(dict)
@@ -57,35 +61,57 @@ def build(runs: Iterable[RunManifest], prefilters: Iterable[str] = (),
         for role, used in run.models_by_role().items():
             found[suite][role].update(used)
         for name, absent in spec.provenance_options.get(run.stage, {}).items():
-            value: Any = run.options
-            for part in name.split("."):
-                value = value.get(part) if isinstance(value, Mapping) else None
+            value = _option(run.options, name.split("."))
             chosen[suite].setdefault(name.rsplit(".", 1)[-1], set()).add(
                 str(absent if value is None else value))
-        compass = run.options.get("compass")
-        if run.stage == "compass_generate" and isinstance(compass, Mapping):
-            # A run recorded before `edge_writer` was an option wrote `variants`.
-            found[suite]["edge_writer"].add(str(compass.get("edge_writer") or "variants"))
-    found["compass"]["prefilter"].update(prefilters)
+        for name, (role, absent) in spec.provenance_roles.get(run.stage, {}).items():
+            *parent, option = name.split(".")
+            recorded = _option(run.options, parent)
+            if isinstance(recorded, Mapping):  # a run that recorded none of them names none
+                found[suite][role].add(str(recorded.get(option) or absent))
+    for suite, by_role in (stored or {}).items():
+        for role, named in by_role.items():
+            found[suite][role].update(named)
     out: dict[str, SuiteProvenance] = {}
     for suite, spec in SUITES.items():  # each suite's descriptor names its sections
         roles = found[suite]
         models: dict[str, Any] = {r: sorted(roles[r]) for r in ROLES}
-        if suite == "copal":  # the primary judge first
+        given: dict[str, Any] = {r: sorted(roles[r]) or None for r in _option_roles(spec)}
+        if _owns_report_fields(spec):  # the primary judge first
             models["judge"].sort(key=lambda j: j != primary_judge)
         offline = sorted({m for r in ROLES for m in models[r] if is_offline(m)})
-        # The caveat, the edge writers and the settings are absent, not null, when there are
-        # none (no offline model, no compass_generate run, no run that recorded them).
+        # The caveat, the options' roles and the settings are absent, not null, when there are
+        # none (no offline model, no run that recorded them).
         out[suite] = SuiteProvenance(
             **models, imported={k: v for k, v in (imported or {}).items()
                                 if k.startswith(suite + ":") and v},
             sections=list(spec.report.sections if spec.report else ()), heuristic=offline,
             caveat=caveat(offline) if offline else None,
-            edge_writer=sorted(roles["edge_writer"]) or None,
+            **given,
             settings=[ModelSetting(**dict(zip(_SETTING_KEYS, row, strict=True)))
                       for row in sorted(settings[suite], key=_order)] or None,
             options={k: sorted(v) for k, v in sorted(chosen[suite].items())} or None)
     return out
+
+
+def _option(options: Mapping[str, Any], path: Sequence[str]) -> Any:
+    """The value at `path` in a run's options (None where a part is missing)."""
+    value: Any = options
+    for part in path:
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
+def _option_roles(spec: Suite) -> set[str]:
+    """The roles besides `ROLES` the suite's descriptor reads from its runs' options."""
+    return {role for options in spec.provenance_roles.values()
+            for role, _ in options.values()} - set(ROLES)
+
+
+def _owns_report_fields(spec: Suite) -> bool:
+    """Whether the suite's sections are the report's own fields (its descriptor builds none of
+    its own), among them the primary judge's figures."""
+    return spec.report is not None and spec.report.build is None
 
 
 _SETTING_KEYS = tuple(ModelSetting.model_fields)

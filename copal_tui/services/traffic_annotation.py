@@ -7,6 +7,10 @@ id, so the same seed draws the same pairs on any machine, and the first N of the
 simple random sample of size N. With `balanced` (a campaign stratified by source) each source
 gets its share of the sample in proportion to its pairs (largest remainders), drawn in the same
 order within the source. Pairs whose text was purged are never drawn.
+
+Campaigns draw by the world a pair's log is linked to (`--world`) and by source (`--model`: a
+deployed chatbot's traffic is split by source, not by model); `copal campaign show` gives the
+annotators' agreement on category and on error (copal_tui.services.annotation.traffic).
 """
 
 from __future__ import annotations
@@ -14,10 +18,19 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, ClassVar
 
-from copal_tui.services.annotation.suites import Filters, Rules
+from copal_tui.services import launch
+from copal_tui.services.annotation.suites import (
+    WORLD,
+    Agreement,
+    AgreementRow,
+    Draw,
+    Filters,
+    Rules,
+)
 from store.annotation.campaigns import Candidate
 from store.artifacts import traffic
 from store.db import Database, StoreError
@@ -65,6 +78,20 @@ def proportional(found: Sequence[Candidate], size: int) -> list[Candidate]:
 class Traffic(Rules["TrafficLabel"]):
     name = "traffic"
     seeded = True
+    draws_by: ClassVar[Mapping[str, Draw]] = {
+        "worlds": replace(WORLD, means="the linked world"),
+        "models": Draw("the source of an imported traffic log", launch.traffic_sources,
+                       means="the source"),
+    }
+
+    def agreement(self, db: Database, campaign: str) -> Agreement:
+        from copal_tui.services.annotation import traffic as labels
+
+        found = labels.agreement(db, campaign)
+        rows = tuple(AgreementRow(f.field, f.n_pairs, f.n_annotators, f.kappa, f.alpha)
+                     for f in (found.category, found.error))
+        return Agreement("pairs", rows, f"{found.excluded_sensitive} pair(s) flagged sensitive "
+                         "left out", found)
 
     def draw(self, found: list[Candidate], balanced: bool, size: int | None) -> list[Candidate]:
         # The seed's order is already a simple random sample; balanced keeps each source's share.

@@ -1,4 +1,4 @@
-"""The pairs behind a figure of the real-traffic audit (`copal traffic cases`), so a reader can
+"""The pairs behind a figure of the real-traffic audit (`copal cases --suite traffic`), so a reader can
 open a number of the report down to the pairs it counts. Three kinds of cell:
 
 - a cell of Table 11 (`traffic_audit`: a source or `all`, a policy category or `total`, the

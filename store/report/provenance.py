@@ -1,18 +1,20 @@
 """Where a report's figures come from and what the exports' manifest checks: the runs that
-wrote the rows in scope (every suite), the COMPASS pre-filter models and the rows imported
-without a run, the database's quick_check, and what the interchange export leaves out.
+wrote the rows in scope (every suite), what each suite's rows say besides (its descriptor's
+`Report.provenance` read: models its rows name in a role, rows imported without a run), the
+database's quick_check, and what the interchange export leaves out.
 Read after the report's bulk reads (`store.report.reads`), which these queries do not slow.
 """
 
 from __future__ import annotations
 
-from copal_tui.domain.report_rows import ProvenanceExtras
+from copal_tui.domain.report_rows import ProvenanceExtras, SuiteExtras
 from copal_tui.domain.run_manifest import RunManifest
+from copal_tui.domain.suites import SUITES, load
 from store.db import Database
 from store.report.scope import all_rows, world_scope
 
 
-def _judgments(worlds: list[str] | None) -> str:
+def judgments_in_scope(worlds: list[str] | None) -> str:
     """The judgments in scope, aliased `j`: joined up to their items only when a scope names
     worlds. Unscoped, the joins would cost a seek per judgment (seconds at a million responses)
     and filter nothing out."""
@@ -26,7 +28,7 @@ def runs_involved(db: Database, worlds: list[str] | None) -> list[tuple[str, str
     w_where, w_params = world_scope(worlds, "world_id")
     i_where, i_params = world_scope(worlds, "i.world_id")
     responses = "responses r JOIN items i ON i.id = r.item_id" if worlds else "responses r"
-    judgments = _judgments(worlds)
+    judgments = judgments_in_scope(worlds)
     return all_rows(
         db,
         f"""
@@ -94,30 +96,15 @@ def provenance_runs(db: Database, worlds: list[str] | None) -> list[RunManifest]
 
 
 def provenance_extras(db: Database, worlds: list[str] | None) -> ProvenanceExtras:
-    """The pre-filter models of COMPASS responses in scope, and rows in scope that no run
-    wrote (imported from files): {"<suite>:<what>": count}."""
-    q_where, q_params = world_scope(worlds, "q.world_id")
-    i_where, i_params = world_scope(worlds, "i.world_id")
-    prefilters = [r[0] for r in all_rows(
-        db, f"SELECT DISTINCT r.prefilter_model FROM compass_responses r JOIN compass_queries q "
-            f"ON q.id = r.query_id WHERE r.prefilter_model IS NOT NULL{q_where} ORDER BY 1",
-        q_params)]
-    compass_judgments = ("compass_judgments j JOIN compass_responses r ON r.id = j.response_id "
-                         "JOIN compass_queries q ON q.id = r.query_id" if worlds
-                         else "compass_judgments j")
-    counts = {
-        "copal:items": f"SELECT COUNT(*) FROM items i WHERE i.run_id IS NULL{i_where}",
-        "copal:judgments": f"SELECT COUNT(*) FROM {_judgments(worlds)} WHERE j.run_id IS "
-                           f"NULL{i_where}",
-        "compass:queries": f"SELECT COUNT(*) FROM compass_queries q WHERE q.run_id IS NULL"
-                           f"{q_where}",
-        "compass:judgments": f"SELECT COUNT(*) FROM {compass_judgments} WHERE j.run_id IS "
-                             f"NULL{q_where}",
-        "dialogue:judge attempts": "SELECT COUNT(*) FROM dialogue_attempts WHERE run_id IS "
-                                    "NULL",
-    }
-    params = {"copal:items": i_params, "copal:judgments": i_params,
-              "compass:queries": q_params, "compass:judgments": q_params,
-              "dialogue:judge attempts": ()}
-    imported = {k: int(db.execute(sql, params[k]).fetchone()[0]) for k, sql in counts.items()}
-    return ProvenanceExtras(prefilters, imported)
+    """What every suite's rows in scope say besides their runs (each suite's `Report.provenance`
+    read, in registration order): the models they name in a role, by suite, and the rows no run
+    wrote (imported from files), {"<suite>:<what>": count}."""
+    models: dict[str, dict[str, list[str]]] = {}
+    imported: dict[str, int] = {}
+    for name, spec in SUITES.items():
+        if spec.report is None or spec.report.provenance is None:
+            continue
+        found: SuiteExtras = load(spec.report.provenance)(db, worlds)
+        models[name] = found.models
+        imported.update((f"{name}:{what}", n) for what, n in found.imported.items())
+    return ProvenanceExtras(models, imported)

@@ -1,44 +1,41 @@
 """What differs between the suites for the one queue: which subjects can be annotated and in
 what order, which payload model a label is (copal_tui.domain.annotation.payloads), what is
-derived from it at write time, and the hash of what the annotator was shown. Everything else
-(leases, overlap, done, undo, progress, campaigns) is the same code for every suite
-(copal_tui.services.annotation.queue).
+derived from it at write time, and the hash of what the annotator was shown; and for the
+commands, which filters a campaign of the suite draws by (`Rules.draws_by`: what each value
+is and the names it may take) and the annotators' agreement on a campaign where the suite
+measures it (`Rules.agreement`). Everything else (leases, overlap, done, undo, progress,
+campaigns) is the same code for every suite (copal_tui.services.annotation.queue).
+
+Each suite's descriptor (`copal_tui.domain.suites.Suite.annotation`) names its `Rules`
+subclass: COPAL's is here (the base suite), the others' in their own modules.
 
 Orders: COPAL responses are stratified by (pattern, model): the k-th response of every stratum
 comes before the (k+1)-th of any, so the first few dozen labels already cover every pattern
 and model; within and between strata the order follows sha256 of the ids, so it is stable
-across runs and machines. COMPASS responses go by response id, judge mistakes by dialogue,
-judge, attempt and turn (a reviewer reads a conversation forwards). A balanced campaign
-stratifies any suite the COPAL way.
+across runs and machines. A balanced campaign stratifies any suite the COPAL way.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from copal_tui.domain.annotation.subjects import dialogue_parts
 from copal_tui.domain.contract import content_sha256
-from copal_tui.domain.suites import load
+from copal_tui.domain.suites import SUITES, load
 from copal_tui.domain.suites import suite as suite_named
-from store.annotation import campaigns, compass_labels, dialogue_reviews
+from copal_tui.services import launch
+from store.annotation import campaigns
 from store.annotation import labels as copal_labels
 from store.annotation.campaigns import Candidate
-from store.annotation.compass_labels import CompassContext
-from store.artifacts import dialogue, reads
+from store.artifacts import reads
 from store.artifacts.records import ResponseContent
 from store.db import Database, StoreError
 
 if TYPE_CHECKING:
-    from copal_tui.domain.annotation.payloads import (
-        CompassLabel,
-        CopalLabel,
-        DialogueReview,
-        LabelPayload,
-    )
+    from copal_tui.domain.annotation.payloads import CopalLabel, LabelPayload
+    from copal_tui.metrics.document_base import FlatModel, Metric
 
 # The payload model of one suite's labels (the payload models load with the first write).
 P = TypeVar("P", bound="LabelPayload")
@@ -46,9 +43,10 @@ P = TypeVar("P", bound="LabelPayload")
 
 @dataclass(frozen=True)
 class Filters:
-    """Which subjects a campaign draws from: worlds, models and patterns (COMPASS: query
-    types) for COPAL and COMPASS; judges for judge mistakes; for a suite that samples at
-    random (traffic), the seed of its order."""
+    """Which subjects a campaign draws from: the values of the filters the suite draws by
+    (`Rules.draws_by` says which and what each means for its subjects: a COPAL pattern is a
+    relation pattern, a COMPASS one a query type) and, for a suite that samples at random
+    (`Rules.seeded`), the seed of its order."""
 
     worlds: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
@@ -57,7 +55,59 @@ class Filters:
     seed: int = 0
 
 
-def _sha(text: str) -> str:
+@dataclass(frozen=True)
+class Draw:
+    """One filter a suite's campaigns draw by (a field of `Filters`): `what` a value is, in
+    words ("a stored world": a value that names nothing is "not a stored world"); `means`,
+    what it chooses among the suite's subjects, where that says more than `what` ("the
+    source"); `known`, the names a value may take, read from the store only when a value is
+    given; `spellings`, for a fixed set of names, the names as stored (a value is read as the
+    one it spells, `allowed-edge` as `allowed_edge`; they are the known names when `known` is
+    None); `none_yet`, the command that stores some when there are none."""
+
+    what: str
+    known: Callable[[Database], Collection[str]] | None = None
+    spellings: tuple[str, ...] = ()
+    means: str = ""
+    none_yet: str = ""
+
+    def names(self, db: Database) -> Collection[str]:
+        return self.spellings if self.known is None else self.known(db)
+
+    @property
+    def meaning(self) -> str:
+        return self.means or self.what
+
+
+WORLD = Draw("a stored world", launch.worlds)
+
+
+@dataclass(frozen=True)
+class AgreementRow:
+    """The annotators' agreement on one field of the label, over the subjects with two labels
+    or more: Cohen's kappa (the mean of the pairwise kappas with more than two annotators) and
+    Krippendorff's alpha."""
+
+    field: str
+    subjects: int
+    annotators: int
+    kappa: Metric
+    alpha: Metric
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How well a campaign's annotators agree: one row per field, what a subject is called in
+    the table (`unit`, plural), a note under it, and the figures as the suite computes them
+    (`figures`, what `copal campaign show --json` writes as "agreement")."""
+
+    unit: str
+    rows: tuple[AgreementRow, ...]
+    note: str
+    figures: FlatModel
+
+
+def sha256_of(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -68,10 +118,10 @@ def stratified(rows: Iterable[Candidate], sizes: Mapping[str, int] | None = None
     sizes = sizes or {}
     seen: dict[str, int] = {}
     keyed = []
-    for row in sorted(rows, key=lambda r: _sha(r.subject)):
+    for row in sorted(rows, key=lambda r: sha256_of(r.subject)):
         rank = sizes.get(row.stratum, 0) + seen.get(row.stratum, 0)
         seen[row.stratum] = seen.get(row.stratum, 0) + 1
-        keyed.append(((rank, _sha(row.stratum)), row))
+        keyed.append(((rank, sha256_of(row.stratum)), row))
     keyed.sort(key=lambda k: k[0])
     return [row for _, row in keyed]
 
@@ -83,6 +133,14 @@ class Rules(Generic[P]):
     name = ""
     stratified = False  # whether the default queue is stratified (else the natural order)
     seeded = False  # whether its order is a seeded random draw (`Filters.seed`)
+    # The `Filters` fields its campaigns draw by (`candidates` reads them), each with what its
+    # values are; a field not named here is refused. Most suites' subjects belong to a world.
+    draws_by: ClassVar[Mapping[str, Draw]] = {"worlds": WORLD}
+
+    def agreement(self, db: Database, campaign: str) -> Agreement | None:
+        """The annotators' agreement on the campaign's subjects (None: the suite measures
+        none)."""
+        return None
 
     def draw(self, found: list[Candidate], balanced: bool, size: int | None) -> list[Candidate]:
         """A campaign's sample from the candidates in queue order: the first `size`, or with
@@ -117,6 +175,12 @@ class Rules(Generic[P]):
 class Copal(Rules["CopalLabel"]):
     name = "copal"
     stratified = True
+    draws_by: ClassVar[Mapping[str, Draw]] = {
+        "worlds": WORLD,
+        "models": Draw("a target model with a response", launch.response_models),
+        "patterns": Draw("the relation pattern of an item",
+                         lambda db: launch.patterns(db, unmapped=False)),
+    }
 
     def candidates(self, db: Database, filters: Filters) -> list[Candidate]:
         return stratified(copal_labels.candidates(db, None, worlds=filters.worlds,
@@ -168,69 +232,9 @@ def _from_marks(content: ResponseContent, observed: Iterable[str], facet: str | 
         raise StoreError(str(exc)) from None
 
 
-def compass_shown_sha256(ctx: CompassContext) -> str:
-    """The hash of what a COMPASS annotator is shown (the query, the intended policy, the
-    world's policies and the response): a later edit of any part makes the label stale."""
-    response = ctx.response
-    if response is not None and not response.whole:
-        raise ValueError("the hash covers the whole response: read the context whole")
-    intended = {"id": ctx.policy_id, "kind": ctx.policy_kind, "text": ctx.policy_text}
-    return content_sha256(ctx.query, intended, ctx.policies,
-                          "" if response is None else response.text)
-
-
-class Compass(Rules["CompassLabel"]):
-    name = "compass"
-
-    def candidates(self, db: Database, filters: Filters) -> list[Candidate]:
-        return compass_labels.candidates(db, worlds=filters.worlds, models=filters.models,
-                                         query_types=filters.patterns)
-
-    def require(self, db: Database, subject: str) -> None:
-        if not compass_labels.exists(db, subject):
-            raise StoreError(f"unknown COMPASS response {subject!r}")
-
-    def label(self, db: Database, subject: str,
-              label: CompassLabel) -> tuple[CompassLabel, str | None]:
-        ctx = compass_labels.label_context(db, subject)
-        if ctx is None:
-            raise StoreError(f"unknown COMPASS response {subject!r}")
-        return label, compass_shown_sha256(ctx)
-
-
-class Dialogue(Rules["DialogueReview"]):
-    name = "dialogue"
-
-    def candidates(self, db: Database, filters: Filters) -> list[Candidate]:
-        judges = filters.judges or (None,)
-        return [c for judge in judges for c in dialogue_reviews.candidates(db, judge)]
-
-    def require(self, db: Database, subject: str) -> None:
-        key = dialogue_reviews.ReviewKey(*dialogue_parts(subject))
-        if not dialogue_reviews.is_mistake(db, key):
-            raise StoreError(f"not a wrong prediction: {key.judge} attempt {key.attempt} on "
-                             f"{key.dialogue_id} turn {key.turn_index}")
-
-    def label(self, db: Database, subject: str,
-              label: DialogueReview) -> tuple[DialogueReview, str | None]:
-        self.require(db, subject)
-        key = dialogue_reviews.ReviewKey(*dialogue_parts(subject))
-        row = dialogue_reviews.mistake(db, key)
-        d = dialogue.stored_dialogue(db, key.dialogue_id)
-        # What the reviewer is shown: the conversation up to the turn, the turn's truth and the
-        # judge's prediction (the mistake's row holds both), as the columns they were read from
-        # (so the hash is the one earlier reviews were given).
-        shown = {"turns": [(t.role, t.content) for t in (d.turns if d else ())
-                           if t.turn_index <= key.turn_index],
-                 "mistake": {} if row is None else asdict(row)}
-        sha = _sha(json.dumps(shown, sort_keys=True, ensure_ascii=False, default=str))
-        # An empty note is no note.
-        stored = label if label.note or label.note is None else \
-            type(label)(error_type=label.error_type, note=None)
-        return stored, sha
-
-
 _RULES: dict[str, Rules[Any]] = {}
+# The fields of `Filters` a suite may draw by.
+FILTERS = tuple(f.name for f in fields(Filters) if f.name != "seed")
 
 
 def rules(name: str) -> Rules[Any]:
@@ -244,5 +248,14 @@ def rules(name: str) -> Rules[Any]:
         found: Rules[Any] = load(spec.annotation)()
         if found.name != name:
             raise StoreError(f"suite {name!r} names rules for {found.name!r}")
+        stray = sorted(set(found.draws_by) - set(FILTERS))
+        if stray:
+            raise StoreError(f"suite {name!r} draws by {', '.join(stray)}, which are not "
+                             f"filters (one of {', '.join(FILTERS)})")
         _RULES[name] = found
     return _RULES[name]
+
+
+def drawn_by(field: str) -> list[str]:
+    """The registered suites whose campaigns draw by `field` (a field of `Filters`)."""
+    return [name for name in SUITES if field in rules(name).draws_by]

@@ -3,8 +3,8 @@ store's SQL modules. Each read is a plain read on the caller's connection (the U
 the writes are the queue's and adjudication's (copal_tui.services.annotation.queue and
 .adjudication).
 
-A response is read a part at a time (`response_part`, store.annotation.texts): a screen never
-loads a long one whole.
+A response is read a part at a time (`response_part` of the text kind the screen shows,
+store.annotation.texts): a screen never loads a long one whole.
 
 Blindness is the screens' business (they decide whether to show a reveal); these functions only
 gather what a reveal shows, in typed bundles.
@@ -33,9 +33,9 @@ from store.pipeline.rows import PolicyRow
 __all__ = ["Annotation", "Clause", "CompassContext", "CompassReveal", "CopalJudgment",
            "CopalReveal", "Mistake", "PairRow", "PolicyRow", "ResponseContext", "ReviewKey",
            "StoredDialogue", "TextPart", "compass_context", "compass_reveal", "copal_context",
-           "copal_reveal", "judge_mistake", "key_of", "latest_note", "part_of",
-           "response_part", "stored_dialogue", "subject_of", "traffic_labels",
-           "traffic_pair", "world_policies"]
+           "copal_reveal", "judge_mistake", "key_of", "labels_of", "latest_note", "part_of",
+           "response_part", "stored_dialogue", "subject_of", "traffic_pair",
+           "world_policies"]
 
 
 @dataclass(frozen=True)
@@ -64,10 +64,10 @@ def copal_context(db: Database, response_id: str,
     return copal_labels.response_context(db, response_id, part_bytes)
 
 
-def response_part(db: Database, suite: str, response_id: str, index: int,
+def response_part(db: Database, kind: str, response_id: str, index: int,
                   part_bytes: int) -> TextPart | None:
-    """Part `index` of a COPAL or COMPASS response (`suite`), read without the rest of it."""
-    kind = {"copal": "response", "compass": "compass_response"}[suite]
+    """Part `index` of a response, read without the rest of it; `kind` is the text it is
+    (a name in store.annotation.texts.TEXTS: "response", "compass_response")."""
     return read_part(db, kind, response_id, index, part_bytes)
 
 
@@ -116,6 +116,7 @@ def world_policies(db: Database, world_id: str) -> list[PolicyRow]:
     return reads.policies(db, world_id)
 
 
-def traffic_labels(db: Database, pair_id: str) -> list[Annotation]:
-    """Every annotator's current label on a traffic pair (the adjudicator's side by side)."""
-    return log.labels_of(db, "traffic", pair_id)
+def labels_of(db: Database, suite: str, subject: str) -> list[Annotation]:
+    """Every annotator's current label on a subject of `suite` (the adjudicator's side by
+    side)."""
+    return log.labels_of(db, suite, subject)

@@ -13,7 +13,7 @@ labelling base's (label_base.py, label_lifecycle.py); what is COMPASS's here is 
 keys (r/a, c/v, 1-3) and what the reading pane shows (a long response a part at a time, read
 from the store as `>`/`<` ask for it). The label stores
 the sha256 of the content (query, intended policy, the world's policies, response): see
-copal_tui.services.annotation.suites.compass_shown_sha256.
+copal_tui.services.annotation.compass_rules.compass_shown_sha256.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ class CompassLabelScreen(QueueLabelScreen):
         self.ctx = compass_context(self.copal.db, subject, SHOWN)  # a long one's first part
         if self.ctx is not None:
             self.response = LongText(self.ctx.response, lambda index: response_part(
-                self.copal.db, "compass", subject, index, SHOWN))
+                self.copal.db, "compass_response", subject, index, SHOWN))
         return self.ctx is not None
 
     def render_empty(self, message: str) -> None:

@@ -25,7 +25,7 @@ from textual.widgets import Input
 
 from copal_tui.services.annotation import adjudication as adj
 from copal_tui.services.annotation import traffic
-from copal_tui.services.annotation.views import Annotation, traffic_labels
+from copal_tui.services.annotation.views import Annotation, labels_of
 from copal_tui.tui.safe import one_line, safe
 from copal_tui.tui.screens.adjudicate_moves import AdjudicationMoves
 from copal_tui.tui.screens.traffic_label import TrafficFormScreen, label_words, pair_view
@@ -111,7 +111,7 @@ class TrafficAdjudicateScreen(TrafficFormScreen, AdjudicationMoves):
         self.write("lease", lambda db: adj.lease_adjudication(db, pid, who, minutes, SUITE),
                    self._held, keep=False, key=f"lease:{pid}")
         self.decided = adj.current_decision(db, pid, SUITE)
-        self.labels = traffic_labels(db, pid)
+        self.labels = labels_of(db, SUITE, pid)
         self.why = traffic.reason(db, pid)
         assert self.pair is not None
         self.form.reset(chosen or self.decided, relabel=self.decided is not None,

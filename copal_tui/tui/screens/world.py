@@ -1,9 +1,10 @@
 """One world: a summary line and five tabs (policies, clauses, compositions, items, runs), each a
-paged, filterable list, plus a sixth, COMPASS, when the world has a COMPASS suite (its queries by
-type, strategy, form, intended policy and verification status). Enter opens an item or a COMPASS
-query, or shows a policy / clause / composition / run in full; `r` follows a row to its related
-rows (policy -> its clauses -> their compositions -> their items; a COMPASS base query -> the
-edge queries built from it). A tab's list is built the first time the tab is shown, and kept."""
+paged, filterable list, then a tab for each registered suite whose descriptor names a
+`world_tab` (a `WorldTab`) when the world has that suite's rows, in the registry's order, each
+on the next digit key. Enter opens an item or a suite tab's row, or shows a policy / clause /
+composition / run in full; `r` follows a row to its related rows (policy -> its clauses -> their
+compositions -> their items; a suite tab's row as its `WorldTab` says). A tab's list is built
+the first time the tab is shown, and kept."""
 
 from __future__ import annotations
 
@@ -28,12 +29,12 @@ from copal_tui.tui.screens.record import RecordScreen
 from copal_tui.tui.widgets.footer import Footer
 from copal_tui.tui.widgets.paged_table import Column, PagedTable, fmt_rate, short_id
 from copal_tui.tui.widgets.screen_commands import ScreenCommands
+from copal_tui.tui.widgets.world_tab import WorldTab, suite_bindings, suite_tabs, tab_binding
 
 if TYPE_CHECKING:
     from copal_tui.services.item_views import ClauseRow, MissingClause
 
 TABS = ["policies", "clauses", "compositions", "items", "runs"]
-COMPASS_TAB = "compass"
 
 
 def _tick(value: object) -> str:
@@ -97,19 +98,6 @@ def _columns(world_id: str) -> dict[str, list[Column]]:
             Column("failures", "fail", 5, justify="right"),
             Column("cost", "cost", 8, render=lambda r: f"${r['cost']:.4f}", justify="right"),
         ],
-        COMPASS_TAB: [
-            Column("id", "id", 12, render=sid(12)),
-            Column("query_type", "type", 12),
-            Column("strategy", "strategy", 14, hide_below=100,
-                   render=lambda r: (r["strategy"] or "-").replace("_", " ")),
-            Column("form", "form", 5, hide_below=120, render=lambda r: r["form"] or "-"),
-            Column("policy_id", "policy", 8),
-            Column("status", "status", 8),
-            Column("responses", "resp", 4, hide_below=100, justify="right"),
-            Column("judge_aligned", "al. J", 5, hide_below=110, justify="right",
-                   render=lambda r: fmt_rate(r["judge_aligned"])),
-            Column("text", "query"),
-        ],
     }
 
 
@@ -119,8 +107,6 @@ PLACEHOLDERS = {
     "compositions": "/ filter: words, or pattern:scope status:confirmed clause:C09",
     "items": "/ filter items: words, or facet: pattern: method: selected:yes erred:yes",
     "runs": "/ filter runs: words, or stage:judge status:done",
-    COMPASS_TAB: "/ filter: words, or type:denied_edge strategy:hypo form:long status:kept "
-                 "policy:D1",
 }
 
 
@@ -132,10 +118,9 @@ class WorldScreen(Screen[None]):
         # only, and Back shows as `b` (esc works too).
         Binding("r", "related", "Related", show=False, id="world.related"),
         Binding("b,escape", "back", "Back", id="browse.back"),
-        *[Binding(str(n), f"tab('{name}')", name.capitalize(), show=False,
-                  id=f"world.tab_{name}") for n, name in enumerate(TABS, 1)],
-        Binding(str(len(TABS) + 1), f"tab('{COMPASS_TAB}')", "COMPASS", show=False,
-                id=f"world.tab_{COMPASS_TAB}"),
+        *[tab_binding(n, name, name.capitalize()) for n, name in enumerate(TABS, 1)],
+        # The suites' tabs registered by now (the keymap check reads a class's bindings).
+        *suite_bindings(suite_tabs(len(TABS) + 1)),
     ]
 
     def __init__(self, world_id: str, tab: str = "policies") -> None:
@@ -145,34 +130,54 @@ class WorldScreen(Screen[None]):
         self.initial_tab = tab
         self.tabs = list(TABS)
         self._tables: dict[str, PagedTable] = {}  # the tabs' lists built so far, by tab
+        self.suite_tabs = suite_tabs(len(TABS) + 1)
+        # A suite registered after this module was imported has no binding in the class.
+        for binding in suite_bindings(self.suite_tabs):
+            bound = self._bindings.key_to_bindings.setdefault(binding.key, [])
+            if all(b.id != binding.id for b in bound):
+                bound.append(binding)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # The COMPASS tab's key exists only where the tab does (and stays out of `?` elsewhere).
+        # A suite tab's key exists only where the tab does (and stays out of `?` elsewhere).
         return not (action == "tab" and bool(parameters) and parameters[0] not in self.tabs)
 
     def compose(self) -> ComposeResult:
         self.summary = browse.world_summary(self.app.db, self.world_id)  # type: ignore[attr-defined]
-        if self.summary is not None and self.summary.compass_queries is not None:
-            self.tabs.append(COMPASS_TAB)
+        if self.summary is not None:
+            self.tabs += [name for name, (_n, tab) in self.suite_tabs.items()
+                          if tab.count(self.summary) is not None]
         if self.initial_tab not in self.tabs:
             self.initial_tab = "policies"
         yield Header()
         yield Static(self._summary(), id="world-summary", classes="summary")
         with TabbedContent(initial=self.initial_tab):
-            for n, name in enumerate(self.tabs, 1):
-                title = "COMPASS" if name == COMPASS_TAB else name.capitalize()
-                with _Pane(f"{n} {title}", id=name):
-                    # Only the first tab's list is built now; the others on first showing. Six
-                    # lists at once cost six page queries racing the first paint, and every
+            for name in self.tabs:
+                with _Pane(self._tab_title(name), id=name):
+                    # Only the first tab's list is built now; the others on first showing. All
+                    # lists at once cost a page query each, racing the first paint, and every
                     # widget on a screen adds to each refresh.
                     if name == self.initial_tab:
                         yield self._tables.setdefault(name, self._new_table(name))
         yield Footer()
 
+    def _suite_tab(self, name: str) -> WorldTab | None:
+        found = self.suite_tabs.get(name)
+        return None if found is None else found[1]
+
+    def _tab_title(self, name: str) -> str:
+        if name in TABS:
+            return f"{TABS.index(name) + 1} {name.capitalize()}"
+        n, tab = self.suite_tabs[name]
+        return f"{n} {tab.title}" if n <= 9 else tab.title
+
     def _new_table(self, name: str, filter_text: str = "") -> PagedTable:
-        return PagedTable(partial(_world_fetch, FETCH[name], self.world_id),
-                          _columns(self.world_id)[name], id=f"{name}-table",
-                          placeholder=PLACEHOLDERS[name], filter_text=filter_text)
+        tab = self._suite_tab(name)
+        if tab is None:
+            fetch, columns, hint = FETCH[name], _columns(self.world_id)[name], PLACEHOLDERS[name]
+        else:
+            fetch, columns, hint = tab.page, tab.columns(self.world_id), tab.hint
+        return PagedTable(partial(_world_fetch, fetch, self.world_id), columns,
+                          id=f"{name}-table", placeholder=hint, filter_text=filter_text)
 
     def table_of(self, name: str, filter_text: str | None = None) -> PagedTable:
         """The list of tab `name`, built (and mounted in its pane) when first asked for; a
@@ -210,8 +215,10 @@ class WorldScreen(Screen[None]):
         out.append(
             f"{row.items} items ({row.selected} sel) \u00b7 {row.compositions} comp "
             f"\u00b7 {row.clauses} clauses \u00b7 {row.policies} policies", style="dim")
-        if row.compass_queries is not None:
-            out.append(f" \u00b7 {row.compass_queries} COMPASS queries", style="dim")
+        for name in self.tabs:
+            tab = self._suite_tab(name)
+            if tab is not None:
+                out.append(f" \u00b7 {tab.count(row)} {tab.counted}", style="dim")
         return out
 
     @work(thread=True, exclusive=True, group="world-stats")
@@ -266,8 +273,9 @@ class WorldScreen(Screen[None]):
         self._open((event.table.id or "").removesuffix("-table"), event.row)
 
     def _open(self, tab: str, row: dict[str, Any]) -> None:
-        if tab in ("items", COMPASS_TAB):
-            screen, key = ("item", "item_id") if tab == "items" else ("compass_query", "query_id")
+        spec = self._suite_tab(tab)
+        if tab == "items" or spec is not None:
+            screen, key = ("item", "item_id") if spec is None else (spec.opens, spec.opens_with)
             self.app.action_open(screen, **{key: row["id"]})  # type: ignore[attr-defined]
             return
         shown = {"policies": self._policy, "clauses": self._clause,
@@ -281,16 +289,16 @@ class WorldScreen(Screen[None]):
         if row is None:
             return
         short = short_id(row["id"], self.world_id, 200)
-        if tab == COMPASS_TAB:
-            # A base query -> its edge queries; an edge query -> its siblings.
-            short = short_id(row.get("parent_id") or row["id"], self.world_id, 200)
         target = {"policies": ("clauses", f"policy:{short}"),
                   "clauses": ("compositions", f"clause:{short}"),
                   "compositions": ("items", f"composition:{short}"),
-                  "items": ("items", f"parent:{short}"),
-                  COMPASS_TAB: (COMPASS_TAB, f"parent:{short}")}.get(tab)
+                  "items": ("items", f"parent:{short}")}.get(tab)
+        spec = self._suite_tab(tab)
+        if spec is not None:  # a suite tab's related rows are in its own list
+            target = None if spec.related is None else (tab, spec.related(row, self.world_id))
         if target is None:
-            self.notify("runs have no related rows here; enter shows the manifest")
+            self.notify("runs have no related rows here; enter shows the manifest" if spec is None
+                        else f"{spec.title} rows have no related rows here")
             return
         name, text = target
         self.table_of(name, text)
@@ -369,7 +377,6 @@ FETCH: dict[str, Callable[[Any, str, PageRequest], Page]] = {
     # `disagree:` and `cell:` need the report's reference rule: the service applies it.
     "items": browse.items_page,
     "runs": browse.runs_page,
-    COMPASS_TAB: browse.compass_queries_page,
 }
 
 

@@ -6,7 +6,7 @@ reference with the log's corrected figures, and Table 12. A figure that rests on
 engine carries its HEURISTIC caveat (Table 11 when its labels are the offline labeller's, an
 offline labeller's rows), as the report's tables do.
 
-For a cell of Table 11, `cases_command` is the `copal traffic cases` line that lists the pairs
+For a cell of Table 11, `cases_command` is the `copal cases --suite traffic` line that lists the pairs
 it counts. Pure functions, no widgets, so the tests compare the screen with the report cell by
 cell; names from the store go through copal_tui.tui.safe.one_line.
 """
@@ -161,13 +161,13 @@ def probes(s: TrafficSections) -> Section:
 
 
 def cases_command(s: TrafficSections, row_key: str, column: int) -> str | None:
-    """The `copal traffic cases` line listing the pairs of Table 11's cell (`row_key`,
+    """The `copal cases --suite traffic` line listing the pairs of Table 11's cell (`row_key`,
     `column`): its errors on the errors column, else its cases; None off Table 11's rows. The
     dashboard's report names no world (a log linked to none is in it), nor does the line."""
     source, _, category = row_key.partition("\t")
     if s.traffic_audit is None or not category:
         return None
-    args = ["copal", "traffic", "cases", "--source", source, "--category", category]
+    args = ["copal", "cases", "--suite", "traffic", "--source", source, "--category", category]
     if column == 3:
         args += ["--erroneous", "yes"]
     return shlex.join(args)

@@ -2,7 +2,7 @@
 a caption saying whose labels it counts, the multi/single ratio, the annotators' agreement, the
 automatic labeller (its HEURISTIC caveat above it when offline) with the corrected figures, and
 Table 12; a section the report lacks is not shown. Enter on a count of Table 11 names the
-`copal traffic cases` line that lists the pairs behind it. The tables are
+`copal cases --suite traffic` line that lists the pairs behind it. The tables are
 `dashboard_traffic`'s.
 """
 

@@ -84,7 +84,7 @@ class LabelContext(ScrollPane):
             # Another response (the same one drawn again keeps its part): its first part.
             rid = ctx.response_id
             self._response = LongText(ctx.response, lambda index: response_part(
-                self.app.db, "copal", rid, index, SHOWN))  # type: ignore[attr-defined]
+                self.app.db, "response", rid, index, SHOWN))  # type: ignore[attr-defined]
         self._shown = None if ctx is None else (ctx, {"show_model": show_model, "note": note,
                                                       "show_facet": show_facet})
         self._draw(message)
