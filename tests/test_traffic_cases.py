@@ -1,5 +1,5 @@
-"""`copal cases --suite traffic`: the pairs behind every cell of the real-traffic figures. Each cell of
-Table 11 lists as many pairs as the report's JSON counts (its `cases`, its `errors` with
+"""`copal cases --suite traffic`: the pairs behind every cell of the real-traffic figures. Each
+cell of Table 11 lists as many pairs as the report's JSON counts (its `cases`, its `errors` with
 `--erroneous yes`), over the human reference labels or, without them, the automatic
 labeller's; the labeller's confusion cells hold its sample; bad values exit 2 naming the
 closest names; an empty cell is no error.

@@ -1,7 +1,8 @@
-"""`copal cases --suite traffic`: the pairs behind a figure of the real-traffic audit, one per line.
+"""`copal cases --suite traffic`: the pairs behind a figure of the real-traffic audit, one per
+line.
 
-`copal cases --suite traffic --source web --category multi --erroneous yes` lists the pairs counted in
-that cell of Table 11 (as many as its `errors`), over the labels the report counts (the human
+`copal cases --suite traffic --source web --category multi --erroneous yes` lists the pairs
+counted in that cell of Table 11 (as many as its `errors`), over the labels the report counts (the human
 reference labels, else the busiest automatic labeller's); `--judge J` lists labeller J's
 predictions over the whole log instead. `--judge J --cell fp` lists J's false positives against
 the human reference (erroneous the positive class), `--judge J --category-cell multi:single`

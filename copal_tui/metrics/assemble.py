@@ -1,8 +1,8 @@
 """The report document from the report's reads (`copal_tui.domain.report_rows.ReportReads`), in
 two steps around the one read that depends on computed figures. `draft`: the COPAL sections
 (`copal_sections`), then every other suite's sections when the store has them
-(`suite_report`: the builders the suites' descriptors name), and whether the primary judge named observed facets
-the judgments' bulk read codes without a name. `finish`: the observed facets (`facets`), given
+(`suite_report`: the builders the suites' descriptors name), and whether the primary judge
+named observed facets the judgments' bulk read codes without a name. `finish`: the observed facets (`facets`), given
 those names, the provenance of the figures and the structured-output counts (`provenance`).
 
 `copal_tui.services.report.build_document` imports this module once the reads are running: it

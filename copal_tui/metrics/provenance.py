@@ -6,8 +6,8 @@ manifest reads too) and names, per suite, the generator (suite construction), ve
 pre-filter, the judges, the targets, the roles the suite's descriptor reads from its runs'
 options (`Suite.provenance_roles`) or its stored rows (`Report.provenance`), and what each
 model was sent in each role (the manifests' `model_settings`). Any `offline/*` model among them
-is the offline engine's deterministic heuristics, not a language model: the suite is marked `heuristic`, with a caveat that every
-report form prints beside its figures. Rows imported from files carry no run: they are counted
+is the offline engine's deterministic heuristics, not a language model: the suite is marked
+`heuristic`, with a caveat that every report form prints beside its figures. Rows imported from files carry no run: they are counted
 as `imported`, so a figure over them does not look as if a known generator built it.
 
 Reference bots (`offline/*` chatbots) are calibration, not targets: `real_targets` tells the

@@ -1,5 +1,5 @@
-"""The pairs behind a figure of the real-traffic audit (`copal cases --suite traffic`), so a reader can
-open a number of the report down to the pairs it counts. Three kinds of cell:
+"""The pairs behind a figure of the real-traffic audit (`copal cases --suite traffic`), so a
+reader can open a number of the report down to the pairs it counts. Three kinds of cell:
 
 - a cell of Table 11 (`traffic_audit`: a source or `all`, a policy category or `total`, the
   erroneous pairs, the others or either) over the labels the report counts: each pair's human

@@ -4,8 +4,8 @@ matrices, human agreement, and each other suite's tab its descriptor names when 
 its sections: the real-traffic audit's), a primary-judge
 selector, and export of the same report into a folder. Enter on a cell of the error matrix, the
 facet atlas, the judge-validity table or a confusion matrix lists the responses behind that
-count (the cases screen); on a cell of Table 11, it names the `copal cases --suite traffic` line that
-lists the pairs behind it.
+count (the cases screen); on a cell of Table 11, it names the `copal cases --suite traffic`
+line that lists the pairs behind it.
 
 The report is computed in a thread worker with its own connection (it reads every judged
 response, so it never runs in the UI thread); export runs the same way, through the code

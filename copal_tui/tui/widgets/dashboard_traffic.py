@@ -6,8 +6,8 @@ reference with the log's corrected figures, and Table 12. A figure that rests on
 engine carries its HEURISTIC caveat (Table 11 when its labels are the offline labeller's, an
 offline labeller's rows), as the report's tables do.
 
-For a cell of Table 11, `cases_command` is the `copal cases --suite traffic` line that lists the pairs
-it counts. Pure functions, no widgets, so the tests compare the screen with the report cell by
+For a cell of Table 11, `cases_command` is the `copal cases --suite traffic` line that lists
+the pairs it counts. Pure functions, no widgets, so the tests compare the screen with the report cell by
 cell; names from the store go through copal_tui.tui.safe.one_line.
 """
 
