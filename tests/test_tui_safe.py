@@ -21,6 +21,7 @@ from copal_tui.tui.safe import clean, one_line, safe
 from copal_tui.tui.screens.item import ItemScreen
 from copal_tui.tui.widgets.paged_table import Column, PagedTable, parse_filter
 from copal_tui.tui.widgets.response_view import ResponseView, highlight
+from copal_tui.tui.widgets.table_columns import cell as table_cell
 from tests import test_tui_browse_data as data
 from tests.test_tui_browse import text_of
 from tests.test_tui_browse_data import EVIL_ID, EVIL_TEXT, W
@@ -145,8 +146,8 @@ def test_evidence_highlight_is_a_style_never_markup() -> None:
 
 
 def test_paged_table_cells_are_text_not_markup() -> None:
-    table = PagedTable(lambda db, req: None, [Column("query", "q")])  # type: ignore[arg-type]
-    cell = table._cell(Column("query", "q"), {"query": EVIL_TEXT}, 300)
+    # What the table puts in a cell (copal_tui.tui.widgets.table_columns.cell).
+    cell = table_cell(Column("query", "q"), {"query": EVIL_TEXT}, 300)
     assert isinstance(cell, Text) and not cell.spans
     assert_literal(cell.plain)
 

@@ -11,7 +11,8 @@ filter line takes free words (LIKE over the list's text columns) and `key:value`
 
 Cells are always `rich.text.Text` built through `copal_tui.tui.safe`: DataTable would parse a
 plain string as markup, and any cell may hold untrusted text. The widget-free parts (columns,
-the filter grammar, shared renderings) are in `table_columns`.
+the filter grammar, the columns' widths, a cell's text, shared renderings) are in
+`table_columns`.
 """
 
 from __future__ import annotations
@@ -33,9 +34,17 @@ from textual.worker import get_current_worker
 
 from copal_tui.services.browse import FilterError, Page, PageRequest
 from copal_tui.tui.failure import database_failure
-from copal_tui.tui.safe import one_line, safe
+from copal_tui.tui.safe import safe
 from copal_tui.tui.widgets.fast_cells import FastCells
-from copal_tui.tui.widgets.table_columns import Column, fmt_rate, parse_filter, short_id
+from copal_tui.tui.widgets.table_columns import (
+    Column,
+    cell,
+    flex_width,
+    fmt_rate,
+    parse_filter,
+    short_id,
+    shown_columns,
+)
 from store.db import Database
 
 __all__ = ["Column", "Decorate", "Fetch", "PagedTable", "Rows", "fmt_rate", "parse_filter",
@@ -233,26 +242,22 @@ class PagedTable(Vertical):
         table = self.table
         for key in extra.keys() & self._rows.keys():
             for col in visible:
-                cell = self._cell(col, self._rows[key], col.width or flex)
+                new = cell(col, self._rows[key], col.width or flex)
                 old = table.get_cell(key, col.key)
-                if (old != cell or old.style != cell.style  # Text's == ignores these two
-                        or old.justify != cell.justify):
-                    table.update_cell(key, col.key, cell)
+                if (old != new or old.style != new.style  # Text's == ignores these two
+                        or old.justify != new.justify):
+                    table.update_cell(key, col.key, new)
 
     # ------------------------------------------------------------------ rendering
 
     def _visible(self) -> list[Column]:
-        width = self.size.width or self.app.size.width
-        return [c for c in self.columns if width >= c.hide_below]
+        return shown_columns(self.columns, self._width())
 
-    def _flex_width(self, visible: list[Column]) -> int:
-        width = self.size.width or self.app.size.width
-        # Each column has one cell of padding each side; 2 more for the vertical scrollbar.
-        # Several flexible columns share what is left equally.
-        fixed = sum((c.width or 0) + 2 for c in visible) + 2
-        flex = [c for c in visible if c.width is None]
-        share = (width - fixed - 2 * len(flex)) // max(1, len(flex))
-        return max(max((c.min_width for c in flex), default=0), share)
+    def _flex_width(self, shown: list[Column]) -> int:
+        return flex_width(shown, self._width())
+
+    def _width(self) -> int:
+        return self.size.width or self.app.size.width
 
     def _render_rows(self) -> None:
         table = self.table
@@ -267,22 +272,10 @@ class PagedTable(Vertical):
             table.add_column(Text(col.label, justify=col.justify), key=col.key,
                              width=col.width or flex)
         for key, row in self._rows.items():
-            table.add_row(*(self._cell(c, row, c.width or flex) for c in visible), key=key)
+            table.add_row(*(cell(c, row, c.width or flex) for c in visible), key=key)
         self._shown = tuple(c.key for c in visible) + (str(flex),)
         if keep in self._rows:
             table.move_cursor(row=table.get_row_index(keep), animate=False)
-
-    def _cell(self, col: Column, row: dict[str, Any], width: int) -> Text:
-        if col.key not in row:
-            return Text("\u2026", justify=col.justify)  # a decorated value still on its way
-        if col.render is not None:
-            value = col.render(row)
-            text = value if isinstance(value, Text) else safe(one_line(value, width))
-        else:
-            raw = row.get(col.key)
-            text = safe(one_line("" if raw is None else str(raw), width))
-        text.justify = col.justify
-        return text
 
     def on_resize(self) -> None:
         if self.page is None:
