@@ -10,13 +10,12 @@ one JSON object instead of tables.
 
 Which filters a suite takes, what each value is and the names it may take are the suite's
 (`Rules.draws_by`, copal_tui.services.annotation.suites): a filter the suite does not draw by
-is refused, naming those it does; `copal label --judge` is checked the same way.
+is refused, naming those it does (copal_tui.commands.suite_filters).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
@@ -25,16 +24,12 @@ import click
 from copal_tui.commands.choices import require_known
 from copal_tui.commands.context import SuiteChoice, open_db
 from copal_tui.commands.output import echo, print_table, write_json
+from copal_tui.commands.suite_filters import check_filters, refuse_filters
 
 if TYPE_CHECKING:
     from copal_tui.metrics.document_base import Metric
     from copal_tui.services.annotation.suites import Agreement
     from store.db import Database
-
-# The option of each filter (a field of `Filters`).
-OPTIONS = {"worlds": "--world", "models": "--model", "patterns": "--pattern",
-           "judges": "--judge"}
-
 
 @click.group()
 def campaign() -> None:
@@ -107,58 +102,6 @@ def precision_line(size: int) -> str:
 
     return (f"an error rate near {TYPICAL_RATE:.0%} measured on {size} subject(s) has a 95% "
             f"interval of about +/-{100 * half_width(size, TYPICAL_RATE):.1f} points (Wilson)")
-
-
-def refuse_filters(suite: str, given: Mapping[str, tuple[str, ...]]) -> None:
-    """UsageError when a filter is given (`given`: field -> values; every field the command
-    offers) that `suite` does not draw by: one line naming, for each, the suites that take it,
-    and the filters of `given` the suite does take with what each means."""
-    from copal_tui.services.annotation.suites import drawn_by, rules
-    from store.db import StoreError
-
-    try:
-        takes = rules(suite).draws_by
-    except StoreError as exc:
-        raise click.UsageError(str(exc)) from None
-    refused = [f for f, values in given.items() if values and f not in takes]
-    if not refused:
-        return
-    others = [f"{OPTIONS[f]} (for {_suites(drawn_by(f))})" for f in refused]
-    line = f"--suite {suite} takes no {_joined(others, 'or')}"
-    chosen = [f"{OPTIONS[f]} ({d.meaning})" for f, d in takes.items() if f in given]
-    if chosen:
-        line += f"; its subjects are chosen by {_joined(chosen, 'and')}"
-    raise click.UsageError(line)
-
-
-def check_filters(db: Database, suite: str, given: Mapping[str, tuple[str, ...]]
-                  ) -> dict[str, tuple[str, ...]]:
-    """Each given filter value names something of the suite that is stored (else exit 2 with
-    the closest names); returns the values as stored (a value of a fixed set as it is spelled
-    there: a COMPASS query type `allowed-edge` is `allowed_edge`). The filters are those
-    `refuse_filters` let through."""
-    from copal_tui.domain.spelling import canonical
-    from copal_tui.services.annotation.suites import rules
-
-    takes = rules(suite).draws_by
-    checked = {}
-    for field, values in given.items():
-        draw = takes.get(field)
-        if draw is not None and values:
-            values = tuple(canonical(v, draw.spellings) or v for v in values) \
-                if draw.spellings else values
-            require_known(OPTIONS[field], values, draw.names(db), draw.what,
-                          none_yet=draw.none_yet)
-        checked[field] = values
-    return checked
-
-
-def _suites(names: list[str]) -> str:
-    return f"--suite {_joined(names, 'or')}" if names else "no suite"
-
-
-def _joined(words: list[str], last: str) -> str:
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {last} {words[-1]}"
 
 
 @campaign.command("list")

@@ -40,7 +40,7 @@ def _start(ctx: click.Context, mode: str, annotator: str | None, suite: str,
     db = open_db(ctx)
     try:
         if judge is not None:
-            from copal_tui.commands.campaign_cmds import check_filters
+            from copal_tui.commands.suite_filters import check_filters
 
             check_filters(db, suite, {"judges": (judge,)})
         if campaign is not None:
@@ -116,7 +116,7 @@ def label(ctx: click.Context, annotator: str | None, suite: str, judge: str | No
           campaign: str | None, refresh: bool) -> None:
     """The label queue (blind for COPAL, COMPASS and traffic)."""
     if judge is not None:
-        from copal_tui.commands.campaign_cmds import refuse_filters
+        from copal_tui.commands.suite_filters import refuse_filters
 
         refuse_filters(suite, {"judges": (judge,)})  # the suite's queue must draw by judge
     if campaign is not None and (judge is not None or suite != "copal" or refresh):
