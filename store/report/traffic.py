@@ -44,13 +44,12 @@ def report_rows(db: Database, worlds: list[str] | None) -> TrafficRows | None:
     if not pairs and not purged and not deployments:
         return None
     votes = traffic_labels.votes(db, worlds=worlds or ())
-    usable = USABLE
     predictions = [Prediction(str(j), str(pid), str(src), str(c), bool(e))
                    for j, pid, src, c, e in all_rows(
                        db,
                        "SELECT j.judge, j.pair_id, p.source, j.category, j.erroneous "
                        "FROM traffic_judgments j JOIN traffic_pairs p ON p.id = j.pair_id "
-                       f"WHERE {usable} AND p.purged_at IS NULL{where} AND j.pair_id IN "
+                       f"WHERE {USABLE} AND p.purged_at IS NULL{where} AND j.pair_id IN "
                        "(SELECT subject FROM annotations WHERE suite = 'traffic') "
                        "ORDER BY j.judge, j.pair_id", params)]
     predicted = [PredictedCount(str(j), str(src), str(c), bool(e), int(n))
@@ -58,13 +57,13 @@ def report_rows(db: Database, worlds: list[str] | None) -> TrafficRows | None:
                      db,
                      "SELECT j.judge, p.source, j.category, j.erroneous, COUNT(*) "
                      "FROM traffic_judgments j JOIN traffic_pairs p ON p.id = j.pair_id "
-                     f"WHERE {usable} AND p.purged_at IS NULL{where} "
+                     f"WHERE {USABLE} AND p.purged_at IS NULL{where} "
                      "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4", params)]
     flagged = int(db.execute(f"SELECT COUNT(*) FROM traffic_pairs p WHERE p.purged_at IS NULL "
                              f"AND p.id IN ({_FLAGGED}){where}", params).fetchone()[0])
     failed = {str(j): int(n) for j, n in all_rows(
         db, "SELECT j.judge, COUNT(*) FROM traffic_judgments j JOIN traffic_pairs p "
-            f"ON p.id = j.pair_id WHERE NOT ({usable}) AND p.purged_at IS NULL "
+            f"ON p.id = j.pair_id WHERE NOT ({USABLE}) AND p.purged_at IS NULL "
             f"AND j.pair_id NOT IN ({_FLAGGED}){where} "
             "GROUP BY 1 ORDER BY 1", params)}
     return TrafficRows(pairs=pairs, purged=purged, flagged=flagged, votes=votes,
