@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import IO, Any
 
 import click
@@ -94,6 +94,23 @@ class Spelled(click.Choice):
         key = spelling_key(incomplete)
         return [CompletionItem(t) for t in (self._text(c) for c in self.choices)
                 if spelling_key(t).startswith(key)]
+
+
+class Registered(Spelled):
+    """A `Spelled` choice among names read when the option is parsed (`names()`), so what is
+    registered after the command's module loaded (a suite, its sources) is a choice too."""
+
+    def __init__(self, names: Callable[[], Iterable[str]]) -> None:
+        self._names = names
+        super().__init__([])
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self._names())
+
+    @choices.setter
+    def choices(self, _value: object) -> None:
+        pass  # the registry is the list
 
 
 def spelled(command: click.Command) -> click.Command:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from copal_tui.commands.choices import Spelled
+from copal_tui.commands.choices import Registered
 from copal_tui.domain.suites import SUITES
 from copal_tui.domain.taxonomy import JudgeMode
 from store.db import Database, connect
@@ -47,20 +47,12 @@ def open_db(ctx: click.Context, *, current: bool = True, write: bool | None = No
     return db
 
 
-class SuiteChoice(Spelled):
+class SuiteChoice(Registered):
     """`--suite NAME`: one of the registered suites (copal_tui.domain.suites), read when the
     option is parsed, so a suite registered after this module loaded is a choice too."""
 
     def __init__(self) -> None:
-        super().__init__([])
-
-    @property
-    def choices(self) -> tuple[str, ...]:
-        return tuple(SUITES)
-
-    @choices.setter
-    def choices(self, _value: object) -> None:
-        pass  # the registry is the list
+        super().__init__(lambda: SUITES)
 
 
 def missing_step(fill: Filled) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from copal_tui.commands.choices import Spelled
+from copal_tui.commands.choices import Registered
 from copal_tui.domain.suites import SUITES, load
 
 if TYPE_CHECKING:
@@ -54,17 +54,9 @@ def check_flags(source: str, found: Importer, judge: str | None, replace: bool) 
     return None
 
 
-class SourceChoice(Spelled):
+class SourceChoice(Registered):
     """`--from NAME`: a source of a registered suite, read when the option is parsed, so a
     suite registered after this module loaded adds its sources too."""
 
     def __init__(self) -> None:
-        super().__init__([])
-
-    @property
-    def choices(self) -> tuple[str, ...]:
-        return tuple(importer_refs())
-
-    @choices.setter
-    def choices(self, _value: object) -> None:
-        pass  # the registry is the list
+        super().__init__(importer_refs)
