@@ -19,6 +19,9 @@ from tests.tui_label_support import (
     settle,
 )
 
+# Arrow presses before a walk over the candidates gives up (more than the store holds).
+MOVES = 200
+
 
 @pytest.fixture
 def db(tmp_path):
@@ -161,17 +164,22 @@ async def test_left_and_right_browse_decided_candidates_too(db):
         first = app.screen.rid
         await pilot.press("left")  # the first pending one is not the first candidate
         seen = [app.screen.rid]
-        while True:
+        for _ in range(MOVES):  # bounded: a screen that never stops fails, not hangs
             await pilot.press("left")
             if app.screen.rid == seen[-1]:
                 break
             seen.append(app.screen.rid)
+        else:
+            raise AssertionError("left never reached the first candidate")
         assert first not in seen
         assert any(current(db, rid) for rid in seen)  # showcase adjudications are decided
         # Re-decide a decided one: a new row supersedes the old.
         decided = next(rid for rid in seen if current(db, rid))
-        while app.screen.rid != decided:
+        for _ in range(MOVES):
+            if app.screen.rid == decided:
+                break
             await pilot.press("right")
+        assert app.screen.rid == decided
         old = current(db, decided)[0]
         await pilot.press("c")
         await pilot.pause()

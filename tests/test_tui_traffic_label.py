@@ -41,6 +41,21 @@ def screen_of(app: CopalApp) -> TrafficLabelScreen:
     return app.screen
 
 
+# Skips before a test gives up looking for a pair: the campaign's six, twice over and more.
+SKIPS = 20
+
+
+async def skip_to(pilot: Any, screen: TrafficLabelScreen, wanted: Any, what: str) -> None:
+    """Skip (`n`) until `wanted(subject)` holds, each skip's screen update awaited; bounded: a
+    queue that never shows it fails here instead of hanging the run."""
+    for _ in range(SKIPS):
+        if wanted(screen.subject):
+            return
+        await pilot.press("n")
+        await settle(pilot)
+    raise AssertionError(f"skipping never reached {what}")
+
+
 def screen_text(app: CopalApp) -> str:
     """What the terminal shows, as text (the screenshot's text runs)."""
     runs = re.findall(r"<text[^>]*>(.*?)</text>", app.export_screenshot(), flags=re.S)
@@ -101,13 +116,12 @@ async def test_policies_of_the_linked_world_only_and_as_the_category_allows(db):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         screen = screen_of(app)
-        while screen.subject in with_world:  # an unlinked pair first: nothing to pick
-            await pilot.press("n")
+        # An unlinked pair first: nothing to pick.
+        await skip_to(pilot, screen, lambda s: s not in with_world, "an unlinked pair")
         await pilot.press("o")
         await pilot.pause()
         assert screen_of(app).form.policies == []  # no picker over the queue
-        while screen.subject not in with_world:
-            await pilot.press("n")
+        await skip_to(pilot, screen, lambda s: s in with_world, "a linked pair")
         target = screen.subject
         await pilot.press("1", "v", "o")
         await pilot.pause()
@@ -166,8 +180,7 @@ async def test_a_long_response_is_read_a_part_at_a_time(db):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         screen = screen_of(app)
-        while screen.subject != long_pair:
-            await pilot.press("n")
+        await skip_to(pilot, screen, lambda s: s == long_pair, "the long pair")
         assert screen.response.part is not None and screen.response.part.index == 0
         await pilot.press("greater_than_sign")
         assert screen.response.part.index == 1
