@@ -41,19 +41,25 @@ def screen_of(app: CopalApp) -> TrafficLabelScreen:
     return app.screen
 
 
-# Skips before a test gives up looking for a pair: the campaign's six, twice over and more.
-SKIPS = 20
+# Moves before a test gives up looking for a pair: the campaign's six, twice over and more.
+MOVES = 20
 
 
-async def skip_to(pilot: Any, screen: TrafficLabelScreen, wanted: Any, what: str) -> None:
-    """Skip (`n`) until `wanted(subject)` holds, each skip's screen update awaited; bounded: a
-    queue that never shows it fails here instead of hanging the run."""
-    for _ in range(SKIPS):
-        if wanted(screen.subject):
-            return
-        await pilot.press("n")
-        await settle(pilot)
-    raise AssertionError(f"skipping never reached {what}")
+async def move_to(pilot: Any, screen: TrafficLabelScreen, wanted: Any, what: str) -> None:
+    """Move through the queue until `wanted(subject)` holds: forwards (`n`) to its last pair,
+    then backwards (`p`), each move's screen update awaited. The queue's order follows the
+    pairs' ids, which an import draws anew, so the pair may be on either side. Bounded: a
+    queue without it fails here instead of hanging the run."""
+    for key in ("n", "p"):
+        for _ in range(MOVES):
+            if wanted(screen.subject):
+                return
+            before = screen.subject
+            await pilot.press(key)
+            await settle(pilot)
+            if screen.subject == before:  # the end of the queue this way
+                break
+    raise AssertionError(f"the queue never showed {what}")
 
 
 def screen_text(app: CopalApp) -> str:
@@ -117,11 +123,11 @@ async def test_policies_of_the_linked_world_only_and_as_the_category_allows(db):
         await settle(pilot)
         screen = screen_of(app)
         # An unlinked pair first: nothing to pick.
-        await skip_to(pilot, screen, lambda s: s not in with_world, "an unlinked pair")
+        await move_to(pilot, screen, lambda s: s not in with_world, "an unlinked pair")
         await pilot.press("o")
         await pilot.pause()
         assert screen_of(app).form.policies == []  # no picker over the queue
-        await skip_to(pilot, screen, lambda s: s in with_world, "a linked pair")
+        await move_to(pilot, screen, lambda s: s in with_world, "a linked pair")
         target = screen.subject
         await pilot.press("1", "v", "o")
         await pilot.pause()
@@ -180,7 +186,7 @@ async def test_a_long_response_is_read_a_part_at_a_time(db):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         screen = screen_of(app)
-        await skip_to(pilot, screen, lambda s: s == long_pair, "the long pair")
+        await move_to(pilot, screen, lambda s: s == long_pair, "the long pair")
         assert screen.response.part is not None and screen.response.part.index == 0
         await pilot.press("greater_than_sign")
         assert screen.response.part.index == 1
